@@ -1,0 +1,81 @@
+package v1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Plugin names known to the scheduler.
+const (
+	PluginPriority       = "Priority"
+	PluginElasticQuotaV2 = "ElasticQuotaV2"
+)
+
+// Defaults of the scheduler configuration.
+const (
+	DefaultReclaimProtectionPeriod = 5 * time.Minute
+	DefaultAdmissionCheckTimeout   = 10 * time.Minute
+	DefaultQueueStatusUpdatePeriod = 10 * time.Second
+	DefaultRunningTimeout          = 0
+	DefaultBackoffTimeout          = 30 * time.Second
+)
+
+// SetDefaults fills what the file left out.
+func (c *KoordQueueConfiguration) SetDefaults() {
+	if c.APIVersion == "" {
+		c.APIVersion = APIVersion
+	}
+	if c.Kind == "" {
+		c.Kind = KindKoordQueueConfiguration
+	}
+	if len(c.Plugins) == 0 {
+		c.Plugins = []Plugin{{Name: PluginPriority}, {Name: PluginElasticQuotaV2}}
+	}
+	if c.ReclaimProtectionPeriod == nil {
+		c.ReclaimProtectionPeriod = &metav1.Duration{Duration: DefaultReclaimProtectionPeriod}
+	}
+	if c.EnablePreemption == nil {
+		c.EnablePreemption = ptr.To(true)
+	}
+	if c.EnableReclaim == nil {
+		c.EnableReclaim = ptr.To(true)
+	}
+	if c.AdmissionCheckTimeout == nil {
+		c.AdmissionCheckTimeout = &metav1.Duration{Duration: DefaultAdmissionCheckTimeout}
+	}
+	if c.QueueStatusUpdatePeriod == nil {
+		c.QueueStatusUpdatePeriod = &metav1.Duration{Duration: DefaultQueueStatusUpdatePeriod}
+	}
+}
+
+// SetDefaults fills what the file left out.
+func (c *KoordQueueControllersConfiguration) SetDefaults() {
+	if c.APIVersion == "" {
+		c.APIVersion = APIVersion
+	}
+	if c.Kind == "" {
+		c.Kind = KindKoordQueueControllersConfiguration
+	}
+	if c.Default.RunningTimeout == nil {
+		c.Default.RunningTimeout = &metav1.Duration{Duration: DefaultRunningTimeout}
+	}
+	if c.Default.BackoffTimeout == nil {
+		c.Default.BackoffTimeout = &metav1.Duration{Duration: DefaultBackoffTimeout}
+	}
+}
+
+// TimeoutsFor returns the timeouts of one extension, falling back to Default
+// field by field.
+func (c *KoordQueueControllersConfiguration) TimeoutsFor(extension string) (running, backoff time.Duration) {
+	t := c.Extensions[extension]
+	running, backoff = c.Default.RunningTimeout.Duration, c.Default.BackoffTimeout.Duration
+	if t.RunningTimeout != nil {
+		running = t.RunningTimeout.Duration
+	}
+	if t.BackoffTimeout != nil {
+		backoff = t.BackoffTimeout.Duration
+	}
+	return running, backoff
+}

@@ -1,0 +1,54 @@
+package v1
+
+import (
+	"fmt"
+	"os"
+
+	"sigs.k8s.io/yaml"
+)
+
+// LoadKoordQueueConfiguration reads, defaults and validates a scheduler
+// configuration file. An empty path gives the defaults.
+func LoadKoordQueueConfiguration(path string) (*KoordQueueConfiguration, error) {
+	c := &KoordQueueConfiguration{}
+	if path != "" {
+		if err := readStrict(path, c); err != nil {
+			return nil, err
+		}
+	}
+	c.SetDefaults()
+	if err := c.Validate(); err != nil {
+		if path == "" {
+			return nil, fmt.Errorf("invalid default %s: %w", KindKoordQueueConfiguration, err)
+		}
+		return nil, fmt.Errorf("invalid %s in %s: %w", KindKoordQueueConfiguration, path, err)
+	}
+	return c, nil
+}
+
+// LoadKoordQueueControllersConfiguration reads, defaults and validates the
+// job extensions' configuration file. An empty path gives the defaults.
+func LoadKoordQueueControllersConfiguration(path string, knownExtensions []string) (*KoordQueueControllersConfiguration, error) {
+	c := &KoordQueueControllersConfiguration{}
+	if path != "" {
+		if err := readStrict(path, c); err != nil {
+			return nil, err
+		}
+	}
+	c.SetDefaults()
+	if err := c.Validate(knownExtensions); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+func readStrict(path string, into any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		return fmt.Errorf("parse config %s: %w", path, err)
+	}
+	return nil
+}

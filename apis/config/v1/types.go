@@ -1,0 +1,83 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// APIVersion of the configuration files, as the user guide writes it.
+const APIVersion = "scheduling.k8s.io/v1"
+
+// Kinds of the configuration files.
+const (
+	KindKoordQueueConfiguration            = "KoordQueueConfiguration"
+	KindKoordQueueControllersConfiguration = "KoordQueueControllersConfiguration"
+)
+
+// Plugin names a scheduler plugin to enable.
+type Plugin struct {
+	Name string `json:"name"`
+}
+
+// PluginConfig passes arguments to one plugin.
+type PluginConfig struct {
+	Name string `json:"name"`
+	// Args are the plugin's own arguments.
+	// +optional
+	Args runtime.RawExtension `json:"args,omitempty"`
+}
+
+// KoordQueueConfiguration configures the koord-queue scheduler.
+type KoordQueueConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Plugins enabled, in order. Default: Priority, ElasticQuotaV2.
+	// +optional
+	Plugins []Plugin `json:"plugins,omitempty"`
+	// PluginConfigs gives plugins their arguments.
+	// +optional
+	PluginConfigs []PluginConfig `json:"pluginConfigs,omitempty"`
+	// ReclaimProtectionPeriod keeps a unit from being preempted or reclaimed for
+	// this long after its quota was allocated. Default 5m.
+	// +optional
+	ReclaimProtectionPeriod *metav1.Duration `json:"reclaimProtectionPeriod,omitempty"`
+	// EnablePreemption lets a higher-priority unit evict lower-priority units
+	// of its own quota. Default true.
+	// +optional
+	EnablePreemption *bool `json:"enablePreemption,omitempty"`
+	// EnableReclaim lets a quota under its min take back what others borrowed.
+	// Default true.
+	// +optional
+	EnableReclaim *bool `json:"enableReclaim,omitempty"`
+	// AdmissionCheckTimeout is how long a reserved unit waits for its checks.
+	// Default 10m.
+	// +optional
+	AdmissionCheckTimeout *metav1.Duration `json:"admissionCheckTimeout,omitempty"`
+	// QueueStatusUpdatePeriod is how often Queue status is refreshed. Default 10s.
+	// +optional
+	QueueStatusUpdatePeriod *metav1.Duration `json:"queueStatusUpdatePeriod,omitempty"`
+}
+
+// ExtensionTimeouts sets the lifecycle timeouts of one job extension.
+type ExtensionTimeouts struct {
+	// RunningTimeout moves a dequeued job whose pods never ran to
+	// TimeoutBackoff. Zero disables it.
+	// +optional
+	RunningTimeout *metav1.Duration `json:"runningTimeout,omitempty"`
+	// BackoffTimeout is how long a unit stays in TimeoutBackoff before it is
+	// enqueued again.
+	// +optional
+	BackoffTimeout *metav1.Duration `json:"backoffTimeout,omitempty"`
+}
+
+// KoordQueueControllersConfiguration configures koord-queue-controllers.
+type KoordQueueControllersConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Extensions maps an extension name (job, tfjob, ...) to its timeouts.
+	// +optional
+	Extensions map[string]ExtensionTimeouts `json:"extensions,omitempty"`
+	// Default applies to extensions not listed in Extensions.
+	// +optional
+	Default ExtensionTimeouts `json:"default,omitempty"`
+}

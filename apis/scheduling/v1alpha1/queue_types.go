@@ -1,0 +1,123 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// QueuePolicy decides how a Queue hands out its units.
+// +kubebuilder:validation:Enum=Priority;Block;Intelligent
+type QueuePolicy string
+
+const (
+	// QueuePolicyPriority skips a unit that does not fit and goes on with the next.
+	QueuePolicyPriority QueuePolicy = "Priority"
+	// QueuePolicyBlock makes a unit that does not fit hold back later units of its quota.
+	QueuePolicyBlock QueuePolicy = "Block"
+	// QueuePolicyIntelligent treats units at or above a priority threshold like
+	// Block and the rest like Priority.
+	QueuePolicyIntelligent QueuePolicy = "Intelligent"
+)
+
+// Annotations and labels that tune a Queue. On an ElasticQuota they are copied
+// onto the Queue created for it.
+const (
+	// QueuePolicyLabel on an ElasticQuota picks the policy of its Queue.
+	QueuePolicyLabel = "koord-queue/queue-policy"
+	// PriorityThresholdAnnotation is the Intelligent policy's split point.
+	PriorityThresholdAnnotation = "koord-queue/priority-threshold"
+	// MaxDepthAnnotation bounds how many units one pass looks at.
+	MaxDepthAnnotation = "koord-queue/max-depth"
+	// WaitForPodsRunningAnnotation serialises admission in a queue until the
+	// previously admitted unit's pods run.
+	WaitForPodsRunningAnnotation = "koord-queue/wait-for-pods-running"
+	// AnnotationPrefix is what every koord-queue tuning annotation starts with.
+	AnnotationPrefix = "koord-queue/"
+
+	// DefaultPriorityThreshold is the Intelligent split point when none is set.
+	DefaultPriorityThreshold int32 = 4
+)
+
+// AdmissionCheckWithSelector names an admission check that units of a Queue must
+// pass, for the units its selector matches (all units when it is nil).
+type AdmissionCheckWithSelector struct {
+	// Name of the AdmissionCheck.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// LabelSelector picks the units that need this check; nil picks every unit.
+	// +optional
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+}
+
+// QueueSpec is what a Queue asks for.
+type QueueSpec struct {
+	// QueuePolicy is Priority, Block or Intelligent.
+	// +kubebuilder:default=Priority
+	// +optional
+	QueuePolicy QueuePolicy `json:"queuePolicy,omitempty"`
+	// Priority orders queues against each other: higher goes first.
+	// +optional
+	Priority *int32 `json:"priority,omitempty"`
+	// PriorityClassName names a PriorityClass whose value is the queue's priority
+	// when Priority is unset.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// AdmissionChecks that units of this queue must pass before they are dequeued.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	AdmissionChecks []AdmissionCheckWithSelector `json:"admissionChecks,omitempty"`
+}
+
+// QueueItemDetail is one pending unit of a queue, in scheduling order.
+type QueueItemDetail struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// +optional
+	Priority int32 `json:"priority,omitempty"`
+	// Position is 1 for the unit that is tried first.
+	Position int32 `json:"position"`
+}
+
+// QueueStatus reports what a queue holds. It is refreshed periodically, and only
+// written when it changed.
+type QueueStatus struct {
+	// Pending counts units waiting for admission.
+	// +optional
+	Pending int32 `json:"pending,omitempty"`
+	// Admitted counts units holding quota (Reserved, Dequeued or Running).
+	// +optional
+	Admitted int32 `json:"admitted,omitempty"`
+	// QueueItemDetails lists the first pending units in scheduling order.
+	// +optional
+	QueueItemDetails []QueueItemDetail `json:"queueItemDetails,omitempty"`
+}
+
+// Queue holds QueueUnits and hands them out by its policy.
+//
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=kq
+// +kubebuilder:printcolumn:name="POLICY",type=string,JSONPath=`.spec.queuePolicy`
+// +kubebuilder:printcolumn:name="PRIORITY",type=integer,JSONPath=`.spec.priority`
+// +kubebuilder:printcolumn:name="PENDING",type=integer,JSONPath=`.status.pending`
+// +kubebuilder:printcolumn:name="ADMITTED",type=integer,JSONPath=`.status.admitted`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+type Queue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   QueueSpec   `json:"spec,omitempty"`
+	Status QueueStatus `json:"status,omitempty"`
+}
+
+// QueueList is a list of Queues.
+//
+// +kubebuilder:object:root=true
+type QueueList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Queue `json:"items"`
+}

@@ -1,0 +1,79 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupName is Koordinator's quota API group.
+const GroupName = "scheduling.sigs.k8s.io"
+
+var (
+	// SchemeGroupVersion is the group and version of ElasticQuota.
+	SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+	// SchemeBuilder registers ElasticQuota.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	// AddToScheme adds ElasticQuota to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(SchemeGroupVersion, &ElasticQuota{}, &ElasticQuotaList{})
+	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
+	return nil
+}
+
+// Koordinator's labels and annotations on ElasticQuotas.
+const (
+	// ParentLabel names the parent quota; absent or empty means the root.
+	ParentLabel = "quota.scheduling.koordinator.sh/parent"
+	// IsParentLabel "true" marks a quota that has children.
+	IsParentLabel = "quota.scheduling.koordinator.sh/is-parent"
+	// AllowLentResourceLabel "false" keeps a quota's unused min from being lent.
+	AllowLentResourceLabel = "quota.scheduling.koordinator.sh/allow-lent-resource"
+	// SharedWeightAnnotation weighs a quota when idle capacity is shared.
+	SharedWeightAnnotation = "quota.scheduling.koordinator.sh/shared-weight"
+	// RootQuotaName is the implicit root of every quota tree.
+	RootQuotaName = "koordinator-root-quota"
+)
+
+// ElasticQuotaSpec sets a quota's guarantee and limit.
+type ElasticQuotaSpec struct {
+	// Min is guaranteed to the quota.
+	// +optional
+	Min corev1.ResourceList `json:"min,omitempty"`
+	// Max is the most the quota may use.
+	// +optional
+	Max corev1.ResourceList `json:"max,omitempty"`
+}
+
+// ElasticQuotaStatus reports usage.
+type ElasticQuotaStatus struct {
+	// Used is what the quota's workloads use.
+	// +optional
+	Used corev1.ResourceList `json:"used,omitempty"`
+}
+
+// ElasticQuota is a node of Koordinator's quota tree.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=eq;eqs
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubernetes-sigs/scheduler-plugins/pull/52"
+type ElasticQuota struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ElasticQuotaSpec   `json:"spec,omitempty"`
+	Status ElasticQuotaStatus `json:"status,omitempty"`
+}
+
+// ElasticQuotaList is a list of ElasticQuotas.
+//
+// +kubebuilder:object:root=true
+type ElasticQuotaList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ElasticQuota `json:"items"`
+}

@@ -1,0 +1,142 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
+)
+
+// RepoRoot is the repository's top folder, found from this file's path.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+// CRDPaths are the folders of CRDs every test control plane gets.
+func CRDPaths() []string {
+	root := RepoRoot()
+	return []string{
+		filepath.Join(root, "config", "crd", "bases"),
+		filepath.Join(root, "config", "crd", "elasticquota"),
+		filepath.Join(root, "test", "crds"),
+	}
+}
+
+// Env is a running control plane.
+type Env struct {
+	Config    *rest.Config
+	Client    client.Client
+	Clientset kubernetes.Interface
+	// ServerVersion is what the API server says it is.
+	ServerVersion string
+
+	env *envtest.Environment
+}
+
+// Start brings up etcd and kube-apiserver from KUBEBUILDER_ASSETS and installs
+// the CRDs.
+func Start() (*Env, error) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', or build the binaries with 'hack/tools.sh etcd kube-apiserver' and point KUBEBUILDER_ASSETS at the folder it prints")
+	}
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {
+			return nil, fmt.Errorf("%s not found in KUBEBUILDER_ASSETS=%s: build it with 'hack/tools.sh %s'", bin, assets, bin)
+		}
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     CRDPaths(),
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	// Load tests create thousands of objects; the defaults throttle them.
+	apiServer := env.ControlPlane.GetAPIServer()
+	apiServer.Configure().Set("max-requests-inflight", "2000").Set("max-mutating-requests-inflight", "1000")
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start envtest control plane: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	e := &Env{Config: cfg, env: env}
+	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if e.Clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("clientset: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("server version: %w", err)
+	}
+	e.ServerVersion = v.GitVersion
+	fmt.Fprintf(os.Stderr, "integration: real kube-apiserver %s at %s (etcd and kube-apiserver from %s)\n", v.GitVersion, cfg.Host, assets)
+	return e, nil
+}
+
+// Stop shuts the control plane down.
+func (e *Env) Stop() error {
+	return e.env.Stop()
+}
+
+// WriteKubeconfig writes a kubeconfig for the admin user of this control plane,
+// for kubectl and for binaries started as separate processes.
+func (e *Env) WriteKubeconfig(path string) error {
+	user, err := e.env.ControlPlane.AddUser(envtest.User{Name: "koord-queue-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("add admin user: %w", err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// KubeconfigFor builds a kubeconfig for a rest.Config (used by tests that run a
+// binary with the admin credentials of the envtest client).
+func KubeconfigFor(cfg *rest.Config) ([]byte, error) {
+	c := clientcmdapi.NewConfig()
+	c.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	c.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	c.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest"}
+	c.CurrentContext = "envtest"
+	return clientcmd.Write(*c)
+}
+
+// Eventually polls cond every 50ms until it is true or timeout passes, and
+// returns the last error cond gave.
+func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Context) (bool, error)) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok && err == nil, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w: last error: %w", err, last)
+	}
+	return err
+}
