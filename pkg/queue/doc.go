@@ -1,0 +1,14 @@
+// Package queue owns the pending QueueUnits: one ordered list per Queue, the
+// queue policies (Priority, Block, Intelligent) with their tuning (max-depth,
+// wait-for-pods-running, priority-threshold), the order in which queues are
+// served, and when a unit that did not fit is worth trying again.
+//
+// It is pure logic with no client: the scheduler feeds it units and queues and
+// runs passes with a function that decides whether one unit fits. A Manager
+// guards its state with one lock.
+//
+// Retrying is event driven. A unit that did not fit remembers the epoch of its
+// quota cohort (the top-level quota above it) and is tried again only when the
+// cohort's epoch moves (capacity freed or a quota changed), when the unit
+// itself changes, or when everything is invalidated.
+package queue

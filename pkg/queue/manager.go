@@ -1,0 +1,320 @@
+package queue
+
+import (
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Manager holds every pending unit, grouped by queue.
+type Manager struct {
+	mu     sync.Mutex
+	less   Less
+	queues map[string]*pendingQueue
+	units  map[string]*Unit
+	// unitQueue maps a unit key to the queue it waits in ("" when its queue
+	// does not exist yet).
+	unitQueue map[string]string
+	// orphans are units whose queue does not exist, by queue name.
+	orphans map[string]map[string]*Unit
+
+	// globalEpoch counts events; a failed unit is retried once its cohort's
+	// epoch, or invalidatedAt, passes the epoch it failed at.
+	globalEpoch   uint64
+	invalidatedAt uint64
+	cohortEpoch   map[string]uint64
+	// rr rotates the start among queues of equal priority.
+	rr map[int32]int
+
+	// kick is signalled whenever a pass could admit something new.
+	kick chan struct{}
+}
+
+// NewManager returns an empty manager ordering units with less.
+func NewManager(less Less) *Manager {
+	if less == nil {
+		less = DefaultLess
+	}
+	return &Manager{
+		less: less, queues: map[string]*pendingQueue{}, units: map[string]*Unit{},
+		unitQueue: map[string]string{}, orphans: map[string]map[string]*Unit{},
+		globalEpoch: 1, cohortEpoch: map[string]uint64{}, rr: map[int32]int{},
+		kick: make(chan struct{}, 1),
+	}
+}
+
+// Kicked is signalled when a pass is worth running.
+func (m *Manager) Kicked() <-chan struct{} { return m.kick }
+
+func (m *Manager) signal() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Kick asks for a pass.
+func (m *Manager) Kick() { m.signal() }
+
+// UpsertQueue adds or changes a queue. Units keep their place; a policy or
+// threshold change takes effect in the next pass.
+func (m *Manager) UpsertQueue(s Settings) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, ok := m.queues[s.Name]
+	if !ok {
+		q = &pendingQueue{}
+		m.queues[s.Name] = q
+	}
+	q.Settings = s
+	for _, u := range m.orphans[s.Name] {
+		q.insert(u, m.less)
+		m.unitQueue[u.Key] = s.Name
+	}
+	delete(m.orphans, s.Name)
+	// A policy change can unblock units: try everything again.
+	m.globalEpoch++
+	m.invalidatedAt = m.globalEpoch
+	m.signal()
+}
+
+// DeleteQueue removes a queue; its units stay pending, waiting for it to come back.
+func (m *Manager) DeleteQueue(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, ok := m.queues[name]
+	if !ok {
+		return
+	}
+	delete(m.queues, name)
+	for _, u := range q.units {
+		m.addOrphan(name, u)
+	}
+}
+
+func (m *Manager) addOrphan(queue string, u *Unit) {
+	if m.orphans[queue] == nil {
+		m.orphans[queue] = map[string]*Unit{}
+	}
+	m.orphans[queue][u.Key] = u
+	m.unitQueue[u.Key] = ""
+}
+
+// HasQueue reports whether a queue exists.
+func (m *Manager) HasQueue(name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.queues[name]
+	return ok
+}
+
+// QueueSettings returns a queue's settings.
+func (m *Manager) QueueSettings(name string) (Settings, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, ok := m.queues[name]
+	if !ok {
+		return Settings{}, false
+	}
+	return q.Settings, true
+}
+
+// Upsert adds a pending unit or updates it. changed says whether something
+// that can change its answer changed (spec or labels), so it is tried again.
+// It returns false when the unit's queue does not exist.
+func (m *Manager) Upsert(u *Unit, queueName string, changed bool) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.units[u.Key]
+	if ok {
+		if !changed && old.Priority == u.Priority && old.Created.Equal(u.Created) && m.queueOf(u.Key) == queueName {
+			return m.queues[queueName] != nil
+		}
+		m.removeLocked(old)
+		u.Enqueued = old.Enqueued
+		if !changed {
+			u.failure, u.failEpoch = old.failure, old.failEpoch
+		}
+	}
+	m.units[u.Key] = u
+	q, exists := m.queues[queueName]
+	if !exists {
+		m.addOrphan(queueName, u)
+		return false
+	}
+	q.insert(u, m.less)
+	m.unitQueue[u.Key] = queueName
+	m.signal()
+	return true
+}
+
+func (m *Manager) queueOf(key string) string {
+	if q, ok := m.unitQueue[key]; ok && q != "" {
+		return q
+	}
+	for name, set := range m.orphans {
+		if _, ok := set[key]; ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// Delete forgets a unit (admitted, finished or gone).
+func (m *Manager) Delete(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if u, ok := m.units[key]; ok {
+		m.removeLocked(u)
+	}
+}
+
+func (m *Manager) removeLocked(u *Unit) {
+	name := m.queueOf(u.Key)
+	if q, ok := m.queues[name]; ok && m.unitQueue[u.Key] == name {
+		q.remove(u, m.less)
+	}
+	if set, ok := m.orphans[name]; ok {
+		delete(set, u.Key)
+		if len(set) == 0 {
+			delete(m.orphans, name)
+		}
+	}
+	delete(m.units, u.Key)
+	delete(m.unitQueue, u.Key)
+}
+
+// Get returns a pending unit.
+func (m *Manager) Get(key string) (*Unit, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u, ok := m.units[key]
+	return u, ok
+}
+
+// Freed says capacity was freed (or a limit raised) in a cohort: its units are
+// worth trying again.
+func (m *Manager) Freed(cohort string) {
+	m.mu.Lock()
+	m.globalEpoch++
+	m.cohortEpoch[cohort] = m.globalEpoch
+	m.mu.Unlock()
+	m.signal()
+}
+
+// Invalidate makes every unit worth trying again (the quota tree changed shape).
+func (m *Manager) Invalidate() {
+	m.mu.Lock()
+	m.globalEpoch++
+	m.invalidatedAt = m.globalEpoch
+	m.mu.Unlock()
+	m.signal()
+}
+
+// SetWaitingFor records the last unit a queue admitted, for
+// wait-for-pods-running; PodsRunning clears it.
+func (m *Manager) SetWaitingFor(queueName, key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if q, ok := m.queues[queueName]; ok {
+		q.waitingFor = key
+	}
+}
+
+// PodsRunning says a unit's pods run (or it finished, or went away): a queue
+// waiting for it may go on.
+func (m *Manager) PodsRunning(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, q := range m.queues {
+		if q.waitingFor == key {
+			q.waitingFor = ""
+			m.signal()
+		}
+	}
+}
+
+// Position is one pending unit with its place in its queue.
+type Position struct {
+	*Unit
+	// Position counts from 1.
+	Position int
+}
+
+// Pending returns a queue's units in scheduling order, and whether it exists.
+func (m *Manager) Pending(queueName string) ([]Position, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q, ok := m.queues[queueName]
+	if !ok {
+		return nil, false
+	}
+	out := make([]Position, len(q.units))
+	for i, u := range q.units {
+		out[i] = Position{Unit: u, Position: i + 1}
+	}
+	return out, true
+}
+
+// Orphans returns, by missing queue name, the keys of units whose queue does not exist.
+func (m *Manager) Orphans() map[string][]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string][]string{}
+	for name, set := range m.orphans {
+		for key := range set {
+			out[name] = append(out[name], key)
+		}
+		slices.Sort(out[name])
+	}
+	return out
+}
+
+// Counts returns the number of pending units per queue.
+func (m *Manager) Counts() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int, len(m.queues))
+	for name, q := range m.queues {
+		out[name] = len(q.units)
+	}
+	return out
+}
+
+// QueueNames returns every queue's name, in serving order for the next pass.
+func (m *Manager) QueueNames() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, tier := range m.tiers() {
+		for _, q := range tier {
+			out = append(out, q.Name)
+		}
+	}
+	return out
+}
+
+// tiers groups queues by priority, highest first; inside a tier queues are by
+// name, rotated by the tier's round-robin counter.
+func (m *Manager) tiers() [][]*pendingQueue {
+	byPrio := map[int32][]*pendingQueue{}
+	for _, q := range m.queues {
+		byPrio[q.Priority] = append(byPrio[q.Priority], q)
+	}
+	prios := make([]int32, 0, len(byPrio))
+	for p := range byPrio {
+		prios = append(prios, p)
+	}
+	sort.Slice(prios, func(i, j int) bool { return prios[i] > prios[j] })
+	out := make([][]*pendingQueue, 0, len(prios))
+	for _, p := range prios {
+		tier := byPrio[p]
+		sort.Slice(tier, func(i, j int) bool { return tier[i].Name < tier[j].Name })
+		if n := len(tier); n > 1 {
+			k := m.rr[p] % n
+			tier = append(tier[k:], tier[:k]...)
+		}
+		out = append(out, tier)
+	}
+	return out
+}

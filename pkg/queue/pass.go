@@ -1,0 +1,139 @@
+package queue
+
+import (
+	"fmt"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+// Try decides one unit: nil means it was admitted (the caller has charged its
+// quota and owns it from now on); otherwise why it was not.
+type Try func(u *Unit) *Failure
+
+// Outcome is one unit tried in a pass and not admitted.
+type Outcome struct {
+	Unit    *Unit
+	Failure *Failure
+	// Changed is false when the unit failed for the same reason as before.
+	Changed bool
+}
+
+// PassResult is what a pass did.
+type PassResult struct {
+	// Admitted units, in admission order, with their queue.
+	Admitted []Admitted
+	// Failed units that were tried.
+	Failed []Outcome
+	// Examined counts units looked at, tried or not.
+	Examined int
+}
+
+// Admitted is a unit a pass admitted.
+type Admitted struct {
+	Unit  *Unit
+	Queue string
+}
+
+// Pass serves every queue once: queues by priority (round-robin among equal
+// priorities, taking turns one admission at a time), units in queue order under
+// the queue's policy. Admitted units leave the manager.
+func (m *Manager) Pass(try Try) PassResult {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var res PassResult
+	for _, tier := range m.tiers() {
+		iters := make([]*queueIter, 0, len(tier))
+		for _, q := range tier {
+			iters = append(iters, &queueIter{m: m, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}})
+		}
+		for len(iters) > 0 {
+			next := iters[:0]
+			for _, it := range iters {
+				if it.step(try, &res) {
+					next = append(next, it)
+				}
+			}
+			iters = next
+		}
+		if len(tier) > 1 {
+			m.rr[tier[0].Priority]++
+		}
+	}
+	return res
+}
+
+type queueIter struct {
+	m     *Manager
+	q     *pendingQueue
+	units []*Unit
+	pos   int
+	// blocked maps a quota to the blocking unit that waits on it.
+	blocked  map[string]*Unit
+	examined int
+}
+
+func (m *Manager) eligible(u *Unit) bool {
+	if u.failure == nil || u.failure.HeldBack {
+		return true
+	}
+	return m.cohortEpoch[u.Cohort] > u.failEpoch || m.invalidatedAt > u.failEpoch
+}
+
+// step goes on until it admits one unit (true) or the queue is done for this
+// pass (false).
+func (it *queueIter) step(try Try, res *PassResult) bool {
+	q, m := it.q, it.m
+	intelligent := q.Policy == v1alpha1.QueuePolicyIntelligent
+	for ; it.pos < len(it.units); it.pos++ {
+		if q.WaitForPodsRunning && !intelligent && q.waitingFor != "" {
+			return false
+		}
+		if q.MaxDepth > 0 && !intelligent && it.examined >= q.MaxDepth {
+			return false
+		}
+		u := it.units[it.pos]
+		it.examined++
+		res.Examined++
+		blocking := q.blocks(u)
+		if blocker := it.blocked[u.Quota]; blocker != nil {
+			// A unit of higher rank waits on this quota: nobody may jump it.
+			f := &Failure{
+				Reason:   "heldback/" + blocker.Key,
+				Message:  fmt.Sprintf("held back: %s/%s waits for quota %s first (%s policy)", blocker.Namespace, blocker.Name, u.Quota, q.Policy),
+				HeldBack: true,
+			}
+			it.record(u, f, res)
+			continue
+		}
+		if !m.eligible(u) {
+			if blocking && !u.failure.NeverFits {
+				it.blocked[u.Quota] = u
+			}
+			continue
+		}
+		f := try(u)
+		if f == nil {
+			it.pos++
+			q.remove(u, m.less)
+			delete(m.units, u.Key)
+			delete(m.unitQueue, u.Key)
+			res.Admitted = append(res.Admitted, Admitted{Unit: u, Queue: q.Name})
+			if q.WaitForPodsRunning && !intelligent {
+				q.waitingFor = u.Key
+			}
+			return true
+		}
+		f.Blocking = blocking && !f.NeverFits
+		it.record(u, f, res)
+		if f.Blocking {
+			it.blocked[u.Quota] = u
+		}
+	}
+	return false
+}
+
+func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {
+	changed := u.failure == nil || u.failure.Reason != f.Reason || u.failure.Blocking != f.Blocking
+	u.failure, u.failEpoch = f, it.m.globalEpoch
+	res.Failed = append(res.Failed, Outcome{Unit: u, Failure: f, Changed: changed})
+}

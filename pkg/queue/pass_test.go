@@ -1,0 +1,268 @@
+package queue
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type harness struct {
+	m     *Manager
+	tree  *quota.Tree
+	tries []string
+}
+
+func newHarness(t *testing.T, quotas ...quota.Spec) *harness {
+	t.Helper()
+	h := &harness{m: NewManager(nil), tree: quota.New(1)}
+	for _, q := range quotas {
+		if err := h.tree.Upsert(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+func (h *harness) try(u *Unit) *Failure {
+	h.tries = append(h.tries, u.Name)
+	if s := h.tree.Check(u.Quota, u.Request); s != nil {
+		return &Failure{Reason: s.Key(), Message: s.Message(), NeverFits: s.NeverFits}
+	}
+	h.tree.Charge(u.Quota, u.Request)
+	return nil
+}
+
+func (h *harness) add(queueName, name, quotaName string, prio int32, cpu int64) {
+	u := &Unit{Key: "ns/" + name, Namespace: "ns", Name: name, Priority: prio, Created: t0.Add(time.Duration(len(h.m.units)) * time.Second),
+		Quota: quotaName, Cohort: h.tree.Cohort(quotaName), Request: quota.Resources{"cpu": cpu * 1000}}
+	h.m.Upsert(u, queueName, true)
+}
+
+func (h *harness) pass() []string {
+	h.tries = nil
+	var out []string
+	for _, a := range h.m.Pass(h.try).Admitted {
+		out = append(out, a.Unit.Name)
+	}
+	return out
+}
+
+func cpu(n int64) quota.Resources { return quota.Resources{"cpu": n * 1000} }
+
+func TestPolicies(t *testing.T) {
+	type unit struct {
+		name, quota string
+		prio        int32
+		cpu         int64
+	}
+	cases := []struct {
+		name      string
+		policy    v1alpha1.QueuePolicy
+		threshold int32
+		used      map[string]int64
+		units     []unit
+		want      []string
+	}{
+		{name: "Priority skips a unit that does not fit", policy: v1alpha1.QueuePolicyPriority, used: map[string]int64{"a": 6},
+			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}, want: []string{"small"}},
+		{name: "Block holds later units of the same quota", policy: v1alpha1.QueuePolicyBlock, used: map[string]int64{"a": 6},
+			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}},
+		{name: "Block lets other quotas through", policy: v1alpha1.QueuePolicyBlock, used: map[string]int64{"a": 6},
+			units: []unit{{"big", "a", 10, 8}, {"small", "b", 1, 1}}, want: []string{"small"}},
+		{name: "Block: a unit that can never fit blocks nothing", policy: v1alpha1.QueuePolicyBlock,
+			units: []unit{{"huge", "a", 10, 11}, {"small", "a", 1, 1}}, want: []string{"small"}},
+		{name: "Intelligent: high band blocks its quota, low band elsewhere proceeds", policy: v1alpha1.QueuePolicyIntelligent, threshold: 4,
+			used:  map[string]int64{"a": 6},
+			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}, {"p3-other", "b", 3, 1}, {"p3-same", "a", 3, 1}},
+			want:  []string{"p3-other"}},
+		{name: "Intelligent: threshold is inclusive", policy: v1alpha1.QueuePolicyIntelligent, threshold: 5,
+			used:  map[string]int64{"a": 6},
+			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}}},
+		{name: "Intelligent: low band behaves like Priority", policy: v1alpha1.QueuePolicyIntelligent, threshold: 4,
+			used:  map[string]int64{"a": 6},
+			units: []unit{{"p3-big", "a", 3, 8}, {"p2-small", "a", 2, 1}}, want: []string{"p2-small"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)}, quota.Spec{Name: "b", Max: cpu(10)})
+			h.m.UpsertQueue(Settings{Name: "q", Policy: tc.policy, Threshold: tc.threshold})
+			for q, n := range tc.used {
+				h.tree.Charge(q, cpu(n))
+			}
+			for _, u := range tc.units {
+				h.add("q", u.name, u.quota, u.prio, u.cpu)
+			}
+			if diff := cmp.Diff(tc.want, h.pass()); diff != "" {
+				t.Errorf("admitted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestIntelligentBandMovesOnThresholdChange(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
+	h.tree.Charge("a", cpu(6))
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyIntelligent, Threshold: 4})
+	h.add("q", "p5", "a", 5, 8)
+	h.add("q", "p3", "a", 3, 1)
+	if got := h.pass(); len(got) != 0 {
+		t.Fatalf("admitted %v while p5 waits in the high band", got)
+	}
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyIntelligent, Threshold: 6})
+	if diff := cmp.Diff([]string{"p3"}, h.pass()); diff != "" {
+		t.Errorf("after threshold 6 (-want +got):\n%s", diff)
+	}
+}
+
+func TestPolicyChangeKeepsUnitsAndOrder(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(1)})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyBlock})
+	for i, p := range []int32{1, 3, 2} {
+		h.add("q", fmt.Sprintf("u%d", i), "a", p, 2)
+	}
+	before, _ := h.m.Pending("q")
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	after, _ := h.m.Pending("q")
+	names := func(ps []Position) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if diff := cmp.Diff(names(before), names(after)); diff != "" || len(after) != 3 {
+		t.Errorf("units or order changed (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"u1", "u2", "u0"}, names(after)); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+func TestMaxDepth(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
+	h.tree.Charge("a", cpu(6))
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, MaxDepth: 1})
+	h.add("q", "big", "a", 10, 8)
+	h.add("q", "small", "a", 1, 1)
+	if got := h.pass(); len(got) != 0 {
+		t.Errorf("admitted %v beyond max-depth 1", got)
+	}
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, MaxDepth: 2})
+	if diff := cmp.Diff([]string{"small"}, h.pass()); diff != "" {
+		t.Errorf("max-depth 2 (-want +got):\n%s", diff)
+	}
+}
+
+func TestWaitForPodsRunning(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.add("q", "first", "a", 2, 1)
+	h.add("q", "second", "a", 1, 1)
+	if diff := cmp.Diff([]string{"first"}, h.pass()); diff != "" {
+		t.Fatalf("first pass (-want +got):\n%s", diff)
+	}
+	if got := h.pass(); len(got) != 0 {
+		t.Fatalf("admitted %v before first's pods run", got)
+	}
+	h.m.PodsRunning("ns/first")
+	if diff := cmp.Diff([]string{"second"}, h.pass()); diff != "" {
+		t.Errorf("after running (-want +got):\n%s", diff)
+	}
+}
+
+func TestOrdering(t *testing.T) {
+	m := NewManager(nil)
+	m.UpsertQueue(Settings{Name: "q"})
+	for _, u := range []*Unit{
+		{Key: "ns/c", Namespace: "ns", Name: "c", Priority: 1, Created: t0},
+		{Key: "ns/b", Namespace: "ns", Name: "b", Priority: 1, Created: t0},
+		{Key: "ns/late", Namespace: "ns", Name: "late", Priority: 5, Created: t0.Add(time.Hour)},
+		{Key: "ns/early", Namespace: "ns", Name: "early", Priority: 5, Created: t0},
+	} {
+		m.Upsert(u, "q", true)
+	}
+	m.Upsert(&Unit{Key: "ns/c", Namespace: "ns", Name: "c", Priority: 9, Created: t0}, "q", true)
+	got, _ := m.Pending("q")
+	var names []string
+	for _, p := range got {
+		names = append(names, fmt.Sprintf("%d:%s", p.Position, p.Name))
+	}
+	if diff := cmp.Diff([]string{"1:c", "2:early", "3:late", "4:b"}, names); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+func TestRetryIsEventDriven(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.tree.Charge("a", cpu(4))
+	h.add("q", "waiting", "a", 1, 4)
+	res := h.m.Pass(h.try)
+	if len(res.Failed) != 1 || !res.Failed[0].Changed {
+		t.Fatalf("first failure not reported as changed: %+v", res.Failed)
+	}
+	h.pass()
+	if len(h.tries) != 0 {
+		t.Fatalf("retried %v with nothing changed", h.tries)
+	}
+	h.m.Freed("other-cohort")
+	h.pass()
+	if len(h.tries) != 0 {
+		t.Fatalf("retried %v after a release in another cohort", h.tries)
+	}
+	h.tree.Release("a", cpu(4))
+	h.m.Freed("a")
+	if diff := cmp.Diff([]string{"waiting"}, h.pass()); diff != "" {
+		t.Errorf("after release (-want +got):\n%s", diff)
+	}
+}
+
+func TestEqualPriorityQueuesTakeTurns(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "parent", Max: cpu(4)},
+		quota.Spec{Name: "x", Parent: "parent", Max: cpu(4)}, quota.Spec{Name: "y", Parent: "parent", Max: cpu(4)})
+	h.m.UpsertQueue(Settings{Name: "x", Priority: 1000})
+	h.m.UpsertQueue(Settings{Name: "y", Priority: 1000})
+	for i := range 4 {
+		h.add("x", fmt.Sprintf("x%d", i), "x", 0, 1)
+		h.add("y", fmt.Sprintf("y%d", i), "y", 0, 1)
+	}
+	got := h.pass()
+	if diff := cmp.Diff([]string{"x0", "y0", "x1", "y1"}, got); diff != "" {
+		t.Errorf("admitted (-want +got):\n%s", diff)
+	}
+}
+
+func TestHigherPriorityQueueFirst(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "parent", Max: cpu(2)},
+		quota.Spec{Name: "x", Parent: "parent"}, quota.Spec{Name: "y", Parent: "parent"})
+	h.m.UpsertQueue(Settings{Name: "x", Priority: 1})
+	h.m.UpsertQueue(Settings{Name: "y", Priority: 2})
+	h.add("x", "x0", "x", 0, 1)
+	h.add("x", "x1", "x", 0, 1)
+	h.add("y", "y0", "y", 0, 1)
+	h.add("y", "y1", "y", 0, 1)
+	if diff := cmp.Diff([]string{"y0", "y1"}, h.pass()); diff != "" {
+		t.Errorf("admitted (-want +got):\n%s", diff)
+	}
+}
+
+func TestOrphansWaitForTheirQueue(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
+	h.add("later", "u", "a", 0, 1)
+	if got := h.pass(); len(got) != 0 {
+		t.Fatalf("admitted %v without a queue", got)
+	}
+	if diff := cmp.Diff(map[string][]string{"later": {"ns/u"}}, h.m.Orphans()); diff != "" {
+		t.Errorf("orphans (-want +got):\n%s", diff)
+	}
+	h.m.UpsertQueue(Settings{Name: "later"})
+	if diff := cmp.Diff([]string{"u"}, h.pass()); diff != "" {
+		t.Errorf("after the queue appeared (-want +got):\n%s", diff)
+	}
+}

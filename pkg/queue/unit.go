@@ -1,0 +1,65 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// Unit is what the queue knows of one pending QueueUnit.
+type Unit struct {
+	Key       string
+	Namespace string
+	Name      string
+	Priority  int32
+	Created   time.Time
+	// Quota pays for the unit; Cohort is the top-level quota above it.
+	Quota  string
+	Cohort string
+	// Request is what the unit asks for in all.
+	Request quota.Resources
+	// Enqueued is when the queue first saw the unit (for wait-time metrics).
+	Enqueued time.Time
+
+	// failure is the unit's last result, nil when it was never tried or changed.
+	failure *Failure
+	// failEpoch is the cohort epoch at which it failed.
+	failEpoch uint64
+}
+
+// Failure is why a unit was not admitted.
+type Failure struct {
+	// Reason is a stable key: the same key means the unit waits for the same thing.
+	Reason string
+	// Message is for people: which quota, which resource, how much is missing.
+	Message string
+	// NeverFits is true when waiting cannot help; such a unit blocks nothing.
+	NeverFits bool
+	// Blocking is true when the unit holds back later units of its quota
+	// (Block policy and Intelligent's high band).
+	Blocking bool
+	// HeldBack is true when the unit was not tried because a blocking unit of
+	// higher rank waits on its quota; it is tried again in every pass.
+	HeldBack bool
+}
+
+// LastFailure returns the unit's last failure, or nil.
+func (u *Unit) LastFailure() *Failure { return u.failure }
+
+// Less orders units inside a queue: true when a goes first.
+type Less func(a, b *Unit) bool
+
+// DefaultLess is priority descending, then creation time ascending, then
+// namespace and name.
+func DefaultLess(a, b *Unit) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if !a.Created.Equal(b.Created) {
+		return a.Created.Before(b.Created)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}

@@ -1,0 +1,348 @@
+package quota
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// RootName is the implicit root of the tree. It has no limits of its own.
+const RootName = "koordinator-root-quota"
+
+// Spec is what an ElasticQuota says about itself.
+type Spec struct {
+	Name string
+	// Parent is the parent quota's name; empty means the root.
+	Parent string
+	Min    Resources
+	Max    Resources
+}
+
+type node struct {
+	spec Spec
+	// exists is false for a placeholder: a quota named as a parent, or one that
+	// was deleted while units still used it. A placeholder has no limits.
+	exists   bool
+	parent   *node
+	children map[string]*node
+	// used is what units charged to this quota and its descendants use.
+	used Resources
+}
+
+// Tree is the quota tree with its usage.
+type Tree struct {
+	root     *node
+	nodes    map[string]*node
+	oversell float64
+}
+
+// New returns an empty tree. oversell multiplies every max (1 means none).
+func New(oversell float64) *Tree {
+	if oversell <= 0 {
+		oversell = 1
+	}
+	root := &node{spec: Spec{Name: RootName}, exists: true, children: map[string]*node{}}
+	return &Tree{root: root, nodes: map[string]*node{RootName: root}, oversell: oversell}
+}
+
+// Oversell returns the factor applied to every max.
+func (t *Tree) Oversell() float64 { return t.oversell }
+
+func (t *Tree) getOrPlaceholder(name string) *node {
+	if n, ok := t.nodes[name]; ok {
+		return n
+	}
+	n := &node{spec: Spec{Name: name}, children: map[string]*node{}, parent: t.root}
+	t.root.children[name] = n
+	t.nodes[name] = n
+	return n
+}
+
+// Upsert adds or changes a quota. A parent that does not exist yet is kept as a
+// placeholder until it arrives. A parent link that would make a cycle is
+// refused: the quota hangs under the root and the error says why.
+func (t *Tree) Upsert(s Spec) error {
+	if s.Name == "" || s.Name == RootName {
+		return fmt.Errorf("quota name %q is reserved or empty", s.Name)
+	}
+	n := t.getOrPlaceholder(s.Name)
+	n.spec = Spec{Name: s.Name, Parent: s.Parent, Min: s.Min.Clone(), Max: s.Max.Clone()}
+	n.exists = true
+	parentName := s.Parent
+	if parentName == "" {
+		parentName = RootName
+	}
+	var err error
+	newParent := t.getOrPlaceholder(parentName)
+	if parentName == s.Name || t.isAncestor(n, newParent) {
+		err = fmt.Errorf("quota %s: parent %s would make a cycle; treated as a child of %s", s.Name, parentName, RootName)
+		newParent = t.root
+		t.pruneIfUnused(t.nodes[parentName])
+	}
+	if n.parent != newParent {
+		t.move(n, newParent)
+	}
+	return err
+}
+
+// isAncestor reports whether a is an ancestor of (or is) b.
+func (t *Tree) isAncestor(a, b *node) bool {
+	for p := b; p != nil; p = p.parent {
+		if p == a {
+			return true
+		}
+	}
+	return false
+}
+
+// move re-hangs n (and the usage of its subtree) under p.
+func (t *Tree) move(n, p *node) {
+	old := n.parent
+	for a := old; a != nil; a = a.parent {
+		a.used = a.used.Sub(n.used)
+	}
+	delete(old.children, n.spec.Name)
+	n.parent = p
+	p.children[n.spec.Name] = n
+	for a := p; a != nil; a = a.parent {
+		a.used = a.used.Add(n.used)
+	}
+	t.pruneIfUnused(old)
+}
+
+// Delete removes a quota. While units still use it or children name it, it
+// stays as a placeholder without limits, so no usage is lost.
+func (t *Tree) Delete(name string) {
+	n, ok := t.nodes[name]
+	if !ok || n == t.root {
+		return
+	}
+	n.exists = false
+	n.spec = Spec{Name: name}
+	if n.parent != t.root {
+		t.move(n, t.root)
+	}
+	t.pruneIfUnused(n)
+}
+
+func (t *Tree) pruneIfUnused(n *node) {
+	if n == nil || n == t.root || n.exists || len(n.children) > 0 || !n.used.IsZero() {
+		return
+	}
+	delete(n.parent.children, n.spec.Name)
+	delete(t.nodes, n.spec.Name)
+	t.pruneIfUnused(n.parent)
+}
+
+// Exists reports whether an ElasticQuota of that name is known.
+func (t *Tree) Exists(name string) bool {
+	n, ok := t.nodes[name]
+	return ok && n.exists && n != t.root
+}
+
+// Charge adds r to the usage of quota name and its ancestors.
+func (t *Tree) Charge(name string, r Resources) {
+	if r.IsZero() {
+		return
+	}
+	for n := t.getOrPlaceholder(name); n != nil; n = n.parent {
+		n.used = n.used.Add(r)
+	}
+}
+
+// Release takes r off the usage of quota name and its ancestors.
+func (t *Tree) Release(name string, r Resources) {
+	n, ok := t.nodes[name]
+	if !ok || r.IsZero() {
+		return
+	}
+	for a := n; a != nil; a = a.parent {
+		a.used = a.used.Sub(r)
+	}
+	t.pruneIfUnused(n)
+}
+
+// Shortage says why a request does not fit.
+type Shortage struct {
+	// Quota is the quota (the unit's own or an ancestor) that lacks room.
+	Quota    string
+	Resource corev1.ResourceName
+	// Requested, Used and Limit (max x oversell) in the resource's amounts.
+	Requested, Used, Limit int64
+	// NeverFits is true when the request alone is above the limit: waiting
+	// cannot help.
+	NeverFits bool
+	// NotFound is true when the unit's own quota does not exist.
+	NotFound bool
+}
+
+// Missing is how much more room the request needs.
+func (s *Shortage) Missing() int64 { return s.Used + s.Requested - s.Limit }
+
+// Message renders the shortage for a unit's status and events.
+func (s *Shortage) Message() string {
+	r := s.Resource
+	switch {
+	case s.NotFound:
+		return fmt.Sprintf("ElasticQuota %s not found", s.Quota)
+	case s.NeverFits:
+		return fmt.Sprintf("can never fit: quota %s allows at most %s %s, the unit requests %s",
+			s.Quota, Format(r, s.Limit), r, Format(r, s.Requested))
+	default:
+		return fmt.Sprintf("insufficient quota: quota %s has %s %s free (max %s, used %s), the unit requests %s: %s more %s needed",
+			s.Quota, Format(r, max(s.Limit-s.Used, 0)), r, Format(r, s.Limit), Format(r, s.Used),
+			Format(r, s.Requested), Format(r, s.Missing()), r)
+	}
+}
+
+// Key identifies the reason without its changing numbers: the same key means
+// the unit waits for the same thing.
+func (s *Shortage) Key() string {
+	switch {
+	case s.NotFound:
+		return "notfound/" + s.Quota
+	case s.NeverFits:
+		return fmt.Sprintf("never/%s/%s/%d", s.Quota, s.Resource, s.Requested)
+	default:
+		return fmt.Sprintf("short/%s/%s", s.Quota, s.Resource)
+	}
+}
+
+func (t *Tree) limit(n *node, r corev1.ResourceName) (int64, bool) {
+	m, ok := n.spec.Max[r]
+	if !ok {
+		return 0, false
+	}
+	if t.oversell == 1 {
+		return m, true
+	}
+	return int64(float64(m) * t.oversell), true
+}
+
+// Check tells whether req fits quota name and all its ancestors; nil means it
+// fits. A request that can never fit is reported before one that must wait.
+func (t *Tree) Check(name string, req Resources) *Shortage {
+	leaf, ok := t.nodes[name]
+	if !ok || !leaf.exists {
+		return &Shortage{Quota: name, NotFound: true}
+	}
+	if s := t.neverFits(leaf, req); s != nil {
+		return s
+	}
+	for n := leaf; n != t.root; n = n.parent {
+		if !n.exists {
+			continue
+		}
+		for _, r := range req.Names() {
+			lim, limited := t.limit(n, r)
+			if limited && n.used[r]+req[r] > lim {
+				return &Shortage{Quota: n.spec.Name, Resource: r, Requested: req[r], Used: n.used[r], Limit: lim}
+			}
+		}
+	}
+	return nil
+}
+
+// NeverFits reports a shortage when req is above some limit on the path of
+// quota name, whatever the usage.
+func (t *Tree) NeverFits(name string, req Resources) *Shortage {
+	leaf, ok := t.nodes[name]
+	if !ok || !leaf.exists {
+		return &Shortage{Quota: name, NotFound: true}
+	}
+	return t.neverFits(leaf, req)
+}
+
+func (t *Tree) neverFits(leaf *node, req Resources) *Shortage {
+	for n := leaf; n != t.root; n = n.parent {
+		if !n.exists {
+			continue
+		}
+		for _, r := range req.Names() {
+			if lim, limited := t.limit(n, r); limited && req[r] > lim {
+				return &Shortage{Quota: n.spec.Name, Resource: r, Requested: req[r], Limit: lim, NeverFits: true}
+			}
+		}
+	}
+	return nil
+}
+
+// Cohort returns the top-level quota above name (name itself when it hangs
+// from the root). Capacity freed anywhere in a cohort can only help units of
+// the same cohort.
+func (t *Tree) Cohort(name string) string {
+	n, ok := t.nodes[name]
+	if !ok {
+		return name
+	}
+	for n.parent != nil && n.parent != t.root {
+		n = n.parent
+	}
+	return n.spec.Name
+}
+
+// Path returns name and its ancestors, leaf first, without the root.
+func (t *Tree) Path(name string) []string {
+	var out []string
+	n, ok := t.nodes[name]
+	if !ok {
+		return nil
+	}
+	for ; n != nil && n != t.root; n = n.parent {
+		out = append(out, n.spec.Name)
+	}
+	return out
+}
+
+// Info is a read-only view of one quota.
+type Info struct {
+	Name, Parent string
+	Exists       bool
+	Min, Max     Resources
+	Used         Resources
+	Children     []string
+}
+
+// Get returns a copy of one quota's state.
+func (t *Tree) Get(name string) (Info, bool) {
+	n, ok := t.nodes[name]
+	if !ok {
+		return Info{}, false
+	}
+	return t.info(n), true
+}
+
+func (t *Tree) info(n *node) Info {
+	parent := ""
+	if n.parent != nil {
+		parent = n.parent.spec.Name
+	}
+	children := make([]string, 0, len(n.children))
+	for c := range n.children {
+		children = append(children, c)
+	}
+	slices.Sort(children)
+	return Info{Name: n.spec.Name, Parent: parent, Exists: n.exists, Min: n.spec.Min.Clone(),
+		Max: n.spec.Max.Clone(), Used: n.used.Clone(), Children: children}
+}
+
+// List returns every quota but the root, by name.
+func (t *Tree) List() []Info {
+	out := make([]Info, 0, len(t.nodes))
+	for _, n := range t.nodes {
+		if n != t.root {
+			out = append(out, t.info(n))
+		}
+	}
+	slices.SortFunc(out, func(a, b Info) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}

@@ -1,0 +1,219 @@
+package quota
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func res(pairs ...string) Resources {
+	l := corev1.ResourceList{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		l[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
+	}
+	return FromList(l)
+}
+
+// depth3 builds root <- org (max cpu 10) <- team (max cpu 6, memory 8Gi) <- leaf (max cpu 4).
+func depth3(t *testing.T, oversell float64) *Tree {
+	t.Helper()
+	tr := New(oversell)
+	for _, s := range []Spec{
+		{Name: "leaf", Parent: "team", Max: res("cpu", "4")},
+		{Name: "team", Parent: "org", Max: res("cpu", "6", "memory", "8Gi")},
+		{Name: "org", Max: res("cpu", "10")},
+		{Name: "other", Parent: "team", Max: res("cpu", "6")},
+	} {
+		if err := tr.Upsert(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr
+}
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name     string
+		oversell float64
+		charge   map[string]Resources
+		quota    string
+		req      Resources
+		want     *Shortage
+	}{
+		{name: "fits empty tree", quota: "leaf", req: res("cpu", "4")},
+		{name: "leaf max", quota: "leaf", req: res("cpu", "4500m"),
+			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 4500, Limit: 4000, NeverFits: true}},
+		{name: "parent full", quota: "leaf", charge: map[string]Resources{"other": res("cpu", "3")}, req: res("cpu", "3500m"),
+			want: &Shortage{Quota: "team", Resource: "cpu", Requested: 3500, Used: 3000, Limit: 6000}},
+		{name: "milli cpu exactly fits", quota: "leaf", charge: map[string]Resources{"leaf": res("cpu", "1500m")}, req: res("cpu", "2500m")},
+		{name: "milli cpu one milli over", quota: "leaf", charge: map[string]Resources{"leaf": res("cpu", "1501m")}, req: res("cpu", "2500m"),
+			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 2500, Used: 1501, Limit: 4000}},
+		{name: "resource missing from max is unlimited at that level", quota: "leaf", req: res("cpu", "1", "nvidia.com/gpu", "100")},
+		{name: "memory limited only at team", quota: "leaf", charge: map[string]Resources{"other": res("memory", "6Gi")}, req: res("memory", "3Gi"),
+			want: &Shortage{Quota: "team", Resource: "memory", Requested: 3 << 30, Used: 6 << 30, Limit: 8 << 30}},
+		{name: "oversell raises every max", oversell: 1.5, quota: "leaf", req: res("cpu", "6")},
+		{name: "oversell still bounded", oversell: 1.5, quota: "leaf", req: res("cpu", "6001m"),
+			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 6001, Limit: 6000, NeverFits: true}},
+		{name: "never fits reported before waiting", quota: "leaf", charge: map[string]Resources{"leaf": res("cpu", "4")}, req: res("cpu", "7", "memory", "1"),
+			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 7000, Limit: 4000, NeverFits: true}},
+		{name: "unknown quota", quota: "nope", req: res("cpu", "1"), want: &Shortage{Quota: "nope", NotFound: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.oversell
+			if o == 0 {
+				o = 1
+			}
+			tr := depth3(t, o)
+			for q, r := range tc.charge {
+				tr.Charge(q, r)
+			}
+			got := tr.Check(tc.quota, tc.req)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChargeReleaseAlongPath(t *testing.T) {
+	tr := depth3(t, 1)
+	tr.Charge("leaf", res("cpu", "2", "memory", "1Gi"))
+	tr.Charge("other", res("cpu", "1"))
+	for name, want := range map[string]Resources{
+		"leaf": res("cpu", "2", "memory", "1Gi"), "other": res("cpu", "1"),
+		"team": res("cpu", "3", "memory", "1Gi"), "org": res("cpu", "3", "memory", "1Gi"),
+	} {
+		got, _ := tr.Get(name)
+		if !got.Used.Equal(want) {
+			t.Errorf("%s used = %v, want %v", name, got.Used, want)
+		}
+	}
+	tr.Release("leaf", res("cpu", "2", "memory", "1Gi"))
+	tr.Release("other", res("cpu", "1"))
+	for _, name := range []string{"leaf", "other", "team", "org"} {
+		if got, _ := tr.Get(name); !got.Used.IsZero() {
+			t.Errorf("%s used = %v after release, want zero", name, got.Used)
+		}
+	}
+}
+
+func TestReparentMovesUsage(t *testing.T) {
+	tr := depth3(t, 1)
+	tr.Charge("leaf", res("cpu", "2"))
+	if err := tr.Upsert(Spec{Name: "leaf", Parent: "", Max: res("cpu", "4")}); err != nil {
+		t.Fatal(err)
+	}
+	team, _ := tr.Get("team")
+	org, _ := tr.Get("org")
+	if !team.Used.IsZero() || !org.Used.IsZero() {
+		t.Errorf("old ancestors keep usage: team %v org %v", team.Used, org.Used)
+	}
+	if got := tr.Cohort("leaf"); got != "leaf" {
+		t.Errorf("cohort = %s, want leaf", got)
+	}
+}
+
+func TestParentArrivesLater(t *testing.T) {
+	tr := New(1)
+	if err := tr.Upsert(Spec{Name: "child", Parent: "parent", Max: res("cpu", "10")}); err != nil {
+		t.Fatal(err)
+	}
+	tr.Charge("child", res("cpu", "3"))
+	if s := tr.Check("child", res("cpu", "5")); s != nil {
+		t.Fatalf("placeholder parent limits: %v", s.Message())
+	}
+	if err := tr.Upsert(Spec{Name: "parent", Max: res("cpu", "4")}); err != nil {
+		t.Fatal(err)
+	}
+	s := tr.Check("child", res("cpu", "2"))
+	if s == nil || s.Quota != "parent" {
+		t.Fatalf("parent's max not applied to usage charged before it arrived: %+v", s)
+	}
+}
+
+func TestCycleRefused(t *testing.T) {
+	tr := New(1)
+	_ = tr.Upsert(Spec{Name: "a", Parent: "b"})
+	_ = tr.Upsert(Spec{Name: "b", Parent: "a"})
+	if got := tr.Path("b"); len(got) > 2 {
+		t.Fatalf("path %v", got)
+	}
+	if err := tr.Upsert(Spec{Name: "c", Parent: "c"}); err == nil {
+		t.Error("self-parent accepted")
+	}
+}
+
+func TestDeleteKeepsUsage(t *testing.T) {
+	tr := depth3(t, 1)
+	tr.Charge("leaf", res("cpu", "1"))
+	tr.Delete("leaf")
+	if tr.Exists("leaf") {
+		t.Error("deleted quota still exists")
+	}
+	if s := tr.Check("leaf", res("cpu", "1")); s == nil || !s.NotFound {
+		t.Errorf("check on deleted quota = %+v, want NotFound", s)
+	}
+	tr.Release("leaf", res("cpu", "1"))
+	if _, ok := tr.Get("leaf"); ok {
+		t.Error("placeholder kept after its usage was released")
+	}
+}
+
+func TestMessage(t *testing.T) {
+	s := &Shortage{Quota: "team-a", Resource: "cpu", Requested: 4000, Used: 4000, Limit: 4000}
+	want := "insufficient quota: quota team-a has 0 cpu free (max 4, used 4), the unit requests 4: 4 more cpu needed"
+	if got := s.Message(); got != want {
+		t.Errorf("message = %q\nwant        %q", got, want)
+	}
+}
+
+// FuzzUsage checks that after any sequence of charges, releases and moves,
+// every quota's usage equals what was charged in its subtree.
+func FuzzUsage(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		names := []string{"a", "b", "c", "d"}
+		tr := New(1)
+		charged := map[string]int64{}
+		parents := map[string]string{}
+		for i := 0; i+1 < len(ops); i += 2 {
+			n := names[int(ops[i]>>4)%len(names)]
+			m := names[int(ops[i]&0xf)%len(names)]
+			amt := int64(ops[i+1]%8) + 1
+			switch ops[i+1] % 3 {
+			case 0:
+				tr.Charge(n, Resources{"cpu": amt})
+				charged[n] += amt
+			case 1:
+				if charged[n] >= amt {
+					tr.Release(n, Resources{"cpu": amt})
+					charged[n] -= amt
+				}
+			case 2:
+				if tr.Upsert(Spec{Name: n, Parent: m}) == nil {
+					parents[n] = m
+				}
+			}
+		}
+		for _, n := range names {
+			info, ok := tr.Get(n)
+			if !ok {
+				continue
+			}
+			var want int64
+			for _, leaf := range names {
+				for _, p := range tr.Path(leaf) {
+					if p == n {
+						want += charged[leaf]
+					}
+				}
+			}
+			if info.Used["cpu"] != want {
+				t.Fatalf("%s used %d, want %d (parents %v)", n, info.Used["cpu"], want, parents)
+			}
+		}
+	})
+}
