@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The koord-queue binaries, as built from cmd/.
+const (
+	QueueBinary       = "koord-queue"
+	ControllersBinary = "koord-queue-controllers"
+)
+
+// KoordQueueBuildable reports whether the checkout has both main packages.
+func KoordQueueBuildable(repoRoot string) bool {
+	for _, b := range []string{QueueBinary, ControllersBinary} {
+		if _, err := os.Stat(filepath.Join(repoRoot, "cmd", b)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// BuildKoordQueue builds both binaries from repoRoot into outDir.
+func BuildKoordQueue(ctx context.Context, repoRoot, outDir string) error {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", outDir+string(os.PathSeparator), "./cmd/"+QueueBinary, "./cmd/"+ControllersBinary)
+	cmd.Dir = repoRoot
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build ./cmd/%s ./cmd/%s: %w\n%s", QueueBinary, ControllersBinary, err, out)
+	}
+	return nil
+}
+
+func (c *Cluster) startKoordQueue(ctx context.Context) error {
+	kq := c.opts.KoordQueue
+	switch {
+	case kq.Mode == KoordQueueOff:
+		return nil
+	case kq.RepoRoot == "":
+		return fmt.Errorf("KoordQueue.RepoRoot is not set: the koord-queue binaries are built from a checkout")
+	case !KoordQueueBuildable(kq.RepoRoot):
+		if kq.Mode == KoordQueueAuto {
+			c.logf("cmd/%s or cmd/%s does not exist yet: running without koord-queue", QueueBinary, ControllersBinary)
+			return nil
+		}
+		return fmt.Errorf("cmd/%s and cmd/%s are needed in %s", QueueBinary, ControllersBinary, kq.RepoRoot)
+	}
+	bin := filepath.Join(c.opts.StateDir, "bin")
+	began := time.Now()
+	c.logf("building %s and %s", QueueBinary, ControllersBinary)
+	if err := BuildKoordQueue(ctx, kq.RepoRoot, bin); err != nil {
+		return err
+	}
+	c.logf("built in %s", time.Since(began).Round(100*time.Millisecond))
+
+	ports := c.opts.Ports
+	queueArgs := []string{
+		"--kubeconfig", c.Kubeconfig,
+		"--leader-elect=false",
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports.QueueMetrics),
+	}
+	if kq.Config != "" {
+		queueArgs = append(queueArgs, "--config", kq.Config)
+	}
+	queue, err := c.run(QueueBinary, filepath.Join(bin, QueueBinary), append(queueArgs, kq.ExtraQueueArgs...)...)
+	if err != nil {
+		return err
+	}
+	ctrlArgs := []string{
+		"--kubeconfig", c.Kubeconfig,
+		"--leader-elect=false",
+		"--enabled-extensions", strings.Join(kq.Extensions, ","),
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports.ControllersMetrics),
+		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(ports.ControllersHealth),
+	}
+	ctrl, err := c.run(ControllersBinary, filepath.Join(bin, ControllersBinary), append(ctrlArgs, kq.ExtraControllersArgs...)...)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: time.Second}
+	get := func(url string) func(context.Context) (bool, error) {
+		return func(context.Context) (bool, error) {
+			resp, err := hc.Get(url)
+			if err != nil {
+				return false, err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return false, fmt.Errorf("%s: %s", url, resp.Status)
+			}
+			return true, nil
+		}
+	}
+	if err := c.waitFor(ctx, QueueBinary+" metrics endpoint", time.Minute,
+		get(fmt.Sprintf("http://127.0.0.1:%d/metrics", ports.QueueMetrics)), queue, ctrl); err != nil {
+		return err
+	}
+	if err := c.waitFor(ctx, ControllersBinary+" readiness probe", time.Minute,
+		get(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports.ControllersHealth)), queue, ctrl); err != nil {
+		return err
+	}
+	c.QueueRunning = true
+	return nil
+}

@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Ports are the TCP ports the cluster listens on, all on 127.0.0.1. The
+// controller-manager and the scheduler serve nothing (--secure-port 0).
+type Ports struct {
+	EtcdClient         int
+	EtcdPeer           int
+	APIServer          int
+	QueueMetrics       int // koord-queue --metrics-bind-address
+	ControllersMetrics int // koord-queue-controllers --metrics-bind-address
+	ControllersHealth  int // koord-queue-controllers --health-probe-bind-address
+}
+
+// DefaultPorts are the fixed ports `make run` uses.
+func DefaultPorts() Ports {
+	return Ports{
+		EtcdClient:         12379,
+		EtcdPeer:           12380,
+		APIServer:          16443,
+		QueueMetrics:       10259,
+		ControllersMetrics: 18080,
+		ControllersHealth:  18081,
+	}
+}
+
+// portUse names each port with the option (and command-line flag of the
+// localcluster command) that sets it, for messages about a port in use.
+func (p *Ports) uses() []portUse {
+	return []portUse{
+		{"etcd client", "--etcd-port", &p.EtcdClient},
+		{"etcd peer", "--etcd-peer-port", &p.EtcdPeer},
+		{"kube-apiserver", "--apiserver-port", &p.APIServer},
+		{"koord-queue metrics", "--queue-metrics-port", &p.QueueMetrics},
+		{"koord-queue-controllers metrics", "--controllers-metrics-port", &p.ControllersMetrics},
+		{"koord-queue-controllers health probe", "--controllers-health-port", &p.ControllersHealth},
+	}
+}
+
+type portUse struct {
+	what, flag string
+	port       *int
+}
+
+// FreePorts picks unused ports for every field, for tests that run beside
+// other clusters.
+func FreePorts() (Ports, error) {
+	var p Ports
+	for _, u := range p.uses() {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return p, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close() // keep each open until all are picked, so none repeats
+		*u.port = l.Addr().(*net.TCPAddr).Port
+	}
+	return p, nil
+}
+
+// Nodes describes the fake nodes kwok runs.
+type Nodes struct {
+	Count  int
+	CPU    string
+	Memory string
+	Pods   string
+}
+
+// KoordQueue says whether and how to run the two koord-queue binaries.
+type KoordQueue struct {
+	// Mode is KoordQueueOn (build and start both binaries, fail if they do
+	// not build), KoordQueueAuto (the same when cmd/koord-queue and
+	// cmd/koord-queue-controllers exist, else skip with a note) or
+	// KoordQueueOff.
+	Mode KoordQueueMode
+	// RepoRoot is the koord-queue checkout the binaries are built from.
+	RepoRoot string
+	// Config, when set, is passed to koord-queue as --config.
+	Config string
+	// Extensions is koord-queue-controllers' --enabled-extensions.
+	Extensions []string
+	// ExtraQueueArgs and ExtraControllersArgs are appended to each command line.
+	ExtraQueueArgs       []string
+	ExtraControllersArgs []string
+}
+
+// KoordQueueMode selects whether the koord-queue binaries run.
+type KoordQueueMode string
+
+// The KoordQueue modes.
+const (
+	KoordQueueOn   KoordQueueMode = "on"
+	KoordQueueAuto KoordQueueMode = "auto"
+	KoordQueueOff  KoordQueueMode = "off"
+)
+
+// Options configure a cluster. Zero fields take the defaults of Defaults().
+type Options struct {
+	// StateDir holds everything the cluster writes (see the package doc).
+	StateDir string
+	// ToolsDir holds etcd, kube-apiserver, kube-controller-manager,
+	// kube-scheduler, kwok and kubectl (`hack/tools.sh dir`).
+	ToolsDir string
+	Ports    Ports
+	Nodes    Nodes
+	// PodRunTime is how long a Job's pod runs on a fake node before it
+	// succeeds, unless the pod says otherwise with the annotation
+	// pod-complete.stage.kwok.x-k8s.io/delay.
+	PodRunTime time.Duration
+	// MaxRequestsInflight and MaxMutatingRequestsInflight are the
+	// kube-apiserver's limits of the same names.
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
+	// ExtraCRDDirs are installed after koord-queue's own CRDs (for example
+	// test/crds for the job kinds).
+	ExtraCRDDirs []string
+	KoordQueue   KoordQueue
+	// DieWithParent kills every process when the calling process dies (tests);
+	// without it the cluster outlives the caller (make run).
+	DieWithParent bool
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+// DefaultStateDir is where `make run` keeps its cluster:
+// $KOORD_QUEUE_CACHE/run, by default $HOME/.cache/koord-queue/run.
+func DefaultStateDir() string {
+	if c := os.Getenv("KOORD_QUEUE_CACHE"); c != "" {
+		return filepath.Join(c, "run")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".cache", "koord-queue", "run")
+}
+
+// DefaultExtensions are the job extensions enabled by default: every kind
+// whose CRD the local cluster can install.
+var DefaultExtensions = []string{"job", "tfjob", "pytorchjob", "workflow"}
+
+func (o *Options) setDefaults() {
+	if o.StateDir == "" {
+		o.StateDir = DefaultStateDir()
+	}
+	if o.Ports == (Ports{}) {
+		o.Ports = DefaultPorts()
+	}
+	if o.Nodes.Count == 0 {
+		o.Nodes.Count = 4
+	}
+	if o.Nodes.CPU == "" {
+		o.Nodes.CPU = "32"
+	}
+	if o.Nodes.Memory == "" {
+		o.Nodes.Memory = "256Gi"
+	}
+	if o.Nodes.Pods == "" {
+		o.Nodes.Pods = "110"
+	}
+	if o.PodRunTime == 0 {
+		o.PodRunTime = 30 * time.Second
+	}
+	if o.MaxRequestsInflight == 0 {
+		o.MaxRequestsInflight = 400
+	}
+	if o.MaxMutatingRequestsInflight == 0 {
+		o.MaxMutatingRequestsInflight = 200
+	}
+	if o.KoordQueue.Mode == "" {
+		o.KoordQueue.Mode = KoordQueueAuto
+	}
+	if len(o.KoordQueue.Extensions) == 0 {
+		o.KoordQueue.Extensions = DefaultExtensions
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+}
