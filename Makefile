@@ -49,3 +49,27 @@ test-unit: ## Unit tests (no cluster), with -race.
 test-integration: ## Integration tests against envtest (real kube-apiserver + etcd), with -race.
 	@hack/tools.sh etcd kube-apiserver kubectl >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 ./test/integration/...
+
+# The local cluster of `make run` (package test/cluster): real etcd, kube-apiserver,
+# controller-manager, scheduler and kwok processes, stopped by PID with `make down`.
+RUN_STATE_DIR ?= $(or $(KOORD_QUEUE_CACHE),$(HOME)/.cache/koord-queue)/run
+POD_RUN_TIME ?= 30s
+RUN_FLAGS ?=
+CLUSTER_TOOLS = etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl
+LOCALCLUSTER = go run ./test/cluster/cmd/localcluster
+E2E_TIMEOUT ?= 20m
+
+.PHONY: run
+run: ## Start a local cluster with koord-queue and play the guide's quick start (POD_RUN_TIME=30s).
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	@$(LOCALCLUSTER) up --tools-dir $(TOOLS_BIN) --state-dir $(RUN_STATE_DIR) --pod-run-time $(POD_RUN_TIME) $(RUN_FLAGS)
+	@KUBECONFIG=$(RUN_STATE_DIR)/kubeconfig STATE_DIR=$(RUN_STATE_DIR) POD_RUN_TIME=$(POD_RUN_TIME) hack/cluster-quickstart.sh
+
+.PHONY: down
+down: ## Stop the local cluster of `make run` (every process, by PID).
+	@$(LOCALCLUSTER) down --state-dir $(RUN_STATE_DIR)
+
+.PHONY: test-e2e
+test-e2e: ## End-to-end tests on a fresh local cluster with both binaries (free ports, temp state).
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...

@@ -108,6 +108,9 @@ func up(args []string) error {
 	defer cancel()
 	c, err := cluster.Start(ctx, o)
 	if err != nil {
+		if strings.Contains(err.Error(), "already in use") {
+			err = fmt.Errorf("%w\n(with make, pass the flag as: make run RUN_FLAGS='--apiserver-port=N ...')", err)
+		}
 		return err
 	}
 	fmt.Printf("cluster: kubeconfig %s\n", c.Kubeconfig)
