@@ -1,0 +1,34 @@
+// Command koord-queue is the queue scheduler: it admits QueueUnits under
+// ElasticQuota limits.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
+)
+
+func main() {
+	o := app.NewOptions()
+	fs := pflag.NewFlagSet("koord-queue", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == pflag.ErrHelp {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "koord-queue:", err)
+		os.Exit(2)
+	}
+	if err := o.Complete(); err != nil {
+		fmt.Fprintln(os.Stderr, "koord-queue:", err)
+		os.Exit(2)
+	}
+	if err := app.Run(ctrl.SetupSignalHandler(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "koord-queue:", err)
+		os.Exit(1)
+	}
+}

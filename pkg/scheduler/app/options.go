@@ -1,0 +1,94 @@
+package app
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
+)
+
+// Options are the command line of koord-queue.
+type Options struct {
+	Kubeconfig                   string
+	QPS                          float32
+	Burst                        int
+	ConfigFile                   string
+	OversellRate                 float64
+	FeatureGates                 string
+	AdmissionCheckWorkers        int
+	StatusWorkers                int
+	LeaderElect                  bool
+	LeaderElectResourceName      string
+	LeaderElectResourceNamespace string
+	LeaseDuration                time.Duration
+	MetricsBindAddress           string
+
+	// Parsed from the above by Complete.
+	Config *configv1.KoordQueueConfiguration
+	Gates  features.Gates
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		QPS: 100, Burst: 200, OversellRate: 1, AdmissionCheckWorkers: 2, StatusWorkers: 8,
+		LeaderElect: true, LeaderElectResourceName: "koord-queue", LeaderElectResourceNamespace: "koord-queue",
+		LeaseDuration: 15 * time.Second, MetricsBindAddress: ":10259",
+	}
+}
+
+// AddFlags registers the flags, klog's among them.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig; empty means in-cluster configuration.")
+	fs.Float32Var(&o.QPS, "qps", o.QPS, "Queries per second to the API server.")
+	fs.IntVar(&o.Burst, "burst", o.Burst, "Burst of queries to the API server.")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Path to a KoordQueueConfiguration file (apiVersion scheduling.k8s.io/v1); empty means the defaults (plugins Priority and ElasticQuotaV2).")
+	fs.Float64Var(&o.OversellRate, "oversellrate", o.OversellRate, "Factor applied to every quota max; 1 means no overselling.")
+	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "Comma list of Gate=true|false. Gates: "+fmt.Sprint(features.Known)+".")
+	fs.IntVar(&o.AdmissionCheckWorkers, "admissionCheckControllerWorker", o.AdmissionCheckWorkers, "Workers of the admission check state machine.")
+	fs.IntVar(&o.StatusWorkers, "status-workers", o.StatusWorkers, "Workers writing QueueUnit status.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader among replicas; only the leader admits.")
+	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "Name of the leader election Lease.")
+	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "Namespace of the leader election Lease.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a leader's lease lasts.")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the HTTP server for /metrics, /healthz and /readyz.")
+	goflags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(goflags)
+	fs.AddGoFlagSet(goflags)
+}
+
+// Complete validates the flags and reads the configuration file. Every error
+// names the flag or field at fault.
+func (o *Options) Complete() error {
+	if o.QPS <= 0 {
+		return fmt.Errorf("--qps must be positive, got %v", o.QPS)
+	}
+	if o.Burst <= 0 {
+		return fmt.Errorf("--burst must be positive, got %d", o.Burst)
+	}
+	if o.OversellRate < 1 {
+		return fmt.Errorf("--oversellrate must be at least 1, got %v", o.OversellRate)
+	}
+	if o.AdmissionCheckWorkers < 1 {
+		return fmt.Errorf("--admissionCheckControllerWorker must be at least 1, got %d", o.AdmissionCheckWorkers)
+	}
+	if o.StatusWorkers < 1 {
+		return fmt.Errorf("--status-workers must be at least 1, got %d", o.StatusWorkers)
+	}
+	if o.LeaderElect && (o.LeaderElectResourceName == "" || o.LeaderElectResourceNamespace == "") {
+		return fmt.Errorf("--leader-elect needs --leader-elect-resource-name and --leader-elect-resource-namespace")
+	}
+	var err error
+	if o.Gates, err = features.Parse(o.FeatureGates); err != nil {
+		return err
+	}
+	if o.Config, err = configv1.LoadKoordQueueConfiguration(o.ConfigFile); err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	return nil
+}

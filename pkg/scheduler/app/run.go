@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/priority"
+	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
+)
+
+// Registry is every plugin this build knows.
+func Registry() framework.Registry {
+	return framework.Registry{
+		configv1.PluginPriority:       priority.New,
+		configv1.PluginElasticQuotaV2: elasticquota.New,
+	}
+}
+
+// Run starts koord-queue and blocks until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	log := klog.FromContext(ctx)
+	ctrl.SetLogger(log)
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	loading.ExplicitPath = o.Kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	return RunWithConfig(ctx, cfg, o)
+}
+
+// RunWithConfig starts koord-queue against the API server of cfg.
+func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
+	log := klog.FromContext(ctx)
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.UserAgent = "koord-queue"
+	mgr, err := newManager(cfg, o)
+	if err != nil {
+		return err
+	}
+	if _, err := scheduler.New(mgr, Registry(), scheduler.Options{
+		Config: o.Config, Oversell: o.OversellRate, StatusWorkers: o.StatusWorkers,
+	}); err != nil {
+		return err
+	}
+	log.Info("Starting koord-queue", "metrics", o.MetricsBindAddress, "leaderElection", o.LeaderElect, "plugins", o.Config.Plugins)
+	return mgr.Start(ctx)
+}
+
+func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme.New(),
+		Metrics: metricsserver.Options{
+			BindAddress: o.MetricsBindAddress,
+			ExtraHandlers: map[string]http.Handler{
+				"/healthz": http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
+				"/readyz":  http.StripPrefix("/readyz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
+			},
+		},
+		HealthProbeBindAddress:  "0",
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        o.LeaderElectResourceName,
+		LeaderElectionNamespace: o.LeaderElectResourceNamespace,
+		LeaseDuration:           &o.LeaseDuration,
+		Cache: cache.Options{
+			// Managed fields are large and unused here.
+			ByObject: map[client.Object]cache.ByObject{
+				&v1alpha1.QueueUnit{}: {Transform: stripUnit},
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
+	}
+	return mgr, nil
+}
+
+func stripUnit(obj any) (any, error) {
+	if u, ok := obj.(*v1alpha1.QueueUnit); ok {
+		u.ManagedFields = nil
+	}
+	return obj, nil
+}

@@ -1,0 +1,149 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// enqueueWriteDelay holds back a new unit's first Enqueued write, so that a
+// unit admitted in the next pass costs one write, not two.
+const enqueueWriteDelay = 500 * time.Millisecond
+
+func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
+
+// schedule runs one pass and hands its results to the writer.
+func (s *Scheduler) schedule(ctx context.Context) {
+	s.passes.Add(1)
+	res := s.queues.Pass(func(u *queue.Unit) *queue.Failure { return s.try(ctx, u) })
+	for _, a := range res.Admitted {
+		s.admit(ctx, a)
+	}
+	for _, f := range res.Failed {
+		if f.Failure.Reason == reasonStale {
+			continue
+		}
+		if obj, ok := f.Unit.Object.(*v1alpha1.QueueUnit); ok {
+			s.reportWaiting(obj, f.Failure)
+		}
+	}
+	if len(res.Admitted) > 0 || len(res.Failed) > 0 {
+		klog.FromContext(ctx).V(4).Info("Pass", "admitted", len(res.Admitted), "failed", len(res.Failed), "examined", res.Examined)
+	}
+}
+
+// try decides one unit; it runs inside a pass, under the queue manager's lock.
+func (s *Scheduler) try(ctx context.Context, u *queue.Unit) *queue.Failure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.units[u.Key]
+	if st == nil || st.inflight || !isPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
+		return &queue.Failure{Reason: reasonStale, HeldBack: true}
+	}
+	u.Object = st.obj
+	u.Cohort = s.fw.Cohort(u.Quota)
+	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request}
+	if status := s.fw.Filter(ctx, info); !status.IsSuccess() {
+		return failureOf(status)
+	}
+	if status := s.fw.Reserve(ctx, info); !status.IsSuccess() {
+		return failureOf(status)
+	}
+	st.inflight = true
+	return nil
+}
+
+func failureOf(s *framework.Status) *queue.Failure {
+	return &queue.Failure{Reason: s.Reason, Message: s.Message, NeverFits: s.Code == framework.UnschedulableAndUnresolvable}
+}
+
+// admit writes an admission decided in a pass.
+func (s *Scheduler) admit(ctx context.Context, a queue.Admitted) {
+	key := a.Unit.Key
+	s.mu.Lock()
+	st := s.units[key]
+	if st == nil {
+		s.mu.Unlock()
+		return
+	}
+	base := st.obj
+	info := &framework.UnitInfo{Key: key, Unit: base, Queue: a.Queue, Quota: a.Unit.Quota, Request: a.Unit.Request}
+	s.mu.Unlock()
+
+	admissions := admissionsFor(base)
+	s.writer.enqueue(key, &write{
+		base: base,
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			now := s.now()
+			x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+			x.Status.Admissions = admissions
+			x.Status.LastAllocateTime = &now
+			x.Status.LastUpdateTime = &now
+			x.Status.Message = ""
+			x.Status.Attempts++
+			x.Status.ReclaimablePods = nil
+			setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionTrue, "QuotaReserved", "Quota reserved in "+a.Unit.Quota, now)
+			setCondition(x, v1alpha1.ConditionAdmitted, metav1.ConditionTrue, "Admitted", "Admitted by queue "+a.Queue, now)
+			if meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionEvicted) != nil {
+				setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionFalse, "Admitted", "Admitted again", now)
+			}
+			return true
+		},
+		done: func(written *v1alpha1.QueueUnit, err error) { s.admitted(ctx, info, written, err) },
+	}, 0)
+}
+
+// admitted learns how an admission write ended.
+func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, written *v1alpha1.QueueUnit, err error) {
+	key := info.Key
+	s.mu.Lock()
+	st := s.units[key]
+	if st != nil {
+		st.inflight = false
+	}
+	if err == nil && written != nil && st != nil {
+		if isPending(st.obj.Status.Phase) {
+			// The informer has not brought our write yet.
+			st.obj = written
+		}
+		st.holding, st.reason = true, ""
+		latest := st.obj
+		s.mu.Unlock()
+		s.recorder.Eventf(written, corev1.EventTypeNormal, "Scheduled", "Admitted by queue %s; quota %s charged %s", info.Queue, info.Quota, info.Request)
+		// Replay what arrived while the write was in flight (usage, pods running).
+		s.onUnit(latest)
+		return
+	}
+	// The write did not happen: give the quota back and decide again.
+	s.fw.Unreserve(ctx, info)
+	var retry *v1alpha1.QueueUnit
+	if st != nil {
+		s.fw.SetUsage(key, st.quota, usageOf(st.obj))
+		if isPending(st.obj.Status.Phase) {
+			retry = st.obj
+		}
+	}
+	s.mu.Unlock()
+	s.queues.PodsRunning(key)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Admission not written; deciding again", "unit", key, "err", err)
+	}
+	if retry != nil {
+		queueName, quotaName := s.fw.Map(retry)
+		s.enqueue(retry, queueName, quotaName, true)
+	}
+}
+
+func setCondition(u *v1alpha1.QueueUnit, t string, status metav1.ConditionStatus, reason, message string, now metav1.Time) {
+	meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{
+		Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: u.Generation,
+	})
+}

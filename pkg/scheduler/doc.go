@@ -1,0 +1,11 @@
+// Package scheduler is the admission loop of koord-queue. It owns the cache of
+// QueueUnits (what each holds, what is in flight), feeds pending units to the
+// queue manager (pkg/queue), runs passes that admit units through the plugin
+// framework, and writes the results asynchronously through one status writer.
+//
+// A decision is made from memory: the admitted unit's quota is charged at once
+// (assumed) and the unit leaves the pending queues, so it can never be admitted
+// twice while its status write is in flight. A failed write gives the quota
+// back and the unit is decided again. Usage is always rebuilt from the API
+// (see docs/protocol.md), so a restarted scheduler starts from the truth.
+package scheduler

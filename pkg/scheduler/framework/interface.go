@@ -1,0 +1,97 @@
+package framework
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// UnitInfo is one QueueUnit as plugins see it in a scheduling attempt.
+type UnitInfo struct {
+	Key   string
+	Unit  *v1alpha1.QueueUnit
+	Queue string
+	Quota string
+	// Request is the unit's whole demand.
+	Request quota.Resources
+}
+
+// Plugin is what every plugin is.
+type Plugin interface {
+	Name() string
+}
+
+// QueueSortPlugin orders units inside a queue. Exactly one is used.
+type QueueSortPlugin interface {
+	Plugin
+	Less(a, b *queue.Unit) bool
+}
+
+// QueueMapPlugin tells which queue holds a unit and which quota pays for it.
+// Exactly one is used.
+type QueueMapPlugin interface {
+	Plugin
+	Map(u *v1alpha1.QueueUnit) (queueName, quotaName string)
+	// Cohort is the group of quotas whose freed capacity can help quotaName.
+	Cohort(quotaName string) string
+}
+
+// FilterPlugin decides whether a unit may be admitted now.
+type FilterPlugin interface {
+	Plugin
+	Filter(ctx context.Context, u *UnitInfo) *Status
+}
+
+// ReservePlugin takes what an admitted unit needs, before its status is
+// written; Unreserve gives it back when the write fails.
+type ReservePlugin interface {
+	Plugin
+	Reserve(ctx context.Context, u *UnitInfo) *Status
+	Unreserve(ctx context.Context, u *UnitInfo)
+}
+
+// UsagePlugin learns what each unit really holds, as read from the API: the
+// source of truth after a restart and after every change.
+type UsagePlugin interface {
+	Plugin
+	// SetUsage sets what unit key holds in quotaName (nil: nothing).
+	SetUsage(key, quotaName string, used quota.Resources)
+}
+
+// Runnable is a plugin with work of its own; Start blocks until ctx ends. It
+// runs only on the leader.
+type Runnable interface {
+	Start(ctx context.Context) error
+}
+
+// Syncer is a plugin with informers of its own: the scheduler admits nothing
+// before HasSynced is true, so limits and usage are complete.
+type Syncer interface {
+	HasSynced() bool
+}
+
+// Handle is what plugins get from the scheduler.
+type Handle interface {
+	Client() client.Client
+	Cache() cache.Cache
+	Recorder() record.EventRecorder
+	// Freed says capacity was freed in a cohort: its waiting units are tried again.
+	Freed(cohort string)
+	// Invalidate says anything may fit now: every waiting unit is tried again.
+	Invalidate()
+	// Oversell is the factor applied to every quota max.
+	Oversell() float64
+}
+
+// Factory builds a plugin from its arguments.
+type Factory func(args runtime.RawExtension, h Handle) (Plugin, error)
+
+// Registry maps plugin names to factories.
+type Registry map[string]Factory

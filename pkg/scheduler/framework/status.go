@@ -1,0 +1,32 @@
+package framework
+
+// Code is the outcome of a plugin call.
+type Code int
+
+const (
+	// Success lets the unit go on.
+	Success Code = iota
+	// Unschedulable means not now; the unit waits for something to change.
+	Unschedulable
+	// UnschedulableAndUnresolvable means never, whatever changes in usage.
+	UnschedulableAndUnresolvable
+	// Error is a failure of the plugin itself.
+	Error
+)
+
+// Status is a plugin's answer. A nil Status is Success.
+type Status struct {
+	Code Code
+	// Reason is stable for the same cause (used to write and record only when
+	// it changes); Message is for people.
+	Reason  string
+	Message string
+}
+
+// NewStatus builds a status.
+func NewStatus(code Code, reason, message string) *Status {
+	return &Status{Code: code, Reason: reason, Message: message}
+}
+
+// IsSuccess reports whether s lets the unit go on.
+func (s *Status) IsSuccess() bool { return s == nil || s.Code == Success }

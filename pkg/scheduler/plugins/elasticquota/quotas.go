@@ -1,0 +1,232 @@
+package elasticquota
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+const (
+	// QueueNamespace holds the Queues made for ElasticQuotas.
+	QueueNamespace = "koord-queue"
+	// DefaultQueuePriority is the priority of a Queue made for an ElasticQuota.
+	DefaultQueuePriority int32 = 1000
+	// CreatedByLabel marks a Queue made for an ElasticQuota; its value is the
+	// quota's namespace.
+	CreatedByLabel = "scheduling.x-k8s.io/created-by-elasticquota"
+)
+
+func (p *Plugin) onQuota(obj any) {
+	eq, ok := obj.(*eqv1alpha1.ElasticQuota)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	old := p.quotas[eq.Name]
+	p.quotas[eq.Name] = eq
+	changed := old == nil || !equalSpec(old, eq)
+	if changed {
+		err := p.tree.Upsert(quota.Spec{
+			Name: eq.Name, Parent: eq.Labels[eqv1alpha1.ParentLabel],
+			Min: quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
+		})
+		if err != nil {
+			p.treeErrors[eq.Name] = err
+		} else {
+			delete(p.treeErrors, eq.Name)
+		}
+	}
+	p.mu.Unlock()
+	if changed {
+		// A new or changed quota can let anything through.
+		p.h.Invalidate()
+	}
+	p.sync.Add(eq.Name)
+}
+
+func equalSpec(a, b *eqv1alpha1.ElasticQuota) bool {
+	return a.Labels[eqv1alpha1.ParentLabel] == b.Labels[eqv1alpha1.ParentLabel] &&
+		quota.FromList(a.Spec.Min).Equal(quota.FromList(b.Spec.Min)) &&
+		quota.FromList(a.Spec.Max).Equal(quota.FromList(b.Spec.Max))
+}
+
+func (p *Plugin) onQuotaDelete(obj any) {
+	if t, ok := obj.(cacheTombstone); ok {
+		obj = t.Obj
+	}
+	eq, ok := obj.(*eqv1alpha1.ElasticQuota)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	if cur, ok := p.quotas[eq.Name]; ok && cur.Namespace == eq.Namespace {
+		delete(p.quotas, eq.Name)
+		delete(p.treeErrors, eq.Name)
+		p.tree.Delete(eq.Name)
+	}
+	p.mu.Unlock()
+	p.h.Invalidate()
+	p.sync.Add(eq.Name)
+}
+
+func (p *Plugin) onQueue(obj any) {
+	if t, ok := obj.(cacheTombstone); ok {
+		obj = t.Obj
+	}
+	q, ok := obj.(*v1alpha1.Queue)
+	if !ok || q.Namespace != QueueNamespace {
+		return
+	}
+	p.sync.Add(q.Name)
+}
+
+// Start runs the worker that keeps one Queue per ElasticQuota.
+func (p *Plugin) Start(ctx context.Context) error {
+	go func() {
+		<-ctx.Done()
+		p.sync.ShutDown()
+	}()
+	for p.processNext(ctx) {
+	}
+	return nil
+}
+
+func (p *Plugin) processNext(ctx context.Context) bool {
+	name, shutdown := p.sync.Get()
+	if shutdown {
+		return false
+	}
+	defer p.sync.Done(name)
+	if err := p.syncQueue(ctx, name); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to sync the Queue of an ElasticQuota", "quota", name)
+		p.sync.AddRateLimited(name)
+		return true
+	}
+	p.sync.Forget(name)
+	return true
+}
+
+// syncQueue makes the Queue named like an ElasticQuota match it.
+func (p *Plugin) syncQueue(ctx context.Context, name string) error {
+	c := p.h.Client()
+	p.mu.Lock()
+	eq := p.quotas[name]
+	p.mu.Unlock()
+
+	q := &v1alpha1.Queue{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: QueueNamespace, Name: name}, q)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get queue: %w", err)
+	}
+	exists := err == nil
+	if eq == nil {
+		if exists && q.Labels[CreatedByLabel] != "" {
+			if err := c.Delete(ctx, q); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete queue of deleted quota: %w", err)
+			}
+		}
+		return nil
+	}
+	policy, policyErr := policyOf(eq)
+	if policyErr != nil {
+		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQueuePolicy", "%v", policyErr)
+	}
+	if !exists {
+		if err := p.ensureNamespace(ctx); err != nil {
+			return err
+		}
+		if policy == "" {
+			policy = v1alpha1.QueuePolicyPriority
+		}
+		q = &v1alpha1.Queue{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name, Namespace: QueueNamespace,
+				Labels:      map[string]string{CreatedByLabel: eq.Namespace},
+				Annotations: copiedAnnotations(eq),
+			},
+			Spec: v1alpha1.QueueSpec{QueuePolicy: policy, Priority: ptr.To(DefaultQueuePriority)},
+		}
+		if err := c.Create(ctx, q); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				p.sync.AddAfter(name, 100*time.Millisecond)
+				return nil
+			}
+			return fmt.Errorf("create queue: %w", err)
+		}
+		return nil
+	}
+	if q.Labels[CreatedByLabel] == "" {
+		// A Queue written by hand keeps its own settings.
+		return nil
+	}
+	want := q.DeepCopy()
+	if policy != "" {
+		want.Spec.QueuePolicy = policy
+	}
+	for k := range want.Annotations {
+		if strings.HasPrefix(k, v1alpha1.AnnotationPrefix) {
+			delete(want.Annotations, k)
+		}
+	}
+	if copied := copiedAnnotations(eq); len(copied) > 0 {
+		if want.Annotations == nil {
+			want.Annotations = map[string]string{}
+		}
+		maps.Copy(want.Annotations, copied)
+	}
+	if want.Spec.QueuePolicy == q.Spec.QueuePolicy && maps.Equal(want.Annotations, q.Annotations) {
+		return nil
+	}
+	if err := c.Patch(ctx, want, client.MergeFromWithOptions(q, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("update queue: %w", err)
+	}
+	return nil
+}
+
+func (p *Plugin) ensureNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: QueueNamespace}}
+	if err := p.h.Client().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", QueueNamespace, err)
+	}
+	return nil
+}
+
+// policyOf reads the koord-queue/queue-policy label: "" when absent.
+func policyOf(eq *eqv1alpha1.ElasticQuota) (v1alpha1.QueuePolicy, error) {
+	v, ok := eq.Labels[v1alpha1.QueuePolicyLabel]
+	if !ok || v == "" {
+		return "", nil
+	}
+	switch p := v1alpha1.QueuePolicy(v); p {
+	case v1alpha1.QueuePolicyPriority, v1alpha1.QueuePolicyBlock, v1alpha1.QueuePolicyIntelligent:
+		return p, nil
+	}
+	return "", fmt.Errorf("label %s=%q on ElasticQuota %s/%s is not a queue policy (Priority, Block or Intelligent); the Queue keeps its policy",
+		v1alpha1.QueuePolicyLabel, v, eq.Namespace, eq.Name)
+}
+
+func copiedAnnotations(eq *eqv1alpha1.ElasticQuota) map[string]string {
+	var out map[string]string
+	for k, v := range eq.Annotations {
+		if strings.HasPrefix(k, v1alpha1.AnnotationPrefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,5 @@
+package elasticquota
+
+import toolscache "k8s.io/client-go/tools/cache"
+
+type cacheTombstone = toolscache.DeletedFinalStateUnknown

@@ -1,0 +1,147 @@
+package scheduler
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+)
+
+// maxQueueItemDetails bounds the pending units listed in a Queue's status.
+const maxQueueItemDetails = 50
+
+// settingsOf reads a Queue's policy and tuning annotations. A malformed
+// annotation is ignored with a warning event on the Queue.
+func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
+	set := queue.Settings{Name: q.Name, Policy: q.Spec.QueuePolicy, Threshold: v1alpha1.DefaultPriorityThreshold}
+	if set.Policy == "" {
+		set.Policy = v1alpha1.QueuePolicyPriority
+	}
+	if q.Spec.Priority != nil {
+		set.Priority = *q.Spec.Priority
+	}
+	bad := func(key, value, want string) {
+		if s.leading.Load() {
+			s.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not %s; ignored", key, value, want)
+		}
+	}
+	if v, ok := q.Annotations[v1alpha1.PriorityThresholdAnnotation]; ok {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil {
+			set.Threshold = int32(n)
+		} else {
+			bad(v1alpha1.PriorityThresholdAnnotation, v, "a 32-bit integer")
+		}
+	}
+	if v, ok := q.Annotations[v1alpha1.MaxDepthAnnotation]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			set.MaxDepth = n
+		} else {
+			bad(v1alpha1.MaxDepthAnnotation, v, "a non-negative integer")
+		}
+	}
+	if v, ok := q.Annotations[v1alpha1.WaitForPodsRunningAnnotation]; ok {
+		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+			set.WaitForPodsRunning = b
+		} else {
+			bad(v1alpha1.WaitForPodsRunningAnnotation, v, "true or false")
+		}
+	}
+	return set
+}
+
+func (s *Scheduler) onQueue(obj any) {
+	q, ok := obj.(*v1alpha1.Queue)
+	if !ok {
+		return
+	}
+	set := s.settingsOf(q)
+	s.mu.Lock()
+	s.queueNamespaces[q.Name] = q.Namespace
+	s.mu.Unlock()
+	if cur, ok := s.queues.QueueSettings(q.Name); ok && cur == set {
+		return
+	}
+	s.queues.UpsertQueue(set)
+}
+
+func (s *Scheduler) onQueueDelete(obj any) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	q, ok := obj.(*v1alpha1.Queue)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	if s.queueNamespaces[q.Name] == q.Namespace {
+		delete(s.queueNamespaces, q.Name)
+	}
+	s.mu.Unlock()
+	s.queues.DeleteQueue(q.Name)
+	// Its units stay pending and say why.
+	for _, key := range s.queues.Orphans()[q.Name] {
+		s.mu.Lock()
+		st := s.units[key]
+		var u *v1alpha1.QueueUnit
+		if st != nil {
+			u = st.obj
+		}
+		s.mu.Unlock()
+		if u != nil {
+			s.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
+				Message: "queue " + q.Name + " not found: the unit is admitted as soon as it exists"})
+		}
+	}
+}
+
+// updateQueueStatuses writes each Queue's pending list and counts, only where
+// they changed.
+func (s *Scheduler) updateQueueStatuses(ctx context.Context) {
+	admitted := map[string]int32{}
+	s.mu.Lock()
+	for _, st := range s.units {
+		if st.holding || st.inflight {
+			admitted[st.queue]++
+		}
+	}
+	namespaces := make(map[string]string, len(s.queueNamespaces))
+	for k, v := range s.queueNamespaces {
+		namespaces[k] = v
+	}
+	s.mu.Unlock()
+	for name, ns := range namespaces {
+		pending, ok := s.queues.Pending(name)
+		if !ok {
+			continue
+		}
+		status := v1alpha1.QueueStatus{Pending: int32(len(pending)), Admitted: admitted[name]}
+		for i, p := range pending {
+			if i >= maxQueueItemDetails {
+				break
+			}
+			status.QueueItemDetails = append(status.QueueItemDetails, v1alpha1.QueueItemDetail{
+				Name: p.Name, Namespace: p.Namespace, Priority: p.Priority, Position: int32(p.Position),
+			})
+		}
+		q := &v1alpha1.Queue{}
+		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, q); err != nil {
+			continue
+		}
+		if equality.Semantic.DeepEqual(q.Status, status) {
+			continue
+		}
+		want := q.DeepCopy()
+		want.Status = status
+		if err := s.client.Status().Patch(ctx, want, client.MergeFrom(q)); err != nil {
+			klog.FromContext(ctx).V(2).Info("Queue status write failed", "queue", name, "err", err)
+		}
+	}
+}

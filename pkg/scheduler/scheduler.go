@@ -1,0 +1,219 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// Options configure a Scheduler.
+type Options struct {
+	Config *configv1.KoordQueueConfiguration
+	// Oversell multiplies every quota max (1: none).
+	Oversell float64
+	// StatusWorkers write QueueUnit status in parallel.
+	StatusWorkers int
+	Clock         clock.Clock
+}
+
+// Scheduler admits QueueUnits.
+type Scheduler struct {
+	client   client.Client
+	reader   client.Reader
+	cache    cache.Cache
+	recorder record.EventRecorder
+	clock    clock.Clock
+	opts     Options
+
+	fw     *framework.Framework
+	queues *queue.Manager
+	writer *statusWriter
+
+	mu    sync.Mutex
+	units map[string]*unitState
+	// queueNamespaces maps a Queue's name to its namespace.
+	queueNamespaces map[string]string
+
+	registrations []toolscache.ResourceEventHandlerRegistration
+	leading       atomic.Bool
+	passes        atomic.Int64
+}
+
+// unitState is what the scheduler remembers of one QueueUnit.
+type unitState struct {
+	obj          *v1alpha1.QueueUnit
+	queue, quota string
+	// inflight is true from the decision to admit until its write is done.
+	inflight bool
+	// holding is true when the last seen phase held quota.
+	holding bool
+	// reason is the waiting reason last reported (status and event).
+	reason string
+}
+
+var (
+	_ framework.Handle         = (*Scheduler)(nil)
+	_ manager.Runnable         = (*Scheduler)(nil)
+	_ manager.LeaderElectionRunnable = (*Scheduler)(nil)
+)
+
+// New builds a scheduler on mgr's client and cache, with the plugins cfg
+// enables from registry, and adds it to mgr.
+func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Scheduler, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Oversell <= 0 {
+		opts.Oversell = 1
+	}
+	if opts.StatusWorkers <= 0 {
+		opts.StatusWorkers = 8
+	}
+	s := &Scheduler{
+		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr.GetCache(),
+		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
+		units: map[string]*unitState{}, queueNamespaces: map[string]string{},
+	}
+	s.writer = newStatusWriter(s.client, s.reader)
+	fw, err := framework.New(opts.Config, registry, s)
+	if err != nil {
+		return nil, err
+	}
+	s.fw = fw
+	s.queues = queue.NewManager(fw.Less())
+	if err := s.watch(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Scheduler) watch(ctx context.Context) error {
+	unitInformer, err := s.cache.GetInformer(ctx, &v1alpha1.QueueUnit{})
+	if err != nil {
+		return fmt.Errorf("watch QueueUnits: %w", err)
+	}
+	reg, err := unitInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.onUnit(obj) },
+		UpdateFunc: func(_, obj any) { s.onUnit(obj) },
+		DeleteFunc: s.onUnitDelete,
+	})
+	if err != nil {
+		return err
+	}
+	s.registrations = append(s.registrations, reg)
+	queueInformer, err := s.cache.GetInformer(ctx, &v1alpha1.Queue{})
+	if err != nil {
+		return fmt.Errorf("watch Queues: %w", err)
+	}
+	reg, err = queueInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.onQueue(obj) },
+		UpdateFunc: func(_, obj any) { s.onQueue(obj) },
+		DeleteFunc: s.onQueueDelete,
+	})
+	if err != nil {
+		return err
+	}
+	s.registrations = append(s.registrations, reg)
+	return nil
+}
+
+// NeedLeaderElection is true: only the leader admits and writes.
+func (s *Scheduler) NeedLeaderElection() bool { return true }
+
+// Start runs the admission loop until ctx ends. Nothing is admitted before the
+// caches have delivered every object, so usage is rebuilt first.
+func (s *Scheduler) Start(ctx context.Context) error {
+	log := klog.FromContext(ctx).WithName("scheduler")
+	ctx = klog.NewContext(ctx, log)
+	if !s.cache.WaitForCacheSync(ctx) {
+		return fmt.Errorf("caches did not sync")
+	}
+	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, r := range s.registrations {
+			if !r.HasSynced() {
+				return false, nil
+			}
+		}
+		return s.fw.HasSynced(), nil
+	}); err != nil {
+		return err
+	}
+	s.leading.Store(true)
+	log.Info("Scheduler started; usage rebuilt from the API")
+	go s.writer.run(ctx, s.opts.StatusWorkers)
+	for _, r := range s.fw.Runnables() {
+		go func() {
+			if err := r.Start(ctx); err != nil {
+				log.Error(err, "Plugin stopped")
+			}
+		}()
+	}
+	go wait.UntilWithContext(ctx, s.updateQueueStatuses, s.opts.Config.QueueStatusUpdatePeriod.Duration)
+	// What followers saw but did not write is written now.
+	s.resyncAll()
+	s.queues.Kick()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.queues.Kicked():
+			s.schedule(ctx)
+		}
+	}
+}
+
+// Handle implementation.
+
+// Client returns the cached client.
+func (s *Scheduler) Client() client.Client { return s.client }
+
+// Cache returns the informer cache.
+func (s *Scheduler) Cache() cache.Cache { return s.cache }
+
+// Recorder returns the event recorder.
+func (s *Scheduler) Recorder() record.EventRecorder { return s.recorder }
+
+// Freed makes the waiting units of a cohort worth trying again.
+func (s *Scheduler) Freed(cohort string) {
+	if s.queues != nil {
+		s.queues.Freed(cohort)
+	}
+}
+
+// Invalidate makes every waiting unit worth trying again.
+func (s *Scheduler) Invalidate() {
+	if s.queues != nil {
+		s.queues.Invalidate()
+	}
+}
+
+// Oversell is the factor applied to every quota max.
+func (s *Scheduler) Oversell() float64 { return s.opts.Oversell }
+
+// Queues exposes the pending queues (read-only use: visibility, debug).
+func (s *Scheduler) Queues() *queue.Manager { return s.queues }
+
+// Framework exposes the plugins (read-only use: visibility, debug).
+func (s *Scheduler) Framework() *framework.Framework { return s.fw }
+
+// Passes counts scheduling passes run.
+func (s *Scheduler) Passes() int64 { return s.passes.Load() }

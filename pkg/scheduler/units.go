@@ -1,0 +1,198 @@
+package scheduler
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+)
+
+// Reasons the scheduler reports on units that wait for something other than quota.
+const (
+	reasonQueueNotFound = "queuenotfound"
+	reasonNoQuota       = "noquota"
+	// reasonStale marks a pending entry whose unit was admitted or changed
+	// meanwhile; it is dropped, never reported.
+	reasonStale = "stale"
+)
+
+func keyOf(u *v1alpha1.QueueUnit) string { return u.Namespace + "/" + u.Name }
+
+func (s *Scheduler) onUnit(obj any) {
+	u, ok := obj.(*v1alpha1.QueueUnit)
+	if !ok {
+		return
+	}
+	key := keyOf(u)
+	queueName, quotaName := s.fw.Map(u)
+
+	s.mu.Lock()
+	st := s.units[key]
+	if st == nil {
+		st = &unitState{}
+		s.units[key] = st
+	}
+	prev := st.obj
+	st.obj, st.queue, st.quota = u, queueName, quotaName
+	if st.inflight {
+		// The admission write in flight decides what happens next.
+		s.mu.Unlock()
+		return
+	}
+	// Usage follows the object (docs/protocol.md).
+	s.fw.SetUsage(key, quotaName, usageOf(u))
+	wasHolding := st.holding
+	st.holding = holdsQuota(u.Status.Phase)
+	s.mu.Unlock()
+
+	phase := u.Status.Phase
+	switch {
+	case u.DeletionTimestamp != nil:
+		s.queues.Delete(key)
+		s.queues.PodsRunning(key)
+	case isPending(phase):
+		if wasHolding && s.leading.Load() {
+			s.recorder.Eventf(u, corev1.EventTypeNormal, "Reclaimed", "Resources released; the unit is back in queue %s", queueName)
+		}
+		if wasHolding {
+			s.queues.PodsRunning(key)
+		}
+		changed := prev == nil || prev.Generation != u.Generation || !maps.Equal(prev.Labels, u.Labels)
+		s.enqueue(u, queueName, quotaName, changed)
+	default:
+		s.queues.Delete(key)
+		if phase != v1alpha1.QueueUnitPhaseReserved && phase != v1alpha1.QueueUnitPhaseDequeued {
+			s.queues.PodsRunning(key)
+		}
+	}
+}
+
+// enqueue puts a pending unit in its queue and reports where it cannot be.
+func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, queueName, quotaName string, changed bool) {
+	qu := &queue.Unit{
+		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
+		Quota: quotaName, Cohort: s.fw.Cohort(quotaName), Request: requestOf(u), Enqueued: s.clock.Now(),
+	}
+	if u.Spec.Priority != nil {
+		qu.Priority = *u.Spec.Priority
+	}
+	if queueName == "" {
+		s.queues.Delete(qu.Key)
+		s.reportWaiting(u, &queue.Failure{Reason: reasonNoQuota,
+			Message: "no quota: the unit names no ElasticQuota (label " + v1alpha1.QuotaNameLabel + ") and no queue, so it cannot be admitted"})
+		return
+	}
+	if !s.queues.Upsert(qu, queueName, changed) {
+		s.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
+			Message: "queue " + queueName + " not found: the unit is admitted as soon as it exists"})
+		return
+	}
+	if u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
+		s.markEnqueued(u)
+	}
+}
+
+func (s *Scheduler) onUnitDelete(obj any) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*v1alpha1.QueueUnit)
+	if !ok {
+		return
+	}
+	key := keyOf(u)
+	s.mu.Lock()
+	st := s.units[key]
+	delete(s.units, key)
+	if st != nil && !st.inflight {
+		s.fw.SetUsage(key, "", nil)
+	}
+	// An admission in flight fails with NotFound and gives its quota back.
+	s.mu.Unlock()
+	s.queues.Delete(key)
+	s.queues.PodsRunning(key)
+}
+
+// resyncAll replays every known unit, for the writes and events a follower
+// held back.
+func (s *Scheduler) resyncAll() {
+	s.mu.Lock()
+	objs := make([]*v1alpha1.QueueUnit, 0, len(s.units))
+	for _, st := range s.units {
+		objs = append(objs, st.obj)
+	}
+	s.mu.Unlock()
+	for _, u := range objs {
+		if isPending(u.Status.Phase) && u.DeletionTimestamp == nil {
+			queueName, quotaName := s.fw.Map(u)
+			s.enqueue(u, queueName, quotaName, false)
+		}
+	}
+}
+
+// markEnqueued gives a new unit its first phase. The write waits a moment: a
+// unit admitted at once is written once, as Dequeued.
+func (s *Scheduler) markEnqueued(u *v1alpha1.QueueUnit) {
+	if !s.leading.Load() {
+		return
+	}
+	key := keyOf(u)
+	if s.writer.has(key) {
+		return
+	}
+	s.writer.enqueue(key, &write{
+		base: u, retryOnConflict: true,
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			if x.Status.Phase != v1alpha1.QueueUnitPhaseNone {
+				return false
+			}
+			x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+			now := s.now()
+			x.Status.LastUpdateTime = &now
+			return true
+		},
+	}, enqueueWriteDelay)
+}
+
+// reportWaiting writes why a unit waits and records a FailedScheduling (or
+// QueueNotFound) event, only when the reason changed.
+func (s *Scheduler) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
+	if f.Reason == reasonStale || !s.leading.Load() {
+		return
+	}
+	key := keyOf(u)
+	s.mu.Lock()
+	st := s.units[key]
+	if st == nil || st.inflight || st.reason == f.Reason {
+		s.mu.Unlock()
+		return
+	}
+	st.reason = f.Reason
+	base := st.obj
+	s.mu.Unlock()
+
+	switch f.Reason {
+	case reasonQueueNotFound:
+		s.recorder.Event(base, corev1.EventTypeWarning, "QueueNotFound", f.Message)
+	default:
+		s.recorder.Event(base, corev1.EventTypeWarning, "FailedScheduling", f.Message)
+	}
+	message := f.Message
+	s.writer.enqueue(key, &write{
+		base: base, retryOnConflict: true,
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			if !isPending(x.Status.Phase) || x.Status.Message == message {
+				return false
+			}
+			x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+			x.Status.Message = message
+			x.Status.Attempts++
+			now := s.now()
+			x.Status.LastUpdateTime = &now
+			return true
+		},
+	}, 0)
+}

@@ -1,0 +1,138 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+var env *framework.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = framework.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// startScheduler runs koord-queue in-process against the test API server and
+// returns a function that stops it and waits until it has.
+func startScheduler(t *testing.T, mutate ...func(*app.Options)) func() {
+	t.Helper()
+	o := app.NewOptions()
+	o.LeaderElect = false
+	o.MetricsBindAddress = "0"
+	for _, m := range mutate {
+		m(o)
+	}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := app.RunWithConfig(ctx, env.Config, o); err != nil {
+			t.Errorf("scheduler stopped: %v", err)
+		}
+	})
+	stop := func() {
+		cancel()
+		wg.Wait()
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func ctx() context.Context { return context.Background() }
+
+func createNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := env.Client.Create(ctx(), ns); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(ctx(), o); err != nil {
+			t.Fatalf("create %s: %v", o.GetName(), err)
+		}
+	}
+}
+
+func getUnit(t *testing.T, ns, name string) *v1alpha1.QueueUnit {
+	t.Helper()
+	u := &v1alpha1.QueueUnit{}
+	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// waitPhase waits until a unit reaches phase and returns it.
+func waitPhase(t *testing.T, ns, name string, phase v1alpha1.QueueUnitPhase) *v1alpha1.QueueUnit {
+	t.Helper()
+	var u *v1alpha1.QueueUnit
+	err := framework.Eventually(ctx(), 30*time.Second, func(c context.Context) (bool, error) {
+		u = &v1alpha1.QueueUnit{}
+		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+			return false, err
+		}
+		return u.Status.Phase == phase, nil
+	})
+	if err != nil {
+		t.Fatalf("unit %s/%s did not reach %s (phase %q, message %q): %v", ns, name, phase, u.Status.Phase, u.Status.Message, err)
+	}
+	return u
+}
+
+// setPhase plays the job extension: it writes a unit's phase.
+func setPhase(t *testing.T, ns, name string, phase v1alpha1.QueueUnitPhase) {
+	t.Helper()
+	err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
+		u := &v1alpha1.QueueUnit{}
+		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+			return false, err
+		}
+		u.Status.Phase = phase
+		return true, env.Client.Status().Update(c, u)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func events(t *testing.T, ns, name, reason string) []corev1.Event {
+	t.Helper()
+	list := &corev1.EventList{}
+	if err := env.Client.List(ctx(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, e := range list.Items {
+		if e.InvolvedObject.Name == name && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
