@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
+	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
+
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
+)
+
+// eventSource names the binary in the events it records.
+const eventSource = "koord-queue-controllers"
+
+// Run starts koord-queue-controllers and blocks until ctx ends.
+func Run(ctx context.Context, o *Options) error {
+	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.Verbosity))))
+	if _, err := o.complete(); err != nil {
+		return err
+	}
+	cfg, err := restConfig(o)
+	if err != nil {
+		return err
+	}
+	mgr, err := NewManager(cfg, o, clock.RealClock{})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run manager: %w", err)
+	}
+	return nil
+}
+
+func restConfig(o *Options) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if o.Kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	} else {
+		cfg, err = ctrl.GetConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	return cfg, nil
+}
+
+// NewScheme has every type the binary reads or writes.
+func NewScheme() *runtime.Scheme {
+	s := scheme.New()
+	utilruntime.Must(kubeflowv1.AddToScheme(s))
+	utilruntime.Must(rayv1.AddToScheme(s))
+	utilruntime.Must(rayv1alpha1.AddToScheme(s))
+	utilruntime.Must(sparkv1beta2.AddToScheme(s))
+	return s
+}
+
+// NewManager checks the options, builds the manager and one reconciler per
+// enabled extension, and makes sure every enabled extension's CRD is served.
+func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, error) {
+	c, err := o.complete()
+	if err != nil {
+		return nil, err
+	}
+	cacheOpts := cache.Options{}
+	if len(o.WatchNamespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.WatchNamespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  NewScheme(),
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        o.LeaderElectResourceName,
+		LeaderElectionNamespace: o.LeaderElectResourceNamespace,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := checkCRDs(mgr.GetRESTMapper(), c.extensions); err != nil {
+		return nil, err
+	}
+	for i := range c.extensions {
+		ext := &c.extensions[i]
+		running, backoff := c.config.TimeoutsFor(ext.Name)
+		r := framework.NewReconciler(mgr.GetClient(), ext, mgr.GetEventRecorder(eventSource), clk, framework.ReconcilerOptions{
+			ManageAllJobs:      o.ManageAllJobs,
+			Gates:              c.gates,
+			RunningTimeout:     running,
+			BackoffTimeout:     backoff,
+			SkipNameValidation: o.SkipNameValidation,
+		})
+		if err := r.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add healthz: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("add readyz: %w", err)
+	}
+	return mgr, nil
+}
+
+// completed is what the options turn into once checked.
+type completed struct {
+	extensions []framework.Extension
+	gates      framework.FeatureGates
+	config     *configv1.KoordQueueControllersConfiguration
+}
+
+// complete checks the options that need no cluster: extension names, feature
+// gates and the config file.
+func (o *Options) complete() (*completed, error) {
+	reg := NewRegistry()
+	exts, err := enabledExtensions(reg, o.EnabledExtensions)
+	if err != nil {
+		return nil, err
+	}
+	gates, err := ParseFeatureGates(o.FeatureGates)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := configv1.LoadKoordQueueControllersConfiguration(o.ConfigFile, names(reg))
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return &completed{extensions: exts, gates: gates, config: conf}, nil
+}
+
+// enabledExtensions builds the named extensions, refusing unknown names.
+func enabledExtensions(reg framework.Registry, enabled []string) ([]framework.Extension, error) {
+	valid := names(reg)
+	var unknown, seen []string
+	for _, n := range enabled {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "" || slices.Contains(seen, n):
+		case reg[n] == nil:
+			unknown = append(unknown, n)
+		default:
+			seen = append(seen, n)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("unknown extension(s) %s in --enabled-extensions; valid extensions: %s",
+			strings.Join(unknown, ", "), strings.Join(valid, ", "))
+	}
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("--enabled-extensions names no extension; valid extensions: %s", strings.Join(valid, ", "))
+	}
+	opts := framework.ExtensionOptions{Enabled: seen}
+	exts := make([]framework.Extension, 0, len(seen))
+	for _, n := range seen {
+		exts = append(exts, reg[n](opts))
+	}
+	return exts, nil
+}
+
+// checkCRDs makes sure the API server serves every enabled kind.
+func checkCRDs(mapper meta.RESTMapper, exts []framework.Extension) error {
+	var errs []error
+	for _, ext := range exts {
+		_, err := mapper.RESTMapping(ext.GVK.GroupKind(), ext.GVK.Version)
+		switch {
+		case err == nil:
+		case meta.IsNoMatchError(err):
+			errs = append(errs, fmt.Errorf("extension %s needs CRD %s (%s) which is not installed in the cluster: install it or remove %s from --enabled-extensions",
+				ext.Name, ext.CRD, ext.GVK.GroupVersion().WithKind(ext.GVK.Kind), ext.Name))
+		default:
+			errs = append(errs, fmt.Errorf("extension %s: look up %s: %w", ext.Name, ext.GVK, err))
+		}
+	}
+	return errors.Join(errs...)
+}

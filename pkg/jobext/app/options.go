@@ -1,0 +1,72 @@
+package app
+
+import (
+	"github.com/spf13/pflag"
+)
+
+// Options are the command-line options of koord-queue-controllers.
+type Options struct {
+	Kubeconfig                   string
+	EnabledExtensions            []string
+	ManageAllJobs                bool
+	ConfigFile                   string
+	FeatureGates                 string
+	LeaderElect                  bool
+	LeaderElectResourceName      string
+	LeaderElectResourceNamespace string
+	MetricsBindAddress           string
+	HealthProbeBindAddress       string
+	QPS                          float32
+	Burst                        int
+	Verbosity                    int
+
+	// SkipNameValidation lets tests run several managers in one process; no
+	// flag sets it.
+	SkipNameValidation bool
+	// WatchNamespaces limits the manager to some namespaces (tests); empty
+	// means all. No flag sets it.
+	WatchNamespaces []string
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		EnabledExtensions:            []string{"job"},
+		LeaderElect:                  true,
+		LeaderElectResourceName:      "koord-queue-controllers",
+		LeaderElectResourceNamespace: "koord-queue",
+		MetricsBindAddress:           ":8080",
+		HealthProbeBindAddress:       ":8081",
+		QPS:                          50,
+		Burst:                        100,
+		Verbosity:                    0,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "path to a kubeconfig; empty means in-cluster or $KUBECONFIG")
+	fs.StringSliceVar(&o.EnabledExtensions, "enabled-extensions", o.EnabledExtensions, "comma-separated job extensions to run: "+joinNames())
+	fs.BoolVar(&o.ManageAllJobs, "manage-all-jobs", o.ManageAllJobs, "take over every job of an enabled kind, quota label or not, suspending it first")
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "path to a KoordQueueControllersConfiguration file (per-extension runningTimeout/backoffTimeout)")
+	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "comma-separated Name=true|false: "+GateQueueUnitActive+", "+GateMaximumExecutionTime+", "+GateQueueUnitRequeueState+" (all off by default)")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader so only one replica works")
+	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "name of the leader election lease")
+	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "namespace of the leader election lease")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of the metrics endpoint; 0 turns it off")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns it off")
+	fs.Float32Var(&o.QPS, "qps", o.QPS, "queries per second to the API server")
+	fs.IntVar(&o.Burst, "burst", o.Burst, "burst of queries to the API server")
+	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "log verbosity")
+}
+
+func joinNames() string {
+	out := ""
+	for i, n := range names(NewRegistry()) {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}

@@ -1,0 +1,15 @@
+// Package framework is the part of koord-queue-controllers that every job kind
+// shares: the small GenericJob interface a kind implements, the optional
+// capability interfaces found by type assertion, the Extension description and
+// the Registry type, the pod-template resource math, and the one generic
+// reconciler that keeps a job and its QueueUnit in step as docs/protocol.md
+// describes.
+//
+// The reconciler owns the extension's side of the protocol: the QueueUnit's
+// metadata and spec, and the status fields the protocol gives to the
+// extension (Running/Succeed/Failed, podState, admissions[].running,
+// reclaimablePods, Enqueued after an eviction, TimeoutBackoff after a running
+// timeout). It never writes the fields the scheduler owns. It holds no state
+// of its own between reconciles: everything it decides comes from the job and
+// the unit as read from the API.
+package framework

@@ -1,0 +1,129 @@
+package framework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// GenericJob is one job of some kind, wrapped so the reconciler can queue it.
+// Suspend and Resume change the wrapped object in memory only; the reconciler
+// writes it.
+type GenericJob interface {
+	// Object is the wrapped job.
+	Object() client.Object
+	// HeldForQueue reports whether the job was submitted held for the queue and
+	// has not started yet: the kind's takeover rule.
+	HeldForQueue() bool
+	// IsSuspended reports whether the job is held by its own suspension field.
+	IsSuspended() bool
+	// Suspend holds the job by its own suspension field.
+	Suspend()
+	// Resume lets the job start its pods.
+	Resume()
+	// PodSets lists the job's groups of pods in a fixed order.
+	PodSets() ([]PodSet, error)
+	// Status is what the job says about its pods and its end.
+	Status() JobStatus
+}
+
+// PodSet is a group of identical pods of a job.
+type PodSet struct {
+	Name     string
+	Count    int32
+	MinCount *int32
+	Template corev1.PodTemplateSpec
+}
+
+// PodSetStatus counts the pods of one pod set.
+type PodSetStatus struct {
+	Name     string
+	Running  int32
+	Pending  int32
+	Finished int32
+}
+
+// JobStatus is what a job reports about its pods and its end.
+type JobStatus struct {
+	// PodSets counts pods per pod set; sets not listed have no pods.
+	PodSets []PodSetStatus
+	// Finished is true once the job ended; Failed tells how.
+	Finished bool
+	Failed   bool
+	// Message explains the end, when the job gives one.
+	Message string
+}
+
+// Running sums the running pods of every set.
+func (s JobStatus) Running() int32 {
+	var n int32
+	for _, p := range s.PodSets {
+		n += p.Running
+	}
+	return n
+}
+
+// Pending sums the pending pods of every set.
+func (s JobStatus) Pending() int32 {
+	var n int32
+	for _, p := range s.PodSets {
+		n += p.Pending
+	}
+	return n
+}
+
+// Active is the number of pods that still hold resources.
+func (s JobStatus) Active() int32 { return s.Running() + s.Pending() }
+
+// NeverManaged is an optional power: a job that reports true is never queued,
+// not even with --manage-all-jobs (a RayCluster that belongs to a RayJob).
+type NeverManaged interface {
+	NeverManaged() bool
+}
+
+// PriorityClassSource is an optional power for kinds whose priority class is
+// not in a pod template.
+type PriorityClassSource interface {
+	PriorityClassName() string
+}
+
+// Extension describes one job kind.
+type Extension struct {
+	// Name is the extension's name in --enabled-extensions and the suffix of
+	// its units' names.
+	Name string
+	// GVK is the job kind's group, version and kind.
+	GVK schema.GroupVersionKind
+	// CRD names the CustomResourceDefinition the kind needs, for the start-up
+	// check; empty for built-in kinds.
+	CRD string
+	// BareUnitName gives units the job's own name, without the suffix.
+	BareUnitName bool
+	// NewObject returns an empty job of the kind.
+	NewObject func() client.Object
+	// Wrap wraps a job read from the API.
+	Wrap func(client.Object) (GenericJob, error)
+	// Claims, if set, says whether this extension rather than a sibling serves
+	// a job (RayJob v1 and v1alpha1 share one stored resource).
+	Claims func(client.Object) bool
+}
+
+// ExtensionOptions is what a factory may look at.
+type ExtensionOptions struct {
+	// Enabled lists every enabled extension.
+	Enabled []string
+}
+
+// Factory builds an extension.
+type Factory func(ExtensionOptions) Extension
+
+// Registry maps extension names to factories. It is built in one place (the
+// app package); nothing registers itself.
+type Registry map[string]Factory
+
+// FeatureGates are read once at start and passed in.
+type FeatureGates struct {
+	QueueUnitActive       bool
+	MaximumExecutionTime  bool
+	QueueUnitRequeueState bool
+}

@@ -1,0 +1,31 @@
+package framework
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// MaxUnitNameLength is the longest object name the API server takes.
+const MaxUnitNameLength = 253
+
+// unitNameHashLength is how many hex digits of the hash end a cut name.
+const unitNameHashLength = 10
+
+// UnitName names the QueueUnit of a job: the job's name for a bare-named
+// extension, else "<job>-<extension>". A name longer than the API allows is
+// cut and ends with a hash of the full name, so distinct long names stay
+// distinct.
+func UnitName(ext *Extension, jobName string) string {
+	name := jobName
+	if !ext.BareUnitName {
+		name = jobName + "-" + ext.Name
+	}
+	if len(name) <= MaxUnitNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	// A cut that ends in '-' or '.' would make an invalid name.
+	cut := strings.TrimRight(name[:MaxUnitNameLength-unitNameHashLength-1], "-.")
+	return cut + "-" + hex.EncodeToString(sum[:])[:unitNameHashLength]
+}

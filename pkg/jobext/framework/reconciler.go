@@ -1,0 +1,259 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+// conflictRetry is how soon a reconcile that lost an optimistic-lock race
+// tries again, from a fresh read.
+const conflictRetry = 100 * time.Millisecond
+
+// Event reasons on jobs.
+const (
+	EventQueueUnitCreated = "QueueUnitCreated"
+	EventSuspended        = "Suspended"
+	EventResumed          = "Resumed"
+	EventInvalidJob       = "InvalidJob"
+	EventRunningTimeout   = "RunningTimeout"
+)
+
+// ReconcilerOptions tune one extension's reconciler.
+type ReconcilerOptions struct {
+	// ManageAllJobs takes over every job of the kind, quota label or not.
+	ManageAllJobs bool
+	// Gates are the feature gates.
+	Gates FeatureGates
+	// RunningTimeout moves a dequeued job whose pods never run to
+	// TimeoutBackoff; zero turns it off.
+	RunningTimeout time.Duration
+	// BackoffTimeout is how long a timed-out unit waits before Enqueued.
+	BackoffTimeout time.Duration
+	// SkipNameValidation lets tests start several managers in one process.
+	SkipNameValidation bool
+}
+
+// Reconciler keeps the jobs of one extension and their QueueUnits in step.
+type Reconciler struct {
+	client   client.Client
+	ext      *Extension
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
+	opts     ReconcilerOptions
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// NewReconciler builds the reconciler of one extension.
+func NewReconciler(c client.Client, ext *Extension, recorder events.EventRecorder, clk clock.PassiveClock, opts ReconcilerOptions) *Reconciler {
+	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts}
+}
+
+// SetupWithManager watches the extension's jobs and the units that point at
+// them.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(r.ext.Name).
+		For(r.ext.NewObject()).
+		Watches(&schedv1alpha1.QueueUnit{}, handler.EnqueueRequestsFromMapFunc(r.unitToJob)).
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation)}).
+		Complete(r)
+}
+
+// unitToJob maps a unit to the job its consumerRef names, when the job is of
+// this extension's kind and version.
+func (r *Reconciler) unitToJob(_ context.Context, obj client.Object) []reconcile.Request {
+	unit, ok := obj.(*schedv1alpha1.QueueUnit)
+	if !ok || !r.refersToKind(unit) {
+		return nil
+	}
+	ref := unit.Spec.ConsumerRef
+	ns := ref.Namespace
+	if ns == "" {
+		ns = unit.Namespace
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+}
+
+func (r *Reconciler) refersToKind(unit *schedv1alpha1.QueueUnit) bool {
+	ref := unit.Spec.ConsumerRef
+	return ref != nil && ref.Kind == r.ext.GVK.Kind && ref.APIVersion == r.ext.GVK.GroupVersion().String()
+}
+
+// Reconcile reads the job and its unit, decides, and writes what changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	unitKey := types.NamespacedName{Namespace: req.Namespace, Name: UnitName(r.ext, req.Name)}
+	obj := r.ext.NewObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.deleteUnit(ctx, unitKey, req.Name, "")
+		}
+		return ctrl.Result{}, fmt.Errorf("get job: %w", err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, r.deleteUnit(ctx, unitKey, req.Name, obj.GetUID())
+	}
+	if r.ext.Claims != nil && !r.ext.Claims(obj) {
+		log.V(3).Info("Job served by a sibling extension")
+		return ctrl.Result{}, nil
+	}
+	gj, err := r.ext.Wrap(obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("wrap job: %w", err)
+	}
+	unit := &schedv1alpha1.QueueUnit{}
+	if err := r.client.Get(ctx, unitKey, unit); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("get queue unit: %w", err)
+		}
+		return r.takeOver(ctx, gj, unitKey)
+	}
+	if unit.Spec.ConsumerRef == nil || unit.Spec.ConsumerRef.UID != obj.GetUID() {
+		if r.refersToKind(unit) && unit.Spec.ConsumerRef.Name == obj.GetName() {
+			// A unit left over from an earlier job of the same name.
+			log.V(2).Info("Deleting stale queue unit", "queueUnit", klog.KObj(unit))
+			return ctrl.Result{RequeueAfter: conflictRetry}, r.deleteUnit(ctx, unitKey, req.Name, unit.Spec.ConsumerRef.UID)
+		}
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidJob, "Queue", "queue unit %s belongs to another object", unitKey.Name)
+		return ctrl.Result{}, nil
+	}
+	return r.sync(ctx, gj, unit)
+}
+
+// deleteUnit removes the unit of a job that is gone or going. uid, when set,
+// must match the unit's consumer.
+func (r *Reconciler) deleteUnit(ctx context.Context, key types.NamespacedName, jobName string, uid types.UID) error {
+	unit := &schedv1alpha1.QueueUnit{}
+	if err := r.client.Get(ctx, key, unit); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !r.refersToKind(unit) || unit.Spec.ConsumerRef.Name != jobName || (uid != "" && unit.Spec.ConsumerRef.UID != uid) {
+		return nil
+	}
+	if unit.DeletionTimestamp != nil {
+		return nil
+	}
+	err := r.client.Delete(ctx, unit, client.Preconditions{UID: ptr.To(unit.UID)})
+	if err := client.IgnoreNotFound(err); err != nil {
+		return fmt.Errorf("delete queue unit: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Deleted queue unit of a deleted job", "queueUnit", klog.KObj(unit))
+	return nil
+}
+
+// takeOver creates the unit of a job the extension should manage, suspending
+// the job first when it was not submitted suspended.
+func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.NamespacedName) (ctrl.Result, error) {
+	obj := gj.Object()
+	if nm, ok := gj.(NeverManaged); ok && nm.NeverManaged() {
+		return ctrl.Result{}, nil
+	}
+	hasQuota := obj.GetLabels()[schedv1alpha1.QuotaNameLabel] != ""
+	switch {
+	case gj.Status().Finished:
+		return ctrl.Result{}, nil
+	case hasQuota && gj.HeldForQueue():
+	case r.opts.ManageAllJobs:
+	default:
+		return ctrl.Result{}, nil
+	}
+	sets, err := gj.PodSets()
+	if err != nil {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidJob, "Queue", "cannot queue job: %v", err)
+		return ctrl.Result{}, nil
+	}
+	prio, err := JobPriority(ctx, r.client, gj, sets)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	spec, err := DesiredSpec(r.ext, gj, sets, prio, r.opts.Gates)
+	if err != nil {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidJob, "Queue", "cannot queue job: %v", err)
+		return ctrl.Result{}, nil
+	}
+	if !gj.IsSuspended() {
+		if err := r.writeJob(ctx, gj, gj.Suspend); err != nil {
+			return r.retry(err, "suspend job")
+		}
+		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventSuspended, "Suspend", "suspended to wait in the queue")
+	}
+	unit := r.newUnit(gj, key, spec, prio, hasQuota)
+	if err := r.client.Create(ctx, unit); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("create queue unit: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Created queue unit", "queueUnit", klog.KObj(unit))
+	r.recorder.Eventf(obj, unit, corev1.EventTypeNormal, EventQueueUnitCreated, "Queue", "created queue unit %s", unit.Name)
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) newUnit(gj GenericJob, key types.NamespacedName, spec schedv1alpha1.QueueUnitSpec, prio Priority, hasQuota bool) *schedv1alpha1.QueueUnit {
+	obj := gj.Object()
+	unit := &schedv1alpha1.QueueUnit{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      key.Name,
+			Namespace: key.Namespace,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         r.ext.GVK.GroupVersion().String(),
+				Kind:               r.ext.GVK.Kind,
+				Name:               obj.GetName(),
+				UID:                obj.GetUID(),
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: spec,
+	}
+	copyMeta(obj, unit)
+	if unit.Annotations == nil {
+		unit.Annotations = map[string]string{}
+	}
+	unit.Annotations[JobPriorityAnnotation] = formatPriority(prio.Value)
+	if !hasQuota {
+		unit.Annotations[NoQuotaAnnotation] = NoQuotaMessage
+	}
+	return unit
+}
+
+// writeJob applies change to the job and patches it under optimistic lock.
+func (r *Reconciler) writeJob(ctx context.Context, gj GenericJob, change func()) error {
+	obj := gj.Object()
+	before, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("job %T does not copy to a client.Object", obj)
+	}
+	change()
+	if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patch job: %w", err)
+	}
+	return nil
+}
+
+// retry turns a lost optimistic-lock race into a quick requeue from a fresh
+// read, and wraps every other error.
+func (r *Reconciler) retry(err error, what string) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,181 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+// Annotations the extension puts on units.
+const (
+	// JobPriorityAnnotation records the priority last taken from the job, so a
+	// user's edit of spec.priority survives until the job's own priority
+	// source changes.
+	JobPriorityAnnotation = "koord-queue/job-priority"
+	// NoQuotaAnnotation marks a unit of a job that has no quota label and was
+	// taken over by --manage-all-jobs.
+	NoQuotaAnnotation = "koord-queue/no-quota"
+	// NoQuotaMessage is the value of NoQuotaAnnotation.
+	NoQuotaMessage = "job has no quota.scheduling.koordinator.sh/name label; taken over by --manage-all-jobs"
+)
+
+// annotationsNotCopied are job annotations that would only bloat the unit.
+var annotationsNotCopied = map[string]bool{
+	corev1.LastAppliedConfigAnnotation: true,
+}
+
+// PriorityClassReader reads PriorityClasses.
+type PriorityClassReader interface {
+	Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error
+}
+
+// Priority is a job's priority and where it came from.
+type Priority struct {
+	Value     *int32
+	ClassName string
+}
+
+// JobPriority finds a job's priority: the scheduling.x-k8s.io/priority
+// annotation wins, then the value of the PriorityClass named by the first pod
+// template (or the kind's own PriorityClassSource), then the first template's
+// spec.priority.
+func JobPriority(ctx context.Context, reader PriorityClassReader, gj GenericJob, sets []PodSet) (Priority, error) {
+	var p Priority
+	if src, ok := gj.(PriorityClassSource); ok {
+		p.ClassName = src.PriorityClassName()
+	}
+	var templatePriority *int32
+	for i := range sets {
+		spec := &sets[i].Template.Spec
+		if p.ClassName == "" && spec.PriorityClassName != "" {
+			p.ClassName = spec.PriorityClassName
+		}
+		if templatePriority == nil && spec.Priority != nil {
+			templatePriority = ptr.To(*spec.Priority)
+		}
+	}
+	if v, ok := gj.Object().GetAnnotations()[schedv1alpha1.PriorityAnnotation]; ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return p, fmt.Errorf("annotation %s=%q is not a 32-bit integer: %w", schedv1alpha1.PriorityAnnotation, v, err)
+		}
+		p.Value = ptr.To(int32(n))
+		return p, nil
+	}
+	if p.ClassName != "" {
+		pc := &schedulingv1.PriorityClass{}
+		err := reader.Get(ctx, client.ObjectKey{Name: p.ClassName}, pc)
+		switch {
+		case err == nil:
+			p.Value = ptr.To(pc.Value)
+			return p, nil
+		case !apierrors.IsNotFound(err):
+			return p, fmt.Errorf("get priority class %s: %w", p.ClassName, err)
+		}
+	}
+	p.Value = templatePriority
+	return p, nil
+}
+
+// DesiredSpec is the spec a job's unit should have, and the job priority it
+// was computed with.
+func DesiredSpec(ext *Extension, gj GenericJob, sets []PodSet, prio Priority, gates FeatureGates) (schedv1alpha1.QueueUnitSpec, error) {
+	obj := gj.Object()
+	if len(sets) == 0 {
+		return schedv1alpha1.QueueUnitSpec{}, fmt.Errorf("job has no pods to queue")
+	}
+	if len(sets) > schedv1alpha1.MaxPodSets {
+		return schedv1alpha1.QueueUnitSpec{}, fmt.Errorf("job has %d pod sets, a unit takes at most %d", len(sets), schedv1alpha1.MaxPodSets)
+	}
+	spec := schedv1alpha1.QueueUnitSpec{
+		ConsumerRef: &corev1.ObjectReference{
+			APIVersion: ext.GVK.GroupVersion().String(),
+			Kind:       ext.GVK.Kind,
+			Name:       obj.GetName(),
+			Namespace:  obj.GetNamespace(),
+			UID:        obj.GetUID(),
+		},
+		Queue:             obj.GetLabels()[schedv1alpha1.QuotaNameLabel],
+		Priority:          prio.Value,
+		PriorityClassName: prio.ClassName,
+	}
+	for i := range sets {
+		spec.PodSet = append(spec.PodSet, schedv1alpha1.PodSet{
+			Name:     sets[i].Name,
+			Count:    sets[i].Count,
+			MinCount: sets[i].MinCount,
+			Template: *sets[i].Template.DeepCopy(),
+		})
+	}
+	total := TotalRequests(sets)
+	spec.Resource = total
+	spec.Request = total.DeepCopy()
+	annotations := obj.GetAnnotations()
+	if gates.QueueUnitActive {
+		if v, ok := annotations[schedv1alpha1.ActiveAnnotation]; ok {
+			active, err := strconv.ParseBool(v)
+			if err != nil {
+				return spec, fmt.Errorf("annotation %s=%q is not a bool: %w", schedv1alpha1.ActiveAnnotation, v, err)
+			}
+			spec.Active = ptr.To(active)
+		}
+	}
+	if gates.MaximumExecutionTime {
+		if v, ok := annotations[schedv1alpha1.MaxExecTimeSecondsAnnotation]; ok {
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n < 1 {
+				return spec, fmt.Errorf("annotation %s=%q is not a positive 32-bit integer", schedv1alpha1.MaxExecTimeSecondsAnnotation, v)
+			}
+			spec.MaximumExecutionTimeSeconds = ptr.To(int32(n))
+		}
+	}
+	return spec, nil
+}
+
+// formatPriority renders a job priority for JobPriorityAnnotation.
+func formatPriority(p *int32) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(*p), 10)
+}
+
+// copyMeta copies the job's labels and annotations onto the unit, leaving the
+// unit's own keys alone. It reports whether anything changed.
+func copyMeta(job client.Object, unit *schedv1alpha1.QueueUnit) bool {
+	changed := false
+	labels := unit.GetLabels()
+	for k, v := range job.GetLabels() {
+		if cur, ok := labels[k]; !ok || cur != v {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[k] = v
+			changed = true
+		}
+	}
+	unit.SetLabels(labels)
+	annotations := unit.GetAnnotations()
+	for k, v := range job.GetAnnotations() {
+		if annotationsNotCopied[k] {
+			continue
+		}
+		if cur, ok := annotations[k]; !ok || cur != v {
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[k] = v
+			changed = true
+		}
+	}
+	unit.SetAnnotations(annotations)
+	return changed
+}

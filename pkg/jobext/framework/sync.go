@@ -1,0 +1,226 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+// Condition reasons the extension writes.
+const (
+	reasonJobSucceeded   = "JobSucceeded"
+	reasonJobFailed      = "JobFailed"
+	reasonPodsRunning    = "PodsRunning"
+	reasonRequeued       = "Requeued"
+	reasonRunningTimeout = "RunningTimeout"
+)
+
+// sync keeps a managed job and its unit in step: spec first, then the job's
+// suspension, then one status write.
+func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) (ctrl.Result, error) {
+	if err := r.syncSpec(ctx, gj, unit); err != nil {
+		return r.retry(err, "update queue unit spec")
+	}
+	status := gj.Status()
+	desired := unit.DeepCopy()
+	var result ctrl.Result
+	var err error
+	phase := unit.Status.Phase
+	switch {
+	case phase == schedv1alpha1.QueueUnitPhaseSucceed || phase == schedv1alpha1.QueueUnitPhaseFailed:
+		// The end is final.
+	case status.Finished:
+		r.markFinished(desired, status)
+	case isEvicted(unit) && admitted(phase):
+		err = r.evict(ctx, gj, desired, status)
+	case phase == schedv1alpha1.QueueUnitPhaseTimeoutBackoff && ownBackoff(unit):
+		result, err = r.backOff(ctx, gj, desired, status)
+	case phase == schedv1alpha1.QueueUnitPhaseDequeued || phase == schedv1alpha1.QueueUnitPhaseRunning:
+		result, err = r.run(ctx, gj, desired, status)
+	default:
+		// Enqueued, Reserved, new, or a scheduler's TimeoutBackoff: the job waits.
+		err = r.hold(ctx, gj)
+	}
+	if err != nil {
+		return r.retry(err, "update job")
+	}
+	if err := r.writeStatus(ctx, unit, desired); err != nil {
+		return r.retry(err, "update queue unit status")
+	}
+	return result, nil
+}
+
+// syncSpec brings the unit's metadata, and while it waits its spec, in step
+// with the job. A user's edit of spec.priority stays until the job's own
+// priority changes.
+func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) error {
+	sets, err := gj.PodSets()
+	if err != nil {
+		return nil // the job turned invalid; keep the unit as it was
+	}
+	prio, err := JobPriority(ctx, r.client, gj, sets)
+	if err != nil {
+		return err
+	}
+	spec, err := DesiredSpec(r.ext, gj, sets, prio, r.opts.Gates)
+	if err != nil {
+		return nil
+	}
+	desired := unit.DeepCopy()
+	copyMeta(gj.Object(), desired)
+	desired.Spec.Active = spec.Active
+	desired.Spec.MaximumExecutionTimeSeconds = spec.MaximumExecutionTimeSeconds
+	if waiting(unit.Status.Phase) {
+		desired.Spec.ConsumerRef = spec.ConsumerRef
+		desired.Spec.Queue = spec.Queue
+		desired.Spec.PodSet = spec.PodSet
+		desired.Spec.Resource = spec.Resource
+		desired.Spec.Request = spec.Request
+		desired.Spec.PriorityClassName = spec.PriorityClassName
+		if jp := formatPriority(prio.Value); desired.Annotations[JobPriorityAnnotation] != jp {
+			desired.Spec.Priority = prio.Value
+			desired.Annotations[JobPriorityAnnotation] = jp
+		}
+	}
+	if equality.Semantic.DeepEqual(unit.ObjectMeta, desired.ObjectMeta) && equality.Semantic.DeepEqual(unit.Spec, desired.Spec) {
+		return nil
+	}
+	if err := r.client.Patch(ctx, desired, client.MergeFromWithOptions(unit, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Updated queue unit spec", "queueUnit", klog.KObj(unit))
+	desired.DeepCopyInto(unit)
+	return nil
+}
+
+// hold keeps a job that is not admitted suspended.
+func (r *Reconciler) hold(ctx context.Context, gj GenericJob) error {
+	if gj.IsSuspended() {
+		return nil
+	}
+	if err := r.writeJob(ctx, gj, gj.Suspend); err != nil {
+		return err
+	}
+	r.recorder.Eventf(gj.Object(), nil, corev1.EventTypeNormal, EventSuspended, "Suspend", "suspended: its queue unit is not admitted")
+	return nil
+}
+
+// run resumes an admitted job and reports its pods; with a running timeout it
+// sends a unit whose pods never ran to TimeoutBackoff.
+func (r *Reconciler) run(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, status JobStatus) (ctrl.Result, error) {
+	var result ctrl.Result
+	if r.opts.RunningTimeout > 0 && desired.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued && status.Running() == 0 {
+		left := r.opts.RunningTimeout - r.clock.Since(dequeuedAt(desired))
+		if left <= 0 {
+			return r.timeOut(ctx, gj, desired)
+		}
+		result.RequeueAfter = left
+	}
+	if err := r.resume(ctx, gj); err != nil {
+		return ctrl.Result{}, err
+	}
+	reportPods(desired, status, r.now())
+	return result, nil
+}
+
+func (r *Reconciler) resume(ctx context.Context, gj GenericJob) error {
+	if !gj.IsSuspended() {
+		return nil
+	}
+	if err := r.writeJob(ctx, gj, gj.Resume); err != nil {
+		return err
+	}
+	r.recorder.Eventf(gj.Object(), nil, corev1.EventTypeNormal, EventResumed, "Resume", "resumed: its queue unit is dequeued")
+	return nil
+}
+
+// timeOut suspends a job whose pods did not run in time and moves its unit to
+// TimeoutBackoff, releasing its admission.
+func (r *Reconciler) timeOut(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit) (ctrl.Result, error) {
+	if !gj.IsSuspended() {
+		if err := r.writeJob(ctx, gj, gj.Suspend); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	now := r.now()
+	msg := fmt.Sprintf("pods did not run within the running timeout %s", r.opts.RunningTimeout)
+	desired.Status.Phase = schedv1alpha1.QueueUnitPhaseTimeoutBackoff
+	setCondition(desired, schedv1alpha1.ConditionEvicted, metav1.ConditionTrue, schedv1alpha1.ReasonBackoffTimeout, msg, now)
+	clearAdmission(desired, reasonRunningTimeout, msg, now)
+	r.recorder.Eventf(gj.Object(), desired, corev1.EventTypeWarning, EventRunningTimeout, "Suspend", msg)
+	return ctrl.Result{RequeueAfter: r.opts.BackoffTimeout}, nil
+}
+
+// backOff returns a timed-out unit to Enqueued once the backoff has passed
+// and the job holds no pods.
+func (r *Reconciler) backOff(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, status JobStatus) (ctrl.Result, error) {
+	if err := r.hold(ctx, gj); err != nil {
+		return ctrl.Result{}, err
+	}
+	cond := meta.FindStatusCondition(desired.Status.Conditions, schedv1alpha1.ConditionEvicted)
+	left := r.opts.BackoffTimeout - r.clock.Since(cond.LastTransitionTime.Time)
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	if status.Active() > 0 {
+		return ctrl.Result{}, nil // the job's status change brings us back
+	}
+	requeue(desired, "backoff after running timeout is over", r.now())
+	return ctrl.Result{}, nil
+}
+
+// evict suspends an evicted job and, once it holds no pods, hands its unit
+// back to the queue.
+func (r *Reconciler) evict(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, status JobStatus) error {
+	if err := r.hold(ctx, gj); err != nil {
+		return err
+	}
+	if status.Active() > 0 {
+		return nil
+	}
+	requeue(desired, "evicted job is suspended and holds no pods", r.now())
+	return nil
+}
+
+func (r *Reconciler) markFinished(desired *schedv1alpha1.QueueUnit, status JobStatus) {
+	now := r.now()
+	desired.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed
+	reason := reasonJobSucceeded
+	if status.Failed {
+		desired.Status.Phase = schedv1alpha1.QueueUnitPhaseFailed
+		reason = reasonJobFailed
+	}
+	msg := status.Message
+	if msg == "" {
+		msg = "job finished"
+	}
+	setCondition(desired, schedv1alpha1.ConditionFinished, metav1.ConditionTrue, reason, msg, now)
+	reportPods(desired, status, now)
+}
+
+// writeStatus patches the unit's status under optimistic lock, only when it
+// changed.
+func (r *Reconciler) writeStatus(ctx context.Context, unit, desired *schedv1alpha1.QueueUnit) error {
+	if equality.Semantic.DeepEqual(unit.Status, desired.Status) {
+		return nil
+	}
+	if err := r.client.Status().Patch(ctx, desired, client.MergeFromWithOptions(unit, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Updated queue unit status", "queueUnit", klog.KObj(unit), "phase", desired.Status.Phase)
+	return nil
+}
+
+func (r *Reconciler) now() metav1.Time {
+	return metav1.NewTime(r.clock.Now().Truncate(time.Second))
+}

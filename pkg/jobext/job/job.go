@@ -1,0 +1,118 @@
+package job
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+)
+
+// Name is the extension's name.
+const Name = "job"
+
+// PodSetName is the name of a Job's single pod set.
+const PodSetName = "main"
+
+// New describes the batch/v1 Job extension.
+func New(framework.ExtensionOptions) framework.Extension {
+	return framework.Extension{
+		Name:         Name,
+		GVK:          batchv1.SchemeGroupVersion.WithKind("Job"),
+		BareUnitName: true,
+		NewObject:    func() client.Object { return &batchv1.Job{} },
+		Wrap: func(obj client.Object) (framework.GenericJob, error) {
+			j, ok := obj.(*batchv1.Job)
+			if !ok {
+				return nil, fmt.Errorf("want *batchv1.Job, got %T", obj)
+			}
+			return &Job{job: j}, nil
+		},
+	}
+}
+
+// Job is a batch/v1 Job seen by the queue.
+type Job struct {
+	job *batchv1.Job
+}
+
+// Wrap wraps a Job.
+func Wrap(j *batchv1.Job) *Job { return &Job{job: j} }
+
+var _ framework.GenericJob = (*Job)(nil)
+
+// Object returns the Job.
+func (j *Job) Object() client.Object { return j.job }
+
+// HeldForQueue: spec.suspend true and never started.
+func (j *Job) HeldForQueue() bool { return j.IsSuspended() && j.job.Status.StartTime == nil }
+
+// IsSuspended reads spec.suspend.
+func (j *Job) IsSuspended() bool { return ptr.Deref(j.job.Spec.Suspend, false) }
+
+// Suspend sets spec.suspend; the Job controller then deletes the pods.
+func (j *Job) Suspend() { j.job.Spec.Suspend = ptr.To(true) }
+
+// Resume clears spec.suspend.
+func (j *Job) Resume() { j.job.Spec.Suspend = ptr.To(false) }
+
+// Count is how many pods the Job runs at once: min(parallelism, completions),
+// parallelism defaulting to 1 and unset completions meaning no cap.
+func (j *Job) Count() int32 {
+	n := ptr.Deref(j.job.Spec.Parallelism, 1)
+	if j.job.Spec.Completions != nil && *j.job.Spec.Completions < n {
+		n = *j.job.Spec.Completions
+	}
+	return max(n, 0)
+}
+
+// PodSets is the Job's one pod set.
+func (j *Job) PodSets() ([]framework.PodSet, error) {
+	return []framework.PodSet{{
+		Name:     PodSetName,
+		Count:    j.Count(),
+		Template: *j.job.Spec.Template.DeepCopy(),
+	}}, nil
+}
+
+// Status reads the Job's counters: ready pods run, the other active ones
+// wait (terminating ones still hold resources), and succeeded pods beyond
+// what the remaining completions need give their quota back.
+func (j *Job) Status() framework.JobStatus {
+	st := framework.JobStatus{}
+	for _, c := range j.job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			st.Finished, st.Message = true, c.Message
+		case batchv1.JobFailed:
+			st.Finished, st.Failed, st.Message = true, true, c.Message
+		}
+	}
+	active := j.job.Status.Active
+	running := ptr.Deref(j.job.Status.Ready, active)
+	running = min(running, active)
+	pending := active - running + ptr.Deref(j.job.Status.Terminating, 0)
+	st.PodSets = []framework.PodSetStatus{{
+		Name:     PodSetName,
+		Running:  running,
+		Pending:  pending,
+		Finished: j.reclaimable(),
+	}}
+	return st
+}
+
+// reclaimable is how many of the Job's pods are no longer needed: once fewer
+// completions remain than the Job runs at once, the difference is free.
+func (j *Job) reclaimable() int32 {
+	if j.job.Spec.Completions == nil {
+		return 0
+	}
+	remaining := max(*j.job.Spec.Completions-j.job.Status.Succeeded, 0)
+	return max(j.Count()-remaining, 0)
+}
