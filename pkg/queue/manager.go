@@ -18,11 +18,9 @@ type Manager struct {
 	// orphans are units whose queue does not exist, by queue name.
 	orphans map[string]map[string]*Unit
 
-	// globalEpoch counts events; a failed unit is retried once its cohort's
-	// epoch, or invalidatedAt, passes the epoch it failed at.
-	globalEpoch   uint64
-	invalidatedAt uint64
-	cohortEpoch   map[string]uint64
+	// epochs has its own lock so that Freed and Invalidate never wait for a
+	// pass: callers may hold locks that a pass takes.
+	epochs epochs
 	// rr rotates the start among queues of equal priority.
 	rr map[int32]int
 
@@ -38,7 +36,7 @@ func NewManager(less Less) *Manager {
 	return &Manager{
 		less: less, queues: map[string]*pendingQueue{}, units: map[string]*Unit{},
 		unitQueue: map[string]string{}, orphans: map[string]map[string]*Unit{},
-		globalEpoch: 1, cohortEpoch: map[string]uint64{}, rr: map[int32]int{},
+		epochs: epochs{global: 1, cohort: map[string]uint64{}}, rr: map[int32]int{},
 		kick: make(chan struct{}, 1),
 	}
 }
@@ -73,8 +71,7 @@ func (m *Manager) UpsertQueue(s Settings) {
 	}
 	delete(m.orphans, s.Name)
 	// A policy change can unblock units: try everything again.
-	m.globalEpoch++
-	m.invalidatedAt = m.globalEpoch
+	m.epochs.invalidate()
 	m.signal()
 }
 
@@ -195,19 +192,13 @@ func (m *Manager) Get(key string) (*Unit, bool) {
 // Freed says capacity was freed (or a limit raised) in a cohort: its units are
 // worth trying again.
 func (m *Manager) Freed(cohort string) {
-	m.mu.Lock()
-	m.globalEpoch++
-	m.cohortEpoch[cohort] = m.globalEpoch
-	m.mu.Unlock()
+	m.epochs.freed(cohort)
 	m.signal()
 }
 
 // Invalidate makes every unit worth trying again (the quota tree changed shape).
 func (m *Manager) Invalidate() {
-	m.mu.Lock()
-	m.globalEpoch++
-	m.invalidatedAt = m.globalEpoch
-	m.mu.Unlock()
+	m.epochs.invalidate()
 	m.signal()
 }
 

@@ -40,11 +40,12 @@ type Admitted struct {
 func (m *Manager) Pass(try Try) PassResult {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	snap := m.epochs.snapshot()
 	var res PassResult
 	for _, tier := range m.tiers() {
 		iters := make([]*queueIter, 0, len(tier))
 		for _, q := range tier {
-			iters = append(iters, &queueIter{m: m, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}})
+			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}})
 		}
 		for len(iters) > 0 {
 			next := iters[:0]
@@ -63,20 +64,14 @@ func (m *Manager) Pass(try Try) PassResult {
 }
 
 type queueIter struct {
-	m     *Manager
-	q     *pendingQueue
-	units []*Unit
-	pos   int
+	m      *Manager
+	epochs epochSnapshot
+	q      *pendingQueue
+	units  []*Unit
+	pos    int
 	// blocked maps a quota to the blocking unit that waits on it.
 	blocked  map[string]*Unit
 	examined int
-}
-
-func (m *Manager) eligible(u *Unit) bool {
-	if u.failure == nil || u.failure.HeldBack {
-		return true
-	}
-	return m.cohortEpoch[u.Cohort] > u.failEpoch || m.invalidatedAt > u.failEpoch
 }
 
 // step goes on until it admits one unit (true) or the queue is done for this
@@ -105,7 +100,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			it.record(u, f, res)
 			continue
 		}
-		if !m.eligible(u) {
+		if !it.epochs.eligible(u) {
 			if blocking && !u.failure.NeverFits {
 				it.blocked[u.Quota] = u
 			}
@@ -134,6 +129,6 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 
 func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {
 	changed := u.failure == nil || u.failure.Reason != f.Reason || u.failure.Blocking != f.Blocking
-	u.failure, u.failEpoch = f, it.m.globalEpoch
+	u.failure, u.failEpoch = f, it.epochs.global
 	res.Failed = append(res.Failed, Outcome{Unit: u, Failure: f, Changed: changed})
 }

@@ -20,6 +20,8 @@ type Unit struct {
 	Request quota.Resources
 	// Enqueued is when the queue first saw the unit (for wait-time metrics).
 	Enqueued time.Time
+	// Object is the caller's own data about the unit; the queue never reads it.
+	Object any
 
 	// failure is the unit's last result, nil when it was never tried or changed.
 	failure *Failure

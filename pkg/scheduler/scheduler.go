@@ -68,8 +68,8 @@ type unitState struct {
 }
 
 var (
-	_ framework.Handle         = (*Scheduler)(nil)
-	_ manager.Runnable         = (*Scheduler)(nil)
+	_ framework.Handle               = (*Scheduler)(nil)
+	_ manager.Runnable               = (*Scheduler)(nil)
 	_ manager.LeaderElectionRunnable = (*Scheduler)(nil)
 )
 

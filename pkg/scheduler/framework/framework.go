@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
