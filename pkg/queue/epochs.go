@@ -1,0 +1,52 @@
+package queue
+
+import (
+	"maps"
+	"sync"
+)
+
+// epochs count the events that can make a waiting unit fit.
+type epochs struct {
+	mu          sync.Mutex
+	global      uint64
+	invalidated uint64
+	cohort      map[string]uint64
+}
+
+func (e *epochs) freed(cohort string) {
+	e.mu.Lock()
+	e.global++
+	e.cohort[cohort] = e.global
+	e.mu.Unlock()
+}
+
+func (e *epochs) invalidate() {
+	e.mu.Lock()
+	e.global++
+	e.invalidated = e.global
+	e.mu.Unlock()
+}
+
+// epochSnapshot is the epochs as a pass saw them when it started. Units that
+// fail in the pass record its global epoch, so any event during or after the
+// pass makes them eligible again.
+type epochSnapshot struct {
+	global, invalidated uint64
+	cohort              map[string]uint64
+}
+
+func (e *epochs) snapshot() epochSnapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := epochSnapshot{global: e.global, invalidated: e.invalidated, cohort: maps.Clone(e.cohort)}
+	// Later events must compare greater than what failures record now.
+	e.global++
+	return s
+}
+
+func (s epochSnapshot) eligible(u *Unit) bool {
+	if u.failure == nil || u.failure.HeldBack {
+		return true
+	}
+	return s.cohort[u.Cohort] > u.failEpoch || s.invalidated > u.failEpoch
+}
