@@ -3,6 +3,7 @@ package quota
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -203,9 +204,9 @@ func (s *Shortage) Key() string {
 	case s.NotFound:
 		return "notfound/" + s.Quota
 	case s.NeverFits:
-		return fmt.Sprintf("never/%s/%s/%d", s.Quota, s.Resource, s.Requested)
+		return "never/" + s.Quota + "/" + string(s.Resource) + "/" + strconv.FormatInt(s.Requested, 10)
 	default:
-		return fmt.Sprintf("short/%s/%s", s.Quota, s.Resource)
+		return "short/" + s.Quota + "/" + string(s.Resource)
 	}
 }
 
@@ -221,7 +222,8 @@ func (t *Tree) limit(n *node, r corev1.ResourceName) (int64, bool) {
 }
 
 // Check tells whether req fits quota name and all its ancestors; nil means it
-// fits. A request that can never fit is reported before one that must wait.
+// fits. A request that can never fit is reported before one that must wait;
+// among several short resources of one quota the first by name is reported.
 func (t *Tree) Check(name string, req Resources) *Shortage {
 	leaf, ok := t.nodes[name]
 	if !ok || !leaf.exists {
@@ -231,14 +233,19 @@ func (t *Tree) Check(name string, req Resources) *Shortage {
 		return s
 	}
 	for n := leaf; n != t.root; n = n.parent {
-		if !n.exists {
+		if !n.exists || len(n.spec.Max) == 0 {
 			continue
 		}
-		for _, r := range req.Names() {
+		var worst corev1.ResourceName
+		for r, v := range req {
 			lim, limited := t.limit(n, r)
-			if limited && n.used[r]+req[r] > lim {
-				return &Shortage{Quota: n.spec.Name, Resource: r, Requested: req[r], Used: n.used[r], Limit: lim}
+			if limited && n.used[r]+v > lim && (worst == "" || r < worst) {
+				worst = r
 			}
+		}
+		if worst != "" {
+			lim, _ := t.limit(n, worst)
+			return &Shortage{Quota: n.spec.Name, Resource: worst, Requested: req[worst], Used: n.used[worst], Limit: lim}
 		}
 	}
 	return nil
@@ -256,13 +263,18 @@ func (t *Tree) NeverFits(name string, req Resources) *Shortage {
 
 func (t *Tree) neverFits(leaf *node, req Resources) *Shortage {
 	for n := leaf; n != t.root; n = n.parent {
-		if !n.exists {
+		if !n.exists || len(n.spec.Max) == 0 {
 			continue
 		}
-		for _, r := range req.Names() {
-			if lim, limited := t.limit(n, r); limited && req[r] > lim {
-				return &Shortage{Quota: n.spec.Name, Resource: r, Requested: req[r], Limit: lim, NeverFits: true}
+		var worst corev1.ResourceName
+		for r, v := range req {
+			if lim, limited := t.limit(n, r); limited && v > lim && (worst == "" || r < worst) {
+				worst = r
 			}
+		}
+		if worst != "" {
+			lim, _ := t.limit(n, worst)
+			return &Shortage{Quota: n.spec.Name, Resource: worst, Requested: req[worst], Limit: lim, NeverFits: true}
 		}
 	}
 	return nil

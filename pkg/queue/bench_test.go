@@ -1,0 +1,88 @@
+package queue
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// benchSetup builds a depth-4 quota tree (root <- 2 orgs <- departments <- teams
+// <- one leaf quota per queue), one queue per leaf, and units spread over them.
+// Every leaf is full, so each unit is tried and fails: the worst case of a pass.
+func benchSetup(b *testing.B, units, queues int) (*Manager, *quota.Tree) {
+	b.Helper()
+	tr := quota.New(1)
+	m := NewManager(nil)
+	for i := range queues {
+		org, dept, team, leaf := fmt.Sprintf("org-%d", i%2), fmt.Sprintf("dept-%d", i%8), fmt.Sprintf("team-%d", i%32), fmt.Sprintf("leaf-%d", i)
+		for _, s := range []quota.Spec{
+			{Name: org, Max: quota.Resources{"cpu": 1 << 40}},
+			{Name: dept, Parent: org, Max: quota.Resources{"cpu": 1 << 40}},
+			{Name: team, Parent: dept, Max: quota.Resources{"cpu": 1 << 40, "memory": 1 << 50}},
+			{Name: leaf, Parent: team, Max: quota.Resources{"cpu": 1000, "memory": 1 << 30}},
+		} {
+			if err := tr.Upsert(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tr.Charge(leaf, quota.Resources{"cpu": 1000})
+		m.UpsertQueue(Settings{Name: leaf, Policy: v1alpha1.QueuePolicyPriority, Priority: int32(i % 3)})
+	}
+	t0 := time.Unix(0, 0)
+	for i := range units {
+		leaf := fmt.Sprintf("leaf-%d", i%queues)
+		m.Upsert(&Unit{
+			Key: fmt.Sprintf("ns/u-%d", i), Namespace: "ns", Name: fmt.Sprintf("u-%d", i),
+			Priority: int32(i % 7), Created: t0.Add(time.Duration(i) * time.Millisecond),
+			Quota: leaf, Cohort: tr.Cohort(leaf), Request: quota.Resources{"cpu": 500, "memory": 1 << 20},
+		}, leaf, true)
+	}
+	return m, tr
+}
+
+// BenchmarkPass measures one pass in which every pending unit is tried, and
+// reports the cost per unit examined so growth with scale shows.
+func BenchmarkPass(b *testing.B) {
+	for _, size := range []struct{ units, queues int }{{1000, 10}, {10000, 100}, {100000, 1000}} {
+		b.Run(fmt.Sprintf("units=%d/queues=%d", size.units, size.queues), func(b *testing.B) {
+			m, tr := benchSetup(b, size.units, size.queues)
+			try := func(u *Unit) *Failure {
+				if s := tr.Check(u.Quota, u.Request); s != nil {
+					return &Failure{Reason: s.Key(), Message: "", NeverFits: s.NeverFits}
+				}
+				tr.Charge(u.Quota, u.Request)
+				return nil
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			examined := 0
+			for b.Loop() {
+				m.Invalidate()
+				res := m.Pass(try)
+				examined += res.Examined
+				if len(res.Admitted) != 0 {
+					b.Fatalf("admitted %d", len(res.Admitted))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(examined), "ns/unit")
+		})
+	}
+}
+
+// BenchmarkPassNothingChanged is the common case: units tried before and
+// nothing freed, so a pass only walks the queues.
+func BenchmarkPassNothingChanged(b *testing.B) {
+	m, tr := benchSetup(b, 10000, 100)
+	try := func(u *Unit) *Failure {
+		s := tr.Check(u.Quota, u.Request)
+		return &Failure{Reason: s.Key()}
+	}
+	m.Pass(try)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Pass(try)
+	}
+}
