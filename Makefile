@@ -54,6 +54,8 @@ test-integration: ## Integration tests against envtest (real kube-apiserver + et
 # controller-manager, scheduler and kwok processes, stopped by PID with `make down`.
 RUN_STATE_DIR ?= $(or $(KOORD_QUEUE_CACHE),$(HOME)/.cache/koord-queue)/run
 POD_RUN_TIME ?= 30s
+# Job extensions of koord-queue-controllers for `make run`; the quick start needs only job.
+RUN_EXTENSIONS ?= job
 RUN_FLAGS ?=
 CLUSTER_TOOLS = etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl
 LOCALCLUSTER = go run ./test/cluster/cmd/localcluster
@@ -62,7 +64,7 @@ E2E_TIMEOUT ?= 20m
 .PHONY: run
 run: ## Start a local cluster with koord-queue and play the guide's quick start (POD_RUN_TIME=30s).
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
-	@$(LOCALCLUSTER) up --tools-dir $(TOOLS_BIN) --state-dir $(RUN_STATE_DIR) --pod-run-time $(POD_RUN_TIME) $(RUN_FLAGS)
+	@$(LOCALCLUSTER) up --tools-dir $(TOOLS_BIN) --state-dir $(RUN_STATE_DIR) --pod-run-time $(POD_RUN_TIME) --extensions $(RUN_EXTENSIONS) $(RUN_FLAGS)
 	@KUBECONFIG=$(RUN_STATE_DIR)/kubeconfig STATE_DIR=$(RUN_STATE_DIR) POD_RUN_TIME=$(POD_RUN_TIME) hack/cluster-quickstart.sh
 
 .PHONY: down

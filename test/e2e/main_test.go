@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/koordinator-sh/koord-queue/test/cluster"
+)
+
+// podRunTime is how long a Job's pod runs on a fake node. It must leave time
+// to observe a second job waiting while the first runs.
+const podRunTime = 8 * time.Second
+
+// extensions are the job extensions the suite enables: every kind the guide
+// has an example of. E2E_EXTENSIONS (comma-separated) overrides it, to run the
+// rest of the suite while an extension does not exist yet.
+func extensions() []string {
+	if e := os.Getenv("E2E_EXTENSIONS"); e != "" {
+		return strings.Split(e, ",")
+	}
+	return []string{"job", "tfjob", "pytorchjob", "workflow"}
+}
+
+// env is the cluster every test shares.
+var env *cluster.Cluster
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+func guide(name string) string {
+	return filepath.Join(repoRoot(), "test", "testdata", "guide", name)
+}
+
+// toolsDir is KUBEBUILDER_ASSETS (the Makefile sets it) or what hack/tools.sh
+// prints; a missing tool is reported by cluster.Start.
+func toolsDir() (string, error) {
+	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
+		return d, nil
+	}
+	out, err := exec.Command(filepath.Join(repoRoot(), "hack", "tools.sh"), "dir").Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/tools.sh dir: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	tools, err := toolsDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	stateDir, err := os.MkdirTemp("", "koord-queue-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	ports, err := cluster.FreePorts()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env, err = cluster.Start(ctx, cluster.Options{
+		StateDir:     stateDir,
+		ToolsDir:     tools,
+		Ports:        ports,
+		PodRunTime:   podRunTime,
+		ExtraCRDDirs: []string{filepath.Join(repoRoot(), "test", "crds")},
+		KoordQueue: cluster.KoordQueue{
+			Mode:       cluster.KoordQueueOn,
+			RepoRoot:   repoRoot(),
+			Extensions: extensions(),
+		},
+		DieWithParent: true,
+		Log:           os.Stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: cannot start the local cluster: %v\n(logs in %s)\n", err, filepath.Join(stateDir, "logs"))
+		return 1
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stop cluster:", err)
+		code = 1
+	}
+	if code != 0 || os.Getenv("E2E_KEEP_STATE") != "" {
+		fmt.Fprintf(os.Stderr, "e2e: logs of every process kept in %s\n", filepath.Join(stateDir, "logs"))
+	} else {
+		_ = os.RemoveAll(stateDir)
+	}
+	return code
+}
