@@ -81,6 +81,14 @@ type NeverManaged interface {
 	NeverManaged() bool
 }
 
+// QueueOptIn is an optional power for kinds whose held form names koord-queue
+// itself (an Argo Workflow's koord-queue-suspend template): such a job asked
+// to be queued, so it is taken over without a quota label, and its unit says
+// it has no quota.
+type QueueOptIn interface {
+	OptsIn() bool
+}
+
 // PriorityClassSource is an optional power for kinds whose priority class is
 // not in a pod template.
 type PriorityClassSource interface {

@@ -167,10 +167,12 @@ func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.Name
 		return ctrl.Result{}, nil
 	}
 	hasQuota := obj.GetLabels()[schedv1alpha1.QuotaNameLabel] != ""
+	optIn, ok := gj.(QueueOptIn)
+	explicit := ok && optIn.OptsIn()
 	switch {
 	case gj.Status().Finished:
 		return ctrl.Result{}, nil
-	case hasQuota && gj.HeldForQueue():
+	case (hasQuota || explicit) && gj.HeldForQueue():
 	case r.opts.ManageAllJobs:
 	default:
 		return ctrl.Result{}, nil

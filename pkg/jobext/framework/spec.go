@@ -89,9 +89,6 @@ func JobPriority(ctx context.Context, reader PriorityClassReader, gj GenericJob,
 // was computed with.
 func DesiredSpec(ext *Extension, gj GenericJob, sets []PodSet, prio Priority, gates FeatureGates) (schedv1alpha1.QueueUnitSpec, error) {
 	obj := gj.Object()
-	if len(sets) == 0 {
-		return schedv1alpha1.QueueUnitSpec{}, fmt.Errorf("job has no pods to queue")
-	}
 	if len(sets) > schedv1alpha1.MaxPodSets {
 		return schedv1alpha1.QueueUnitSpec{}, fmt.Errorf("job has %d pod sets, a unit takes at most %d", len(sets), schedv1alpha1.MaxPodSets)
 	}

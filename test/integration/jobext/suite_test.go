@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2/textlogger"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -29,6 +32,7 @@ const (
 var env *framework.Env
 
 func TestMain(m *testing.M) {
+	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(testLogVerbosity()))))
 	var err error
 	env, err = framework.Start()
 	if err != nil {
@@ -40,6 +44,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "stop envtest:", err)
 	}
 	os.Exit(code)
+}
+
+// testLogVerbosity is the manager's log verbosity: $JOBEXT_TEST_V, else 0
+// (errors and warnings only, to keep test output readable).
+func testLogVerbosity() int {
+	v, _ := strconv.Atoi(os.Getenv("JOBEXT_TEST_V"))
+	return v
 }
 
 // k8s is the test's client, with the job kinds in its scheme.

@@ -1,0 +1,130 @@
+package kubeflow
+
+import (
+	"sort"
+	"strings"
+
+	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+)
+
+// QueuingCondition is the condition type that marks a job waiting in a queue.
+const QueuingCondition kfv1.JobConditionType = "Queuing"
+
+// Job is a kubeflow.org/v1 training job seen by the queue.
+type Job struct {
+	obj       client.Object
+	specs     map[kfv1.ReplicaType]*kfv1.ReplicaSpec
+	runPolicy *kfv1.RunPolicy
+	status    *kfv1.JobStatus
+	order     []kfv1.ReplicaType
+}
+
+var _ framework.GenericJob = (*Job)(nil)
+
+// New wraps a training job: its object, replica specs, run policy, status and
+// the order its replica types are listed in (unknown types follow, sorted).
+func New(obj client.Object, specs map[kfv1.ReplicaType]*kfv1.ReplicaSpec, runPolicy *kfv1.RunPolicy, status *kfv1.JobStatus, order []kfv1.ReplicaType) *Job {
+	return &Job{obj: obj, specs: specs, runPolicy: runPolicy, status: status, order: order}
+}
+
+// Object returns the job.
+func (j *Job) Object() client.Object { return j.obj }
+
+// HeldForQueue: either suspension form and never started, or a Queuing
+// condition.
+func (j *Job) HeldForQueue() bool {
+	for _, c := range j.status.Conditions {
+		if c.Type == QueuingCondition && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return j.IsSuspended() && j.status.StartTime == nil
+}
+
+// IsSuspended reads spec.runPolicy.suspend and the suspend annotation.
+func (j *Job) IsSuspended() bool {
+	return ptr.Deref(j.runPolicy.Suspend, false) || j.obj.GetAnnotations()[schedv1alpha1.SuspendAnnotation] == "true"
+}
+
+// Suspend sets spec.runPolicy.suspend.
+func (j *Job) Suspend() { j.runPolicy.Suspend = ptr.To(true) }
+
+// Resume clears spec.runPolicy.suspend and drops the suspend annotation.
+func (j *Job) Resume() {
+	j.runPolicy.Suspend = ptr.To(false)
+	if a := j.obj.GetAnnotations(); a != nil {
+		if _, ok := a[schedv1alpha1.SuspendAnnotation]; ok {
+			delete(a, schedv1alpha1.SuspendAnnotation)
+			j.obj.SetAnnotations(a)
+		}
+	}
+}
+
+// ReplicaTypes lists the job's replica types: the kind's order first, then
+// any others sorted.
+func (j *Job) ReplicaTypes() []kfv1.ReplicaType {
+	out := make([]kfv1.ReplicaType, 0, len(j.specs))
+	known := map[kfv1.ReplicaType]bool{}
+	for _, t := range j.order {
+		known[t] = true
+		if j.specs[t] != nil {
+			out = append(out, t)
+		}
+	}
+	var rest []kfv1.ReplicaType
+	for t, s := range j.specs {
+		if !known[t] && s != nil {
+			rest = append(rest, t)
+		}
+	}
+	sort.Slice(rest, func(a, b int) bool { return rest[a] < rest[b] })
+	return append(out, rest...)
+}
+
+// PodSetName is the pod set of a replica type: its name in lower case.
+func PodSetName(t kfv1.ReplicaType) string { return strings.ToLower(string(t)) }
+
+// PodSets is one set per replica type; replicas default to 1.
+func (j *Job) PodSets() ([]framework.PodSet, error) {
+	var sets []framework.PodSet
+	for _, t := range j.ReplicaTypes() {
+		s := j.specs[t]
+		sets = append(sets, framework.PodSet{
+			Name:     PodSetName(t),
+			Count:    ptr.Deref(s.Replicas, 1),
+			Template: *s.Template.DeepCopy(),
+		})
+	}
+	return sets, nil
+}
+
+// Status reads the conditions and status.replicaStatuses (active pods run,
+// succeeded ones are finished).
+func (j *Job) Status() framework.JobStatus {
+	var st framework.JobStatus
+	for _, c := range j.status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case kfv1.JobSucceeded:
+			st.Finished, st.Message = true, c.Message
+		case kfv1.JobFailed:
+			st.Finished, st.Failed, st.Message = true, true, c.Message
+		}
+	}
+	for _, t := range j.ReplicaTypes() {
+		rs := j.status.ReplicaStatuses[t]
+		if rs == nil {
+			continue
+		}
+		st.PodSets = append(st.PodSets, framework.PodSetStatus{Name: PodSetName(t), Running: rs.Active, Finished: rs.Succeeded})
+	}
+	return st
+}
