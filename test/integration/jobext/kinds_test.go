@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
+	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +51,9 @@ func template(cpu string) corev1.PodTemplateSpec {
 
 func quotaLabels() map[string]string { return map[string]string{schedv1alpha1.QuotaNameLabel: quota} }
 
-func cpu(n string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)} }
+func cpu(n string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)}
+}
 
 func kubeflowCases() []kindCase {
 	replicaSet := func(specs map[kfv1.ReplicaType]int32) map[kfv1.ReplicaType]*kfv1.ReplicaSpec {
