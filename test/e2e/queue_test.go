@@ -50,13 +50,21 @@ func TestQueueUnitPriorityExample(t *testing.T) {
 		t.Errorf("high-priority-job spec = %+v", qu.Spec)
 	}
 	waitPhase(t, "default", "high-priority-job", "given a phase by the scheduler", func(p schedv1alpha1.QueueUnitPhase) bool { return p != "" })
+	// A unit the user wrote stays: nothing may remove it because its Job
+	// (important-job) does not exist (yet).
+	consistently(t, hold, "QueueUnit high-priority-job kept", func(ctx context.Context) error {
+		_, err := queueUnit(ctx, "default", "high-priority-job")
+		return err
+	})
 }
 
 // TestAdmissionCheckQueue plays the admission-check example: units of
 // checked-queue whose labels match the check's selector wait in Reserved with
 // the check Pending until an external controller reports Ready; units that do
 // not match are dequeued directly. The units are written by hand (as the
-// guide's QueueUnit example is) because only a unit's own labels select checks.
+// guide's QueueUnit example is) because only a unit's own labels select checks;
+// their consumer is a kind no job extension manages, so only the scheduler
+// acts on them (the batch Job extension removes units whose Job is missing).
 func TestAdmissionCheckQueue(t *testing.T) {
 	applyGuide(t, "queue-admission-check.yaml")
 	// The quota that pays for checked-queue's units; its auto-created Queue is
@@ -108,7 +116,7 @@ func handWrittenUnit(name, quota string, labels map[string]string) *schedv1alpha
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: l},
 		Spec: schedv1alpha1.QueueUnitSpec{
 			Queue:       quota,
-			ConsumerRef: &corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: name, Namespace: "default"},
+			ConsumerRef: &corev1.ObjectReference{APIVersion: "e2e.koord-queue.io/v1", Kind: "AdmissionProbe", Name: name, Namespace: "default"},
 			Resource:    one,
 			PodSet: []schedv1alpha1.PodSet{{Name: "main", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				Containers: []corev1.Container{{Name: "main", Image: "busybox:stable", Resources: corev1.ResourceRequirements{Requests: one}}},
