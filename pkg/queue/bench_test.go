@@ -49,7 +49,7 @@ func BenchmarkPass(b *testing.B) {
 	for _, size := range []struct{ units, queues int }{{1000, 10}, {10000, 100}, {100000, 1000}} {
 		b.Run(fmt.Sprintf("units=%d/queues=%d", size.units, size.queues), func(b *testing.B) {
 			m, tr := benchSetup(b, size.units, size.queues)
-			try := func(u *Unit) *Failure {
+			try := func(u *Unit, _ Settings) *Failure {
 				if s := tr.Check(u.Quota, u.Request); s != nil {
 					return &Failure{Reason: s.Key(), Message: "", NeverFits: s.NeverFits}
 				}
@@ -76,7 +76,7 @@ func BenchmarkPass(b *testing.B) {
 // nothing freed, so a pass only walks the queues.
 func BenchmarkPassNothingChanged(b *testing.B) {
 	m, tr := benchSetup(b, 10000, 100)
-	try := func(u *Unit) *Failure {
+	try := func(u *Unit, _ Settings) *Failure {
 		s := tr.Check(u.Quota, u.Request)
 		return &Failure{Reason: s.Key()}
 	}

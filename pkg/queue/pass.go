@@ -6,9 +6,9 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
-// Try decides one unit: nil means it was admitted (the caller has charged its
-// quota and owns it from now on); otherwise why it was not.
-type Try func(u *Unit) *Failure
+// Try decides one unit of queue q: nil means it was admitted (the caller has
+// charged its quota and owns it from now on); otherwise why it was not.
+type Try func(u *Unit, q Settings) *Failure
 
 // Outcome is one unit tried in a pass and not admitted.
 type Outcome struct {
@@ -101,12 +101,12 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			continue
 		}
 		if !it.epochs.eligible(u) {
-			if blocking && !u.failure.NeverFits {
+			if u.failure.Blocking {
 				it.blocked[u.Quota] = u
 			}
 			continue
 		}
-		f := try(u)
+		f := try(u, q.Settings)
 		if f == nil {
 			it.pos++
 			q.remove(u, m.less)
@@ -118,7 +118,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			}
 			return true
 		}
-		f.Blocking = blocking && !f.NeverFits
+		f.Blocking = (blocking || f.Preempting) && !f.NeverFits
 		it.record(u, f, res)
 		if f.Blocking {
 			it.blocked[u.Quota] = u

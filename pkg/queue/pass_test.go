@@ -30,7 +30,7 @@ func newHarness(t *testing.T, quotas ...quota.Spec) *harness {
 	return h
 }
 
-func (h *harness) try(u *Unit) *Failure {
+func (h *harness) try(u *Unit, _ Settings) *Failure {
 	h.tries = append(h.tries, u.Name)
 	if s := h.tree.Check(u.Quota, u.Request); s != nil {
 		return &Failure{Reason: s.Key(), Message: s.Message(), NeverFits: s.NeverFits}
@@ -264,5 +264,33 @@ func TestOrphansWaitForTheirQueue(t *testing.T) {
 	h.m.UpsertQueue(Settings{Name: "later"})
 	if diff := cmp.Diff([]string{"u"}, h.pass()); diff != "" {
 		t.Errorf("after the queue appeared (-want +got):\n%s", diff)
+	}
+}
+
+// A unit waiting for its victims keeps lower units of its quota from taking
+// the room being made, even under the Priority policy.
+func TestPreemptingBlocksItsQuota(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)}, quota.Spec{Name: "b", Max: cpu(4)})
+	h.tree.Charge("a", cpu(3))
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.add("q", "preemptor", "a", 10, 2)
+	h.add("q", "low-a", "a", 1, 1)
+	h.add("q", "low-b", "b", 1, 1)
+	try := func(u *Unit, q Settings) *Failure {
+		if u.Name == "preemptor" {
+			return &Failure{Reason: "preempting", Preempting: true}
+		}
+		return h.try(u, q)
+	}
+	var got []string
+	for _, a := range h.m.Pass(try).Admitted {
+		got = append(got, a.Unit.Name)
+	}
+	if diff := cmp.Diff([]string{"low-b"}, got); diff != "" {
+		t.Errorf("admitted (-want +got):\n%s", diff)
+	}
+	// Still blocked in a later pass where the preemptor is not retried.
+	if got := h.pass(); len(got) != 0 {
+		t.Errorf("admitted %v while the preemptor waits", got)
 	}
 }

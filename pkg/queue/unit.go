@@ -43,6 +43,10 @@ type Failure struct {
 	// HeldBack is true when the unit was not tried because a blocking unit of
 	// higher rank waits on its quota; it is tried again in every pass.
 	HeldBack bool
+	// Preempting is true when the unit waits for victims to give back quota:
+	// it blocks lower units of its quota whatever the policy, so the room
+	// being made is not taken by others.
+	Preempting bool
 }
 
 // LastFailure returns the unit's last failure, or nil.

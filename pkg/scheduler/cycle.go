@@ -23,7 +23,7 @@ func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
 // schedule runs one pass and hands its results to the writer.
 func (s *Scheduler) schedule(ctx context.Context) {
 	s.passes.Add(1)
-	res := s.queues.Pass(func(u *queue.Unit) *queue.Failure { return s.try(ctx, u) })
+	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure { return s.try(ctx, u, q) })
 	for _, a := range res.Admitted {
 		s.admit(ctx, a)
 	}
@@ -41,7 +41,7 @@ func (s *Scheduler) schedule(ctx context.Context) {
 }
 
 // try decides one unit; it runs inside a pass, under the queue manager's lock.
-func (s *Scheduler) try(ctx context.Context, u *queue.Unit) *queue.Failure {
+func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings) *queue.Failure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.units[u.Key]
@@ -50,14 +50,36 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit) *queue.Failure {
 	}
 	u.Object = st.obj
 	u.Cohort = s.fw.Cohort(u.Quota)
-	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request}
+	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
+	if f := s.borrowingPaused(info, u.Cohort); f != nil {
+		return f
+	}
 	if status := s.fw.Filter(ctx, info); !status.IsSuccess() {
+		if status.Code == framework.Unschedulable && q.Policy != v1alpha1.QueuePolicyIntelligent {
+			if f := s.preempt(ctx, info, u.Cohort); f != nil {
+				return f
+			}
+		}
+		delete(s.nominated, u.Key)
 		return failureOf(status)
 	}
 	if status := s.fw.Reserve(ctx, info); !status.IsSuccess() {
 		return failureOf(status)
 	}
 	st.inflight = true
+	delete(s.nominated, u.Key)
+	return nil
+}
+
+// borrowingPaused holds back a unit that would borrow above its min while
+// room is being made for a nominated unit of the same cohort.
+func (s *Scheduler) borrowingPaused(info *framework.UnitInfo, cohort string) *queue.Failure {
+	for key, c := range s.nominated {
+		if c == cohort && key != info.Key && s.fw.WouldBorrow(info) {
+			return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true,
+				Message: "waiting: quota " + info.Quota + " would borrow above its min while room is made for " + key}
+		}
+	}
 	return nil
 }
 
@@ -75,7 +97,7 @@ func (s *Scheduler) admit(ctx context.Context, a queue.Admitted) {
 		return
 	}
 	base := st.obj
-	info := &framework.UnitInfo{Key: key, Unit: base, Queue: a.Queue, Quota: a.Unit.Quota, Request: a.Unit.Request}
+	info := &framework.UnitInfo{Key: key, Unit: base, Queue: a.Queue, Quota: a.Unit.Quota, Request: a.Unit.Request, Priority: a.Unit.Priority}
 	s.mu.Unlock()
 
 	admissions := admissionsFor(base)
@@ -126,7 +148,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 	s.fw.Unreserve(ctx, info)
 	var retry *v1alpha1.QueueUnit
 	if st != nil {
-		s.fw.SetUsage(key, st.quota, usageOf(st.obj))
+		s.fw.SetUsage(key, holdingOf(key, st.quota, st.obj))
 		if isPending(st.obj.Status.Phase) {
 			retry = st.obj
 		}

@@ -49,6 +49,8 @@ type Scheduler struct {
 	units map[string]*unitState
 	// queueNamespaces maps a Queue's name to its namespace.
 	queueNamespaces map[string]string
+	// nominated maps a unit waiting for its victims to its cohort.
+	nominated map[string]string
 
 	registrations []toolscache.ResourceEventHandlerRegistration
 	leading       atomic.Bool
@@ -88,7 +90,7 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	s := &Scheduler{
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr.GetCache(),
 		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
-		units: map[string]*unitState{}, queueNamespaces: map[string]string{},
+		units: map[string]*unitState{}, queueNamespaces: map[string]string{}, nominated: map[string]string{},
 	}
 	s.writer = newStatusWriter(s.client, s.reader)
 	fw, err := framework.New(opts.Config, registry, s)
@@ -208,6 +210,11 @@ func (s *Scheduler) Invalidate() {
 
 // Oversell is the factor applied to every quota max.
 func (s *Scheduler) Oversell() float64 { return s.opts.Oversell }
+
+// ReclaimProtection is the configured reclaim protection period.
+func (s *Scheduler) ReclaimProtection() time.Duration {
+	return s.opts.Config.ReclaimProtectionPeriod.Duration
+}
 
 // Queues exposes the pending queues (read-only use: visibility, debug).
 func (s *Scheduler) Queues() *queue.Manager { return s.queues }

@@ -43,9 +43,12 @@ func (s *Scheduler) onUnit(obj any) {
 		return
 	}
 	// Usage follows the object (docs/protocol.md).
-	s.fw.SetUsage(key, quotaName, usageOf(u))
+	s.fw.SetUsage(key, holdingOf(key, quotaName, u))
 	wasHolding := st.holding
 	st.holding = holdsQuota(u.Status.Phase)
+	if !isPending(u.Status.Phase) || u.DeletionTimestamp != nil {
+		delete(s.nominated, key)
+	}
 	s.mu.Unlock()
 
 	phase := u.Status.Phase
@@ -107,8 +110,9 @@ func (s *Scheduler) onUnitDelete(obj any) {
 	s.mu.Lock()
 	st := s.units[key]
 	delete(s.units, key)
+	delete(s.nominated, key)
 	if st != nil && !st.inflight {
-		s.fw.SetUsage(key, "", nil)
+		s.fw.SetUsage(key, nil)
 	}
 	// An admission in flight fails with NotFound and gives its quota back.
 	s.mu.Unlock()

@@ -53,8 +53,10 @@ func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
 func (w *statusWriter) enqueue(key string, wr *write, delay time.Duration) {
 	w.mu.Lock()
 	if old, ok := w.pending[key]; ok && old.done != nil && old != wr {
-		// The replaced write is superseded; tell its owner it did not happen.
-		defer old.done(nil, errSuperseded)
+		// A write that carries a decision (an admission) is never replaced:
+		// its owner waits for its outcome.
+		w.mu.Unlock()
+		return
 	}
 	w.pending[key] = wr
 	w.mu.Unlock()
@@ -132,9 +134,3 @@ func (w *statusWriter) apply(ctx context.Context, wr *write) (*v1alpha1.QueueUni
 		base = fresh
 	}
 }
-
-type supersededError struct{}
-
-func (supersededError) Error() string { return "superseded by a newer write" }
-
-var errSuperseded error = supersededError{}

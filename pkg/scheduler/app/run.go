@@ -34,8 +34,6 @@ func Registry() framework.Registry {
 
 // Run starts koord-queue and blocks until ctx ends.
 func Run(ctx context.Context, o *Options) error {
-	log := klog.FromContext(ctx)
-	ctrl.SetLogger(log)
 	loading := clientcmd.NewDefaultClientConfigLoadingRules()
 	loading.ExplicitPath = o.Kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -48,6 +46,7 @@ func Run(ctx context.Context, o *Options) error {
 // RunWithConfig starts koord-queue against the API server of cfg.
 func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	log := klog.FromContext(ctx)
+	ctrl.SetLogger(log)
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
 	cfg.UserAgent = "koord-queue"

@@ -20,6 +20,7 @@ type Framework struct {
 	filters   []FilterPlugin
 	reservers []ReservePlugin
 	usages    []UsagePlugin
+	preempter PreemptPlugin
 	runnables []Runnable
 }
 
@@ -65,6 +66,9 @@ func New(cfg *configv1.KoordQueueConfiguration, registry Registry, h Handle) (*F
 		}
 		if x, ok := plugin.(UsagePlugin); ok {
 			f.usages = append(f.usages, x)
+		}
+		if x, ok := plugin.(PreemptPlugin); ok && f.preempter == nil {
+			f.preempter = x
 		}
 		if x, ok := plugin.(Runnable); ok {
 			f.runnables = append(f.runnables, x)
@@ -121,10 +125,18 @@ func (f *Framework) Unreserve(ctx context.Context, u *UnitInfo) {
 }
 
 // SetUsage tells usage plugins what a unit holds.
-func (f *Framework) SetUsage(key, quotaName string, used quota.Resources) {
+func (f *Framework) SetUsage(key string, h *quota.Holding) {
 	for _, p := range f.usages {
-		p.SetUsage(key, quotaName, used)
+		p.SetUsage(key, h)
 	}
+}
+
+// Preempt asks the preemption plugin, if one is enabled, for victims.
+func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(string) bool) ([]quota.Holding, bool) {
+	if f.preempter == nil || (!preempt && !reclaim) {
+		return nil, false
+	}
+	return f.preempter.Preempt(ctx, u, preempt, reclaim, skip)
 }
 
 // HasSynced reports whether every plugin with informers has seen them all.
@@ -135,6 +147,11 @@ func (f *Framework) HasSynced() bool {
 		}
 	}
 	return true
+}
+
+// WouldBorrow asks the preemption plugin whether u would borrow above its min.
+func (f *Framework) WouldBorrow(u *UnitInfo) bool {
+	return f.preempter != nil && f.preempter.WouldBorrow(u)
 }
 
 // Runnables returns the plugins with work of their own.

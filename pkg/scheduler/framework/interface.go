@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -21,6 +22,8 @@ type UnitInfo struct {
 	Quota string
 	// Request is the unit's whole demand.
 	Request quota.Resources
+	// Priority of the unit inside its queue.
+	Priority int32
 }
 
 // Plugin is what every plugin is.
@@ -61,8 +64,23 @@ type ReservePlugin interface {
 // source of truth after a restart and after every change.
 type UsagePlugin interface {
 	Plugin
-	// SetUsage sets what unit key holds in quotaName (nil: nothing).
-	SetUsage(key, quotaName string, used quota.Resources)
+	// SetUsage sets what unit key holds (nil or zero usage: nothing).
+	SetUsage(key string, h *quota.Holding)
+}
+
+// PreemptPlugin finds admitted units whose eviction would let a unit that
+// did not fit be admitted.
+type PreemptPlugin interface {
+	Plugin
+	// Preempt returns the victims, or waiting when units already evicting will
+	// free enough. preempt allows evicting lower-priority units of the unit's
+	// own quota; reclaim allows taking back what other quotas borrow. Units
+	// for which skip is true are never chosen.
+	Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(key string) bool) (victims []quota.Holding, waiting bool)
+	// WouldBorrow reports whether admitting u would take its quota above its
+	// min. While room is being made for a nominated unit, units that would
+	// borrow wait, so they do not take that room.
+	WouldBorrow(u *UnitInfo) bool
 }
 
 // Runnable is a plugin with work of its own; Start blocks until ctx ends. It
@@ -88,6 +106,8 @@ type Handle interface {
 	Invalidate()
 	// Oversell is the factor applied to every quota max.
 	Oversell() float64
+	// ReclaimProtection keeps units admitted less than this long ago from reclaim.
+	ReclaimProtection() time.Duration
 }
 
 // Factory builds a plugin from its arguments.

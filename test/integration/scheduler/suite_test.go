@@ -40,11 +40,12 @@ func startScheduler(t *testing.T, mutate ...func(*app.Options)) func() {
 	o := app.NewOptions()
 	o.LeaderElect = false
 	o.MetricsBindAddress = "0"
-	for _, m := range mutate {
-		m(o)
-	}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
+	}
+	// Changes apply to the completed options, the parsed config among them.
+	for _, m := range mutate {
+		m(o)
 	}
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
 	var wg sync.WaitGroup
@@ -101,9 +102,25 @@ func waitPhase(t *testing.T, ns, name string, phase v1alpha1.QueueUnitPhase) *v1
 		return u.Status.Phase == phase, nil
 	})
 	if err != nil {
+		dump(t, ns)
 		t.Fatalf("unit %s/%s did not reach %s (phase %q, message %q): %v", ns, name, phase, u.Status.Phase, u.Status.Message, err)
 	}
 	return u
+}
+
+// dump logs every unit and event of a namespace, to see why a test failed.
+func dump(t *testing.T, ns string) {
+	t.Helper()
+	list := &v1alpha1.QueueUnitList{}
+	_ = env.Client.List(context.Background(), list, client.InNamespace(ns))
+	for _, u := range list.Items {
+		t.Logf("unit %s phase=%s message=%q admissions=%v conditions=%v", u.Name, u.Status.Phase, u.Status.Message, u.Status.Admissions, u.Status.Conditions)
+	}
+	evs := &corev1.EventList{}
+	_ = env.Client.List(context.Background(), evs, client.InNamespace(ns))
+	for _, e := range evs.Items {
+		t.Logf("event %s %s %s: %s", e.InvolvedObject.Name, e.Type, e.Reason, e.Message)
+	}
 }
 
 // setPhase plays the job extension: it writes a unit's phase.

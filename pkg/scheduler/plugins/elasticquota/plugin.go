@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -22,8 +23,12 @@ type Plugin struct {
 
 	mu   sync.Mutex
 	tree *quota.Tree
-	// charged is what each unit holds, and where.
+	// charged is what each unit holds, and where; byQuota indexes it.
 	charged map[string]charge
+	byQuota map[string]map[string]struct{}
+	// protection keeps recently admitted units from reclaim.
+	protection time.Duration
+	now        func() time.Time
 	// quotas are the ElasticQuotas seen, by name.
 	quotas map[string]*eqv1alpha1.ElasticQuota
 	// treeErrors are problems of the tree's shape, by quota (e.g. a cycle).
@@ -33,16 +38,14 @@ type Plugin struct {
 	registrations []toolscache.ResourceEventHandlerRegistration
 }
 
-type charge struct {
-	quota string
-	used  quota.Resources
-}
+type charge = quota.Holding
 
 var (
 	_ framework.QueueMapPlugin = (*Plugin)(nil)
 	_ framework.FilterPlugin   = (*Plugin)(nil)
 	_ framework.ReservePlugin  = (*Plugin)(nil)
 	_ framework.UsagePlugin    = (*Plugin)(nil)
+	_ framework.PreemptPlugin  = (*Plugin)(nil)
 	_ framework.Runnable       = (*Plugin)(nil)
 	_ framework.Syncer         = (*Plugin)(nil)
 )
@@ -60,7 +63,8 @@ func (p *Plugin) HasSynced() bool {
 // New builds the plugin and registers its informers; it takes no arguments.
 func New(_ runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
 	p := &Plugin{
-		h: h, tree: quota.New(h.Oversell()), charged: map[string]charge{},
+		h: h, tree: quota.New(h.Oversell()), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
+		protection: h.ReclaimProtection(), now: time.Now,
 		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeErrors: map[string]error{},
 		sync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"}),
@@ -137,14 +141,14 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 	if s := p.tree.Check(u.Quota, u.Request); s != nil {
 		return framework.NewStatus(framework.Unschedulable, s.Key(), s.Message())
 	}
-	p.setLocked(u.Key, u.Quota, u.Request)
+	p.setLocked(u.Key, &quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()})
 	return nil
 }
 
 // Unreserve gives back what Reserve charged.
 func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 	p.mu.Lock()
-	freed := p.setLocked(u.Key, "", nil)
+	freed := p.setLocked(u.Key, nil)
 	p.mu.Unlock()
 	if freed != "" {
 		p.h.Freed(freed)
@@ -152,9 +156,9 @@ func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 }
 
 // SetUsage records what a unit holds, as read from the API.
-func (p *Plugin) SetUsage(key, quotaName string, used quota.Resources) {
+func (p *Plugin) SetUsage(key string, h *quota.Holding) {
 	p.mu.Lock()
-	freed := p.setLocked(key, quotaName, used)
+	freed := p.setLocked(key, h)
 	p.mu.Unlock()
 	if freed != "" {
 		p.h.Freed(freed)
@@ -163,29 +167,66 @@ func (p *Plugin) SetUsage(key, quotaName string, used quota.Resources) {
 
 // setLocked moves a unit's charge and returns the cohort where capacity was
 // freed, if any.
-func (p *Plugin) setLocked(key, quotaName string, used quota.Resources) string {
+func (p *Plugin) setLocked(key string, h *quota.Holding) string {
 	prev, had := p.charged[key]
-	if used.IsZero() {
-		quotaName, used = "", nil
+	if h != nil && (h.Quota == "" || h.Used.IsZero()) {
+		h = nil
 	}
-	if had && prev.quota == quotaName && prev.used.Equal(used) {
+	if had && h != nil && prev.Quota == h.Quota && prev.Used.Equal(h.Used) {
+		// Same charge; only what victim selection reads may have changed.
+		p.charged[key] = *h
 		return ""
 	}
 	freed := ""
 	if had {
 		// The cohort is taken before the release, which may prune the node.
-		cohort := p.tree.Cohort(prev.quota)
-		p.tree.Release(prev.quota, prev.used)
-		if prev.quota != quotaName || decreased(prev.used, used) {
+		cohort := p.tree.Cohort(prev.Quota)
+		p.tree.Release(prev.Quota, prev.Used)
+		if h == nil || prev.Quota != h.Quota || decreased(prev.Used, h.Used) {
 			freed = cohort
 		}
 		delete(p.charged, key)
+		if set := p.byQuota[prev.Quota]; set != nil {
+			delete(set, key)
+			if len(set) == 0 {
+				delete(p.byQuota, prev.Quota)
+			}
+		}
 	}
-	if quotaName != "" {
-		p.tree.Charge(quotaName, used)
-		p.charged[key] = charge{quota: quotaName, used: used.Clone()}
+	if h != nil {
+		c := *h
+		c.Key, c.Used = key, h.Used.Clone()
+		p.tree.Charge(c.Quota, c.Used)
+		p.charged[key] = c
+		if p.byQuota[c.Quota] == nil {
+			p.byQuota[c.Quota] = map[string]struct{}{}
+		}
+		p.byQuota[c.Quota][key] = struct{}{}
 	}
 	return freed
+}
+
+// Preempt selects victims for a unit that did not fit (see quota.SelectVictims).
+func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) ([]quota.Holding, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cohort := p.tree.Cohort(u.Quota)
+	held := map[string][]quota.Holding{}
+	for q, keys := range p.byQuota {
+		if p.tree.Cohort(q) != cohort {
+			continue
+		}
+		for key := range keys {
+			if key != u.Key && (skip == nil || !skip(key)) {
+				held[q] = append(held[q], p.charged[key])
+			}
+		}
+	}
+	v := p.tree.SelectVictims(quota.Preemption{
+		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
+		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: p.now(),
+	}, held)
+	return v.Units, v.Waiting
 }
 
 func decreased(before, after quota.Resources) bool {
@@ -195,6 +236,13 @@ func decreased(before, after quota.Resources) bool {
 		}
 	}
 	return false
+}
+
+// WouldBorrow reports whether u would take its quota above its min.
+func (p *Plugin) WouldBorrow(u *framework.UnitInfo) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tree.WouldBorrow(u.Quota, u.Request)
 }
 
 // Tree gives read access to the quota tree under the plugin's lock.

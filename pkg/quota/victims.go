@@ -1,0 +1,194 @@
+package quota
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Holding is one admitted unit as victim selection sees it.
+type Holding struct {
+	Key         string
+	Quota       string
+	Priority    int32
+	AllocatedAt time.Time
+	Used        Resources
+	// Evicting is true once the unit was chosen as a victim and has not yet
+	// given its quota back.
+	Evicting bool
+}
+
+// Preemption asks for room for one unit.
+type Preemption struct {
+	Quota    string
+	Request  Resources
+	Priority int32
+	// Preempt allows evicting lower-priority units of the same quota.
+	Preempt bool
+	// Reclaim allows a quota within its min to evict units of quotas that
+	// borrow above their own min, in the same cohort.
+	Reclaim bool
+	// Protection keeps units admitted less than this long ago from reclaim.
+	Protection time.Duration
+	Now        time.Time
+}
+
+// Victims is the answer.
+type Victims struct {
+	// Units to evict, in the order they were chosen.
+	Units []Holding
+	// Waiting is true when units already evicting will free enough: nothing
+	// more needs to go.
+	Waiting bool
+	// Reclaim is true when the victims were chosen by reclaim.
+	Reclaim bool
+}
+
+// SelectVictims finds the fewest admitted units whose eviction lets the
+// request fit, lowest priority first and then most recently admitted. held
+// lists the admitted units by quota. It returns an empty answer when
+// evictions cannot make the request fit. The tree is left as it was.
+func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
+	if s := t.NeverFits(p.Quota, p.Request); s != nil {
+		return Victims{}
+	}
+	cohort := t.Cohort(p.Quota)
+	// Evictions are simulated on the tree itself and undone before returning.
+	released := map[string]Holding{}
+	r := releaser{
+		release:   func(h Holding) { t.Release(h.Quota, h.Used); released[h.Key] = h },
+		unrelease: func(h Holding) { t.Charge(h.Quota, h.Used); delete(released, h.Key) },
+	}
+	defer func() {
+		for _, h := range released {
+			t.Charge(h.Quota, h.Used)
+		}
+	}()
+	// Units already on their way out come first.
+	for q, hs := range held {
+		if t.Cohort(q) != cohort {
+			continue
+		}
+		for _, h := range hs {
+			if h.Evicting {
+				r.release(h)
+			}
+		}
+	}
+	if len(released) > 0 && t.Check(p.Quota, p.Request) == nil {
+		return Victims{Waiting: true}
+	}
+	if p.Preempt {
+		var cands []Holding
+		for _, h := range held[p.Quota] {
+			if !h.Evicting && h.Priority < p.Priority {
+				cands = append(cands, h)
+			}
+		}
+		if v := t.evictUntilFit(p, cands, nil, r); len(v) > 0 {
+			return Victims{Units: v}
+		}
+	}
+	if p.Reclaim && t.withinMin(p.Quota, p.Request) {
+		var cands []Holding
+		for q, hs := range held {
+			if q == p.Quota || t.Cohort(q) != cohort {
+				continue
+			}
+			for _, h := range hs {
+				if !h.Evicting && (p.Protection <= 0 || p.Now.Sub(h.AllocatedAt) >= p.Protection) {
+					cands = append(cands, h)
+				}
+			}
+		}
+		borrowing := func(h Holding) bool { return t.overMin(h.Quota, p.Request) }
+		if v := t.evictUntilFit(p, cands, borrowing, r); len(v) > 0 {
+			return Victims{Units: v, Reclaim: true}
+		}
+	}
+	return Victims{}
+}
+
+type releaser struct {
+	release, unrelease func(Holding)
+}
+
+// evictUntilFit releases candidates in victim order until the request fits,
+// then gives back any victim that turned out not to be needed. It returns
+// nil when they are not enough (the caller undoes every release).
+func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holding) bool, r releaser) []Holding {
+	slices.SortStableFunc(cands, func(a, b Holding) int {
+		if a.Priority != b.Priority {
+			if a.Priority < b.Priority {
+				return -1
+			}
+			return 1
+		}
+		if c := b.AllocatedAt.Compare(a.AllocatedAt); c != 0 {
+			return c
+		}
+		// Admission times have second precision; break ties the same way each time.
+		return strings.Compare(b.Key, a.Key)
+	})
+	var victims []Holding
+	for _, h := range cands {
+		if t.Check(p.Quota, p.Request) == nil {
+			break
+		}
+		if eligible != nil && !eligible(h) {
+			continue
+		}
+		r.release(h)
+		victims = append(victims, h)
+	}
+	if len(victims) == 0 || t.Check(p.Quota, p.Request) != nil {
+		return nil
+	}
+	// Only as many as needed: a victim whose usage the request can spare stays.
+	var kept []Holding
+	for i := len(victims) - 1; i >= 0; i-- {
+		r.unrelease(victims[i])
+		if t.Check(p.Quota, p.Request) != nil {
+			r.release(victims[i])
+			kept = append(kept, victims[i])
+		}
+	}
+	slices.Reverse(kept)
+	return kept
+}
+
+// WouldBorrow reports whether admitting req would take quota name above its
+// min for some resource: the unit would use capacity guaranteed to others.
+func (t *Tree) WouldBorrow(name string, req Resources) bool {
+	return !t.withinMin(name, req)
+}
+
+// withinMin reports whether quota name, with req added, stays within its min
+// for every resource req asks for.
+func (t *Tree) withinMin(name string, req Resources) bool {
+	n, ok := t.nodes[name]
+	if !ok || !n.exists {
+		return false
+	}
+	for r, v := range req {
+		if v > 0 && n.used[r]+v > n.spec.Min[r] {
+			return false
+		}
+	}
+	return true
+}
+
+// overMin reports whether quota name uses more than its min of a resource
+// that req asks for: it borrows what req needs.
+func (t *Tree) overMin(name string, req Resources) bool {
+	n, ok := t.nodes[name]
+	if !ok {
+		return false
+	}
+	for r, v := range req {
+		if v > 0 && n.used[r] > n.spec.Min[r] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// holdingOf is what a unit holds per docs/protocol.md, with what victim
+// selection needs to know of it; nil when it holds nothing.
+func holdingOf(key, quotaName string, u *v1alpha1.QueueUnit) *quota.Holding {
+	used := usageOf(u)
+	if used.IsZero() {
+		return nil
+	}
+	h := &quota.Holding{Key: key, Quota: quotaName, Used: used, Priority: ptr.Deref(u.Spec.Priority, 0), Evicting: isEvicting(u)}
+	if u.Status.LastAllocateTime != nil {
+		h.AllocatedAt = u.Status.LastAllocateTime.Time
+	}
+	return h
+}
+
+// isEvicting reports whether a unit was told to give its quota back and still holds it.
+func isEvicting(u *v1alpha1.QueueUnit) bool {
+	return holdsQuota(u.Status.Phase) && meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
+}
+
+// preempt looks for victims for a unit that did not fit; it runs under s.mu
+// inside a pass. It returns nil when eviction cannot help.
+func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohort string) *queue.Failure {
+	cfg := s.opts.Config
+	// Units whose admission is being written are not victims yet.
+	skip := func(key string) bool { st := s.units[key]; return st == nil || st.inflight }
+	victims, waiting := s.fw.Preempt(ctx, info, ptr.Deref(cfg.EnablePreemption, true), ptr.Deref(cfg.EnableReclaim, true), skip)
+	if waiting {
+		s.nominated[info.Key] = cohort
+		return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
+			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	s.nominated[info.Key] = cohort
+	names := make([]string, 0, len(victims))
+	for _, v := range victims {
+		st := s.units[v.Key]
+		if st == nil {
+			continue
+		}
+		names = append(names, v.Key)
+		h := v
+		h.Evicting = true
+		s.fw.SetUsage(v.Key, &h)
+		s.evict(st.obj, v1alpha1.ReasonPreempted,
+			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
+	}
+	return &queue.Failure{Reason: "preempting/" + strings.Join(names, ","), Preempting: true,
+		Message: fmt.Sprintf("preempting %d unit(s) (%s) to make room in quota %s; admitted once they give it back",
+			len(names), strings.Join(names, ", "), info.Quota)}
+}
+
+// evict asks a unit to give its quota back: condition Evicted and the
+// reclaim state of its admissions. The job extension suspends the job and
+// returns the unit to Enqueued (docs/protocol.md).
+func (s *Scheduler) evict(u *v1alpha1.QueueUnit, reason, message string) {
+	if s.leading.Load() {
+		s.recorder.Event(u, corev1.EventTypeWarning, reason, message)
+	}
+	s.writer.enqueue(keyOf(u), &write{
+		base: u, retryOnConflict: true,
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			if !holdsQuota(x.Status.Phase) || meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
+				return false
+			}
+			now := metav1.NewTime(s.clock.Now())
+			setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, reason, message, now)
+			for i := range x.Status.Admissions {
+				x.Status.Admissions[i].ReclaimState = &v1alpha1.ReclaimState{Replicas: x.Status.Admissions[i].Replicas}
+			}
+			x.Status.LastUpdateTime = &now
+			return true
+		},
+	}, 0)
+}

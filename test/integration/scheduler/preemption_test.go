@@ -1,0 +1,158 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+// fakeExtension plays koord-queue-controllers per docs/protocol.md: admitted
+// units run; evicted ones are suspended and go back to Enqueued.
+func fakeExtension(ctx context.Context, ns string) {
+	for ctx.Err() == nil {
+		list := &v1alpha1.QueueUnitList{}
+		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err == nil {
+			for i := range list.Items {
+				u := &list.Items[i]
+				evicted := meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
+				switch {
+				case evicted && (u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued || u.Status.Phase == v1alpha1.QueueUnitPhaseRunning):
+					u.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+					u.Status.Admissions = nil
+					u.Status.PodState = nil
+					for _, c := range []string{v1alpha1.ConditionQuotaReserved, v1alpha1.ConditionAdmitted} {
+						meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionFalse, Reason: "Evicted", Message: "job suspended"})
+					}
+					_ = env.Client.Status().Update(ctx, u)
+				case !evicted && u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued:
+					u.Status.Phase = v1alpha1.QueueUnitPhaseRunning
+					_ = env.Client.Status().Update(ctx, u)
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func phases(t *testing.T, ns string) map[string]v1alpha1.QueueUnitPhase {
+	t.Helper()
+	list := &v1alpha1.QueueUnitList{}
+	if err := env.Client.List(ctx(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]v1alpha1.QueueUnitPhase{}
+	for _, u := range list.Items {
+		out[u.Name] = u.Status.Phase
+	}
+	return out
+}
+
+func noProtection(o *app.Options) { o.Config.ReclaimProtectionPeriod = &metav1.Duration{} }
+
+// A high-priority unit that does not fit its quota evicts just enough
+// lower-priority units of the same quota, and is admitted only once they
+// have given their quota back.
+func TestPreemptionInsideQuota(t *testing.T) {
+	const ns = "preempt"
+	startScheduler(t, noProtection)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota("pq").Namespace(ns).Max("cpu", "4").Obj())
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &checker{}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { fakeExtension(runCtx, ns) })
+	wg.Go(func() { c.run(runCtx, ns, map[string]int64{"pq": 4000}, nil) })
+
+	for i := range 4 {
+		create(t, utiltesting.MakeQueueUnit(fmt.Sprintf("low-%d", i), ns).Quota("pq").Priority(1).Request("cpu", "1").Obj())
+		waitPhase(t, ns, fmt.Sprintf("low-%d", i), v1alpha1.QueueUnitPhaseRunning)
+		// lastAllocateTime has second precision: keep the admission order visible.
+		time.Sleep(1100 * time.Millisecond)
+	}
+	create(t, utiltesting.MakeQueueUnit("high", ns).Quota("pq").Priority(10).Request("cpu", "2").Obj())
+	waitPhase(t, ns, "high", v1alpha1.QueueUnitPhaseRunning)
+
+	// The two most recently admitted low units made room; the others still run.
+	got := phases(t, ns)
+	for name, want := range map[string]v1alpha1.QueueUnitPhase{
+		"low-0": v1alpha1.QueueUnitPhaseRunning, "low-1": v1alpha1.QueueUnitPhaseRunning,
+		"low-2": v1alpha1.QueueUnitPhaseEnqueued, "low-3": v1alpha1.QueueUnitPhaseEnqueued,
+	} {
+		if got[name] != want {
+			t.Errorf("%s is %s, want %s", name, got[name], want)
+		}
+	}
+	for _, victim := range []string{"low-2", "low-3"} {
+		if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
+			return len(events(t, ns, victim, "Preempted")) == 1 && len(events(t, ns, victim, "Reclaimed")) == 1, nil
+		}); err != nil {
+			t.Errorf("%s: Preempted %d, Reclaimed %d events", victim, len(events(t, ns, victim, "Preempted")), len(events(t, ns, victim, "Reclaimed")))
+		}
+		u := getUnit(t, ns, victim)
+		if cond := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionEvicted); cond == nil || cond.Reason != v1alpha1.ReasonPreempted {
+			t.Errorf("%s Evicted condition = %+v", victim, cond)
+		}
+	}
+	cancel()
+	wg.Wait()
+	if len(c.violations) > 0 {
+		t.Errorf("quota over max at %d of %d samples: %s", len(c.violations), c.samples, c.violations[0])
+	}
+}
+
+// A quota within its min takes back exactly what another quota borrows.
+func TestReclaimFromBorrower(t *testing.T) {
+	const ns = "reclaim"
+	startScheduler(t, noProtection)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota("rparent").Namespace(ns).Max("cpu", "10").Obj())
+	for _, name := range []string{"ra", "rb"} {
+		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent("rparent").Min("cpu", "5").Max("cpu", "10").Obj())
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &checker{}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { fakeExtension(runCtx, ns) })
+	wg.Go(func() {
+		c.run(runCtx, ns, map[string]int64{"rparent": 10000, "ra": 10000, "rb": 10000}, map[string]string{"ra": "rparent", "rb": "rparent"})
+	})
+	for i := range 10 {
+		create(t, utiltesting.MakeQueueUnit(fmt.Sprintf("a-%d", i), ns).Quota("ra").Request("cpu", "1").Obj())
+	}
+	for i := range 10 {
+		waitPhase(t, ns, fmt.Sprintf("a-%d", i), v1alpha1.QueueUnitPhaseRunning)
+	}
+	create(t, utiltesting.MakeQueueUnit("b-0", ns).Quota("rb").Request("cpu", "5").Obj())
+	waitPhase(t, ns, "b-0", v1alpha1.QueueUnitPhaseRunning)
+	running := 0
+	for name, p := range phases(t, ns) {
+		if name != "b-0" && p == v1alpha1.QueueUnitPhaseRunning {
+			running++
+		}
+	}
+	if running != 5 {
+		t.Errorf("ra keeps %d running units, want 5 (exactly 5 CPU reclaimed)", running)
+	}
+	cancel()
+	wg.Wait()
+	if len(c.violations) > 0 {
+		t.Errorf("quota over max at %d of %d samples: %s", len(c.violations), c.samples, c.violations[0])
+	}
+}
