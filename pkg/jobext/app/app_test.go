@@ -1,0 +1,48 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+)
+
+func TestParseFeatureGates(t *testing.T) {
+	g, err := ParseFeatureGates("QueueUnitActive=true, MaximumExecutionTime=false,QueueUnitRequeueState=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(framework.FeatureGates{QueueUnitActive: true, QueueUnitRequeueState: true}, g); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for in, want := range map[string]string{
+		"Nope=true":            `unknown feature gate "Nope"`,
+		"QueueUnitActive":      "want Name=true|false",
+		"QueueUnitActive=yes!": "want true or false",
+	} {
+		if _, err := ParseFeatureGates(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseFeatureGates(%q) = %v, want error with %q", in, err, want)
+		}
+	}
+}
+
+func TestEnabledExtensions(t *testing.T) {
+	reg := NewRegistry()
+	want := []string{"job", "pytorchjob", "raycluster", "rayjob", "rayjobv1alpha1", "sparkapp", "tfjob", "workflow"}
+	if diff := cmp.Diff(want, names(reg)); diff != "" {
+		t.Errorf("registry (-want +got):\n%s", diff)
+	}
+	exts, err := enabledExtensions(reg, []string{"job", "tfjob", "job"})
+	if err != nil || len(exts) != 2 {
+		t.Fatalf("got %d extensions, %v", len(exts), err)
+	}
+	_, err = enabledExtensions(reg, []string{"job", "mpijob"})
+	if err == nil || !strings.Contains(err.Error(), "mpijob") || !strings.Contains(err.Error(), strings.Join(want, ", ")) {
+		t.Errorf("unknown extension error = %v", err)
+	}
+	if _, err := enabledExtensions(reg, nil); err == nil {
+		t.Error("no extensions accepted")
+	}
+}

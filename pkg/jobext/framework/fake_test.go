@@ -1,0 +1,34 @@
+package framework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// fakeJob is a GenericJob held in memory, with its suspension in a
+// ConfigMap's data so a fake client can store it.
+type fakeJob struct {
+	cm      *corev1.ConfigMap
+	sets    []PodSet
+	status  JobStatus
+	running bool
+}
+
+func newFakeJob(name string, labels, annotations map[string]string, sets []PodSet) *fakeJob {
+	return &fakeJob{
+		cm: &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: labels, Annotations: annotations, UID: "uid-" + "1"},
+			Data:       map[string]string{"suspend": "true"},
+		},
+		sets: sets,
+	}
+}
+
+func (f *fakeJob) Object() client.Object      { return f.cm }
+func (f *fakeJob) HeldForQueue() bool         { return f.IsSuspended() && !f.running }
+func (f *fakeJob) IsSuspended() bool          { return f.cm.Data["suspend"] == "true" }
+func (f *fakeJob) Suspend()                   { f.cm.Data["suspend"] = "true" }
+func (f *fakeJob) Resume()                    { f.cm.Data["suspend"] = "false" }
+func (f *fakeJob) PodSets() ([]PodSet, error) { return f.sets, nil }
+func (f *fakeJob) Status() JobStatus          { return f.status }

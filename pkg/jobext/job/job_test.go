@@ -1,0 +1,91 @@
+package job
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+)
+
+func TestCount(t *testing.T) {
+	cases := []struct {
+		parallelism, completions *int32
+		want                     int32
+	}{
+		{nil, nil, 1},
+		{ptr.To[int32](4), nil, 4},
+		{nil, ptr.To[int32](5), 1},
+		{ptr.To[int32](4), ptr.To[int32](2), 2},
+		{ptr.To[int32](2), ptr.To[int32](8), 2},
+		{ptr.To[int32](0), ptr.To[int32](8), 0},
+	}
+	for _, tc := range cases {
+		j := Wrap(&batchv1.Job{Spec: batchv1.JobSpec{Parallelism: tc.parallelism, Completions: tc.completions}})
+		if got := j.Count(); got != tc.want {
+			t.Errorf("parallelism %v completions %v: count %d, want %d", ptr.Deref(tc.parallelism, -1), ptr.Deref(tc.completions, -1), got, tc.want)
+		}
+	}
+}
+
+func TestHeldForQueue(t *testing.T) {
+	now := metav1.Now()
+	cases := map[string]struct {
+		suspend *bool
+		start   *metav1.Time
+		want    bool
+	}{
+		"suspended, never started": {ptr.To(true), nil, true},
+		"suspended after a start":  {ptr.To(true), &now, false},
+		"not suspended":            {ptr.To(false), nil, false},
+		"suspend unset":            {nil, nil, false},
+	}
+	for name, tc := range cases {
+		j := Wrap(&batchv1.Job{Spec: batchv1.JobSpec{Suspend: tc.suspend}, Status: batchv1.JobStatus{StartTime: tc.start}})
+		if got := j.HeldForQueue(); got != tc.want {
+			t.Errorf("%s: HeldForQueue = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	cases := map[string]struct {
+		job  batchv1.Job
+		want framework.JobStatus
+	}{
+		"ready pods run, others wait": {
+			job:  batchv1.Job{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](3)}, Status: batchv1.JobStatus{Active: 3, Ready: ptr.To[int32](1)}},
+			want: framework.JobStatus{PodSets: []framework.PodSetStatus{{Name: PodSetName, Running: 1, Pending: 2}}},
+		},
+		"succeeded beyond remaining completions are reclaimable": {
+			job:  batchv1.Job{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4), Completions: ptr.To[int32](6)}, Status: batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1), Succeeded: 5}},
+			want: framework.JobStatus{PodSets: []framework.PodSetStatus{{Name: PodSetName, Running: 1, Finished: 3}}},
+		},
+		"failed": {
+			job: batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Message: "BackoffLimitExceeded"}}}},
+			want: framework.JobStatus{Finished: true, Failed: true, Message: "BackoffLimitExceeded",
+				PodSets: []framework.PodSetStatus{{Name: PodSetName}}},
+		},
+	}
+	for name, tc := range cases {
+		if diff := cmp.Diff(tc.want, Wrap(&tc.job).Status()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+func TestSuspendResume(t *testing.T) {
+	j := Wrap(&batchv1.Job{})
+	j.Suspend()
+	if !j.IsSuspended() {
+		t.Error("Suspend did not suspend")
+	}
+	j.Resume()
+	if j.IsSuspended() || j.Object().(*batchv1.Job).Spec.Suspend == nil {
+		t.Error("Resume did not set spec.suspend=false")
+	}
+}

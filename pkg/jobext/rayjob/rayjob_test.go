@@ -1,0 +1,60 @@
+package rayjob
+
+import (
+	"testing"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+)
+
+func TestHeldForQueue(t *testing.T) {
+	now := metav1.Now()
+	cases := map[string]struct {
+		job  rayv1.RayJob
+		want bool
+	}{
+		"suspended":          {rayv1.RayJob{Spec: rayv1.RayJobSpec{Suspend: true}}, true},
+		"suspended, started": {rayv1.RayJob{Spec: rayv1.RayJobSpec{Suspend: true}, Status: rayv1.RayJobStatus{StartTime: &now}}, false},
+		"not suspended":      {rayv1.RayJob{}, false},
+	}
+	for name, tc := range cases {
+		if got := WrapV1(&tc.job).HeldForQueue(); got != tc.want {
+			t.Errorf("%s: HeldForQueue = %v, want %v", name, got, tc.want)
+		}
+	}
+	if !WrapV1alpha1(&rayv1alpha1.RayJob{Spec: rayv1alpha1.RayJobSpec{Suspend: true}}).HeldForQueue() {
+		t.Error("v1alpha1 suspended job not held")
+	}
+	if _, err := WrapV1(&rayv1.RayJob{}).PodSets(); err == nil {
+		t.Error("RayJob without rayClusterSpec queued")
+	}
+}
+
+func TestClaims(t *testing.T) {
+	t0, t1 := metav1.Unix(100, 0), metav1.Unix(200, 0)
+	alpha := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+		{APIVersion: "ray.io/v1", Time: &t1}, {APIVersion: "ray.io/v1alpha1", Time: &t0},
+	}}}
+	v1 := &rayv1.RayJob{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{APIVersion: "ray.io/v1", Time: &t0}}}}
+	both := framework.ExtensionOptions{Enabled: []string{Name, NameV1alpha1}}
+	cases := []struct {
+		ext  framework.Extension
+		obj  *rayv1.RayJob
+		want bool
+	}{
+		{New(both), alpha, false},
+		{New(both), v1, true},
+		{NewV1alpha1(both), alpha, true},
+		{NewV1alpha1(both), v1, false},
+		{New(framework.ExtensionOptions{Enabled: []string{Name}}), alpha, true},
+		{NewV1alpha1(framework.ExtensionOptions{Enabled: []string{NameV1alpha1}}), v1, true},
+	}
+	for i, tc := range cases {
+		if got := tc.ext.Claims(tc.obj); got != tc.want {
+			t.Errorf("case %d (%s, created as %s): Claims = %v, want %v", i, tc.ext.Name, CreatedAs(tc.obj), got, tc.want)
+		}
+	}
+}
