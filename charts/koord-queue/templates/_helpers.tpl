@@ -1,0 +1,71 @@
+{{/* Names, labels, images and the extension list shared by the templates. */}}
+
+{{- define "koord-queue.labels" -}}
+app.kubernetes.io/part-of: koord-queue
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The values of the job extensions binary; its key has a dash, so index it once here. */}}
+{{- define "koord-queue.ctrl" -}}
+{{- toYaml (index .Values.extension "koord-queue-controllers") -}}
+{{- end -}}
+
+{{/* image joins global.imagePrefix, a repository and a tag (the appVersion when empty). */}}
+{{- define "koord-queue.image" -}}
+{{- $root := index . 0 -}}
+{{- $repo := index . 1 -}}
+{{- $tag := index . 2 | default $root.Chart.AppVersion -}}
+{{- $prefix := trimSuffix "/" ($root.Values.global.imagePrefix | default "") -}}
+{{- if $prefix -}}
+{{- printf "%s/%s:%s" $prefix $repo $tag -}}
+{{- else -}}
+{{- printf "%s:%s" $repo $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+extensions lists the --enabled-extensions names from extension.<kind>.enable, in a
+fixed order. MPIJob has no extension: asking for it stops the render.
+*/}}
+{{- define "koord-queue.extensions" -}}
+{{- $e := .Values.extension -}}
+{{- if $e.mpi.enable -}}
+{{- fail "extension.mpi.enable=true: MPIJob is not supported by koord-queue (no MPI extension exists); set extension.mpi.enable=false" -}}
+{{- end -}}
+{{- $names := list -}}
+{{- if $e.batchjob.enable }}{{ $names = append $names "job" }}{{ end -}}
+{{- if $e.tf.enable }}{{ $names = append $names "tfjob" }}{{ end -}}
+{{- if $e.pytorch.enable }}{{ $names = append $names "pytorchjob" }}{{ end -}}
+{{- if $e.argo.enable }}{{ $names = append $names "workflow" }}{{ end -}}
+{{- if $e.spark.enable }}{{ $names = append $names "sparkapp" }}{{ end -}}
+{{- if $e.ray.enable }}{{ $names = concat $names (list "rayjob" "rayjobv1alpha1") }}{{ end -}}
+{{- if $e.raycluster.enable }}{{ $names = append $names "raycluster" }}{{ end -}}
+{{- if not $names -}}
+{{- fail "no job extension is enabled: set at least one extension.<kind>.enable=true (batchjob, tf, pytorch, argo, spark, ray, raycluster)" -}}
+{{- end -}}
+{{- join "," $names -}}
+{{- end -}}
+
+{{/* The pod and container security settings both Deployments share. */}}
+{{- define "koord-queue.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "koord-queue.containerSecurityContext" -}}
+runAsNonRoot: true
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+privileged: false
+capabilities:
+  drop:
+    - ALL
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}

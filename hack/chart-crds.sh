@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Copies what the chart carries from elsewhere in the repository into
+# charts/koord-queue, byte for byte:
+#   config/crd/bases/*.yaml          -> crds/   (installed by Helm before the templates)
+#   config/crd/elasticquota/*.yaml   -> files/  (rendered by templates/elasticquota-crd.yaml,
+#                                                behind installElasticQuotaCRD)
+#   config/grafana/koord-queue.json  -> dashboards/koord-queue.json (when it exists; until
+#                                                then the chart keeps its placeholder)
+#
+#   hack/chart-crds.sh [CHART_DIR]   write into CHART_DIR (default charts/koord-queue)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+chart=${1:-$root/charts/koord-queue}
+
+sync_dir() { # sync_dir SRC DST: DST ends up holding exactly SRC's *.yaml
+	local src=$1 dst=$2
+	mkdir -p "$dst"
+	rm -f "$dst"/*.yaml
+	cp "$src"/*.yaml "$dst"/
+}
+sync_dir "$root/config/crd/bases" "$chart/crds"
+sync_dir "$root/config/crd/elasticquota" "$chart/files"
+if [[ -f "$root/config/grafana/koord-queue.json" ]]; then
+	mkdir -p "$chart/dashboards"
+	cp "$root/config/grafana/koord-queue.json" "$chart/dashboards/koord-queue.json"
+fi
