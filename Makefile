@@ -75,3 +75,31 @@ down: ## Stop the local cluster of `make run` (every process, by PID).
 test-e2e: ## End-to-end tests on a fresh local cluster with both binaries (free ports, temp state).
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...
+
+# The Helm chart (charts/koord-queue) and the container images (build/Dockerfile).
+# Prefix the image names get; set it to your registry and organisation.
+IMAGE_PREFIX ?= koordinator-sh
+IMAGE_TAG ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+CONTAINER_ENGINE ?=
+
+.PHONY: chart-crds
+chart-crds: ## Copy config/crd (and config/grafana) into the chart.
+	hack/chart-crds.sh
+
+.PHONY: chart-docs
+chart-docs: ## Regenerate the chart README's values table from values.yaml.
+	hack/chart-docs.sh
+
+.PHONY: verify-chart
+verify-chart: ## Fail when the chart's CRDs, dashboard or values table are stale, or helm lint fails.
+	@hack/tools.sh helm >/dev/null
+	hack/verify-chart.sh
+
+.PHONY: test-chart
+test-chart: ## Chart tests: helm lint/template, server-side apply and RBAC on a real kube-apiserver.
+	@hack/tools.sh etcd kube-apiserver kubectl helm >/dev/null
+	go test $(GO_TEST_FLAGS) -p 1 -timeout 15m ./test/chart/...
+
+.PHONY: images
+images: ## Build both images with docker or podman (fails when no container engine works).
+	build/images.sh "$(IMAGE_PREFIX)" "$(IMAGE_TAG)" "$(CONTAINER_ENGINE)"
