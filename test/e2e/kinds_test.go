@@ -72,11 +72,28 @@ func TestKubeflowExamples(t *testing.T) {
 }
 
 // TestWorkflowExample submits the guide's Argo Workflow as written. It has no
-// quota label, and a job without one is not managed (SPEC §4): no QueueUnit,
-// and it stays suspended. The same workflow with a quota label (only that
-// added, and another name) is taken over, held, and released on admission.
+// quota label, but the guide says a workflow with a koord-queue-suspend
+// template is managed, so the extension takes it over (a QueueUnit
+// my-workflow-workflow exists) and holds it; with no quota to charge it is
+// not admitted and its unit says why. The same workflow with a quota label
+// (only that added, and another name) is taken over, held, and released
+// (spec.suspend no longer true) on admission.
 func TestWorkflowExample(t *testing.T) {
 	applyGuide(t, "workflow.yaml")
+	eventually(t, "QueueUnit my-workflow-workflow of the workflow as written", func(ctx context.Context) (bool, error) {
+		qu, err := queueUnit(ctx, "default", "my-workflow-workflow")
+		if err != nil {
+			return false, err
+		}
+		if qu.Spec.ConsumerRef == nil || qu.Spec.ConsumerRef.Kind != "Workflow" || qu.Spec.ConsumerRef.Name != "my-workflow" {
+			return false, fmt.Errorf("consumerRef %+v", qu.Spec.ConsumerRef)
+		}
+		if qu.Status.Message == "" {
+			return false, fmt.Errorf("phase %q, no message yet", qu.Status.Phase)
+		}
+		t.Logf("my-workflow-workflow: phase %q, message %q", qu.Status.Phase, qu.Status.Message)
+		return true, nil
+	})
 
 	objs := readGuide(t, "workflow.yaml")
 	labelled := objs[0]
@@ -101,8 +118,10 @@ func TestWorkflowExample(t *testing.T) {
 		return err == nil && !suspended, err
 	})
 
-	// By now the extension has long seen the unlabelled one: still nothing.
-	absent(t, "QueueUnit of the unlabelled workflow", &schedv1alpha1.QueueUnit{}, "default", "my-workflow-workflow")
+	// Meanwhile the one without a quota is still held and not admitted.
+	if p, err := phaseOf(ctx(t), "default", "my-workflow-workflow"); err != nil || admitted(p) {
+		t.Errorf("my-workflow (no quota label) admitted: phase %q, err %v", p, err)
+	}
 	suspended, _, err := nestedBool(ctx(t), workflowGVK, "default", "my-workflow", "spec", "suspend")
 	if err != nil || !suspended {
 		t.Errorf("my-workflow (no quota label) released: suspend %v, err %v", suspended, err)
