@@ -50,3 +50,10 @@ func (s epochSnapshot) eligible(u *Unit) bool {
 	}
 	return s.cohort[u.Cohort] > u.failEpoch || s.invalidated > u.failEpoch
 }
+
+// peek returns the epochs without moving them (for read-only views).
+func (e *epochs) peek() epochSnapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return epochSnapshot{global: e.global, invalidated: e.invalidated, cohort: maps.Clone(e.cohort)}
+}

@@ -272,6 +272,33 @@ func (m *Manager) Counts() map[string]int {
 	return out
 }
 
+// QueueStats counts a queue's pending units.
+type QueueStats struct {
+	// Active units will be tried in the next pass; Backoff units wait for an
+	// event first.
+	Active, Backoff int
+}
+
+// Stats returns the pending counts of every queue.
+func (m *Manager) Stats() map[string]QueueStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	snap := m.epochs.peek()
+	out := make(map[string]QueueStats, len(m.queues))
+	for name, q := range m.queues {
+		var s QueueStats
+		for _, u := range q.units {
+			if snap.eligible(u) {
+				s.Active++
+			} else {
+				s.Backoff++
+			}
+		}
+		out[name] = s
+	}
+	return out
+}
+
 // QueueNames returns every queue's name, in serving order for the next pass.
 func (m *Manager) QueueNames() []string {
 	m.mu.Lock()

@@ -13,6 +13,7 @@ type Try func(u *Unit, q Settings) *Failure
 // Outcome is one unit tried in a pass and not admitted.
 type Outcome struct {
 	Unit    *Unit
+	Queue   string
 	Failure *Failure
 	// Changed is false when the unit failed for the same reason as before.
 	Changed bool
@@ -130,5 +131,5 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {
 	changed := u.failure == nil || u.failure.Reason != f.Reason || u.failure.Blocking != f.Blocking
 	u.failure, u.failEpoch = f, it.epochs.global
-	res.Failed = append(res.Failed, Outcome{Unit: u, Failure: f, Changed: changed})
+	res.Failed = append(res.Failed, Outcome{Unit: u, Queue: it.q.Name, Failure: f, Changed: changed})
 }

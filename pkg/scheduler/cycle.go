@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -23,14 +24,21 @@ func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
 // schedule runs one pass and hands its results to the writer.
 func (s *Scheduler) schedule(ctx context.Context) {
 	s.passes.Add(1)
+	start := s.clock.Now()
 	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure { return s.try(ctx, u, q) })
+	s.opts.Metrics.Pass(s.clock.Since(start))
 	for _, a := range res.Admitted {
 		s.admit(ctx, a)
 	}
 	for _, f := range res.Failed {
-		if f.Failure.Reason == reasonStale {
+		if f.Failure.Reason == reasonStale || f.Failure.HeldBack {
 			continue
 		}
+		result := metrics.ResultUnschedulable
+		if f.Failure.NeverFits {
+			result = metrics.ResultNeverFits
+		}
+		s.opts.Metrics.Attempt(f.Queue, result)
 		if obj, ok := f.Unit.Object.(*v1alpha1.QueueUnit); ok {
 			s.reportWaiting(obj, f.Failure)
 		}
@@ -140,6 +148,9 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 		latest := st.obj
 		s.mu.Unlock()
 		s.recorder.Eventf(written, corev1.EventTypeNormal, "Scheduled", "Admitted by queue %s; quota %s charged %s", info.Queue, info.Quota, info.Request)
+		s.opts.Metrics.Attempt(info.Queue, metrics.ResultAdmitted)
+		s.opts.Metrics.Admitted(info.Queue, s.clock.Since(written.CreationTimestamp.Time))
+		s.opts.Metrics.Coming(written.Namespace, jobType(written), metrics.StatusAdmitted)
 		// Replay what arrived while the write was in flight (usage, pods running).
 		s.onUnit(latest)
 		return
@@ -168,4 +179,11 @@ func setCondition(u *v1alpha1.QueueUnit, t string, status metav1.ConditionStatus
 	meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{
 		Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: u.Generation,
 	})
+}
+
+func jobType(u *v1alpha1.QueueUnit) string {
+	if u.Spec.ConsumerRef == nil {
+		return ""
+	}
+	return u.Spec.ConsumerRef.Kind
 }

@@ -51,6 +51,13 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 		return nil
 	}
 	s.nominated[info.Key] = cohort
+	kind := "preemption"
+	for _, v := range victims {
+		if v.Quota != info.Quota {
+			kind = "reclaim"
+		}
+	}
+	s.opts.Metrics.Evicted(kind, info.Quota, len(victims))
 	names := make([]string, 0, len(victims))
 	for _, v := range victims {
 		st := s.units[v.Key]

@@ -18,6 +18,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -30,6 +31,8 @@ type Options struct {
 	// StatusWorkers write QueueUnit status in parallel.
 	StatusWorkers int
 	Clock         clock.Clock
+	// Metrics records what happens; nil records nothing.
+	Metrics *metrics.Recorder
 }
 
 // Scheduler admits QueueUnits.

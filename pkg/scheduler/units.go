@@ -7,6 +7,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 )
 
@@ -46,6 +47,12 @@ func (s *Scheduler) onUnit(obj any) {
 	s.fw.SetUsage(key, holdingOf(key, quotaName, u))
 	wasHolding := st.holding
 	st.holding = holdsQuota(u.Status.Phase)
+	if prev == nil && u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
+		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
+	}
+	if prev != nil && isFinished(u.Status.Phase) && !isFinished(prev.Status.Phase) {
+		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusFinished)
+	}
 	if !isPending(u.Status.Phase) || u.DeletionTimestamp != nil {
 		delete(s.nominated, key)
 	}

@@ -15,6 +15,11 @@ func holdsQuota(p v1alpha1.QueueUnitPhase) bool {
 	return false
 }
 
+// isFinished reports whether a unit in this phase is done.
+func isFinished(p v1alpha1.QueueUnitPhase) bool {
+	return p == v1alpha1.QueueUnitPhaseSucceed || p == v1alpha1.QueueUnitPhaseFailed
+}
+
 // isPending reports whether a unit in this phase waits for admission.
 func isPending(p v1alpha1.QueueUnitPhase) bool {
 	return p == v1alpha1.QueueUnitPhaseNone || p == v1alpha1.QueueUnitPhaseEnqueued

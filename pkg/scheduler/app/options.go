@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
@@ -31,6 +32,11 @@ type Options struct {
 	// Parsed from the above by Complete.
 	Config *configv1.KoordQueueConfiguration
 	Gates  features.Gates
+
+	// MetricsRegistry receives the scheduler's metrics; nil means the one
+	// served on --metrics-bind-address. Tests running several schedulers in
+	// one process give each its own.
+	MetricsRegistry prometheus.Registerer
 }
 
 // NewOptions returns the defaults.

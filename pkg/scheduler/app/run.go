@@ -13,10 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
@@ -54,10 +56,19 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
-	if _, err := scheduler.New(mgr, Registry(), scheduler.Options{
-		Config: o.Config, Oversell: o.OversellRate, StatusWorkers: o.StatusWorkers,
-	}); err != nil {
+	rec := metrics.NewRecorder()
+	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
+		Config: o.Config, Oversell: o.OversellRate, StatusWorkers: o.StatusWorkers, Metrics: rec,
+	})
+	if err != nil {
 		return err
+	}
+	reg := o.MetricsRegistry
+	if reg == nil {
+		reg = ctrlmetrics.Registry
+	}
+	if err := metrics.Register(reg, rec, s); err != nil {
+		return fmt.Errorf("register metrics: %w", err)
 	}
 	log.Info("Starting koord-queue", "metrics", o.MetricsBindAddress, "leaderElection", o.LeaderElect, "plugins", o.Config.Plugins)
 	return mgr.Start(ctx)

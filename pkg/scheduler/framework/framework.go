@@ -154,6 +154,16 @@ func (f *Framework) WouldBorrow(u *UnitInfo) bool {
 	return f.preempter != nil && f.preempter.WouldBorrow(u)
 }
 
+// ListQuotas lists the quotas of the first plugin that keeps them.
+func (f *Framework) ListQuotas() []quota.Info {
+	for _, p := range f.plugins {
+		if l, ok := p.(QuotaLister); ok {
+			return l.ListQuotas()
+		}
+	}
+	return nil
+}
+
 // Runnables returns the plugins with work of their own.
 func (f *Framework) Runnables() []Runnable { return f.runnables }
 

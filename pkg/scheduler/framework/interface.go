@@ -95,6 +95,12 @@ type Syncer interface {
 	HasSynced() bool
 }
 
+// QuotaLister is a plugin that can list its quotas with their usage (for
+// metrics and debugging).
+type QuotaLister interface {
+	ListQuotas() []quota.Info
+}
+
 // Handle is what plugins get from the scheduler.
 type Handle interface {
 	Client() client.Client

@@ -3,10 +3,13 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +68,8 @@ func noProtection(o *app.Options) { o.Config.ReclaimProtectionPeriod = &metav1.D
 // have given their quota back.
 func TestPreemptionInsideQuota(t *testing.T) {
 	const ns = "preempt"
-	startScheduler(t, noProtection)
+	reg := prometheus.NewRegistry()
+	startScheduler(t, noProtection, func(o *app.Options) { o.MetricsRegistry = reg })
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota("pq").Namespace(ns).Max("cpu", "4").Obj())
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -112,6 +116,60 @@ func TestPreemptionInsideQuota(t *testing.T) {
 	if len(c.violations) > 0 {
 		t.Errorf("quota over max at %d of %d samples: %s", len(c.violations), c.samples, c.violations[0])
 	}
+	// The metrics saw it all.
+	for metric, want := range map[string]float64{
+		`koord_queue_evictions_total{kind="preemption",quota="pq"}`:                            2,
+		`job_schedule_attempts{queue="pq",result="admitted"}`:                                  5,
+		`queueunits_coming_rate_by_job_type{namespace="preempt",status="admitted",type="Job"}`: 5,
+		`dequeued_quota_usage_by_quota{quota="pq",resource="cpu"}`:                             4,
+		`koord_queue_quota_max{quota="pq",resource="cpu"}`:                                     4,
+		`queueunits_by_job_type{namespace="preempt",type="Job"}`:                               5,
+	} {
+		if got := metricValue(t, reg, metric); got != want {
+			t.Errorf("%s = %v, want %v", metric, got, want)
+		}
+	}
+	if metricValue(t, reg, "koord_queue_scheduling_passes_total") == 0 || metricValue(t, reg, `koord_queue_admission_wait_seconds_count{queue="pq"}`) != 5 {
+		t.Error("passes or wait-time histogram not recorded")
+	}
+}
+
+// metricValue reads one sample, written as name{label="value",...} with
+// labels in alphabetical order, from a registry.
+func metricValue(t *testing.T, reg *prometheus.Registry, sample string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			names := []string{f.GetName()}
+			if f.GetType() == dto.MetricType_HISTOGRAM {
+				names = []string{f.GetName() + "_count"}
+			}
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			key := names[0]
+			if len(labels) > 0 {
+				key += "{" + strings.Join(labels, ",") + "}"
+			}
+			if key != sample {
+				continue
+			}
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				return m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				return m.GetGauge().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return 0
 }
 
 // A quota within its min takes back exactly what another quota borrows.

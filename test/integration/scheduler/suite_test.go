@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -40,6 +41,7 @@ func startScheduler(t *testing.T, mutate ...func(*app.Options)) func() {
 	o := app.NewOptions()
 	o.LeaderElect = false
 	o.MetricsBindAddress = "0"
+	o.MetricsRegistry = prometheus.NewRegistry()
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,7 @@ var (
 	_ framework.PreemptPlugin  = (*Plugin)(nil)
 	_ framework.Runnable       = (*Plugin)(nil)
 	_ framework.Syncer         = (*Plugin)(nil)
+	_ framework.QuotaLister    = (*Plugin)(nil)
 )
 
 // HasSynced is true once every ElasticQuota has been seen.
@@ -243,6 +244,13 @@ func (p *Plugin) WouldBorrow(u *framework.UnitInfo) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.WouldBorrow(u.Quota, u.Request)
+}
+
+// ListQuotas lists every quota with its usage.
+func (p *Plugin) ListQuotas() []quota.Info {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tree.List()
 }
 
 // Tree gives read access to the quota tree under the plugin's lock.
