@@ -17,8 +17,8 @@ func TestEveryMetricIsExported(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	r := NewRecorder()
 	state := fakeState{Snapshot{
-		Quotas: []QuotaState{{Name: "team-a", Min: map[string]float64{"cpu": 4}, Max: map[string]float64{"cpu": 4}, Used: map[string]float64{"cpu": 2}}},
-		Queues: []QueueState{{Name: "team-a", Active: 1, Backoff: 2}},
+		Quotas:           []QuotaState{{Name: "team-a", Min: map[string]float64{"cpu": 4}, Max: map[string]float64{"cpu": 4}, Used: map[string]float64{"cpu": 2}}},
+		Queues:           []QueueState{{Name: "team-a", Active: 1, Backoff: 2}},
 		UsageByNamespace: map[string]map[string]float64{"default": {"cpu": 2}},
 		UnitsByJobType:   map[[2]string]int{{"default", "Job"}: 3},
 	}}
