@@ -18,10 +18,12 @@ const (
 	ControllersBinary = "koord-queue-controllers"
 )
 
-// KoordQueueBuildable reports whether the checkout has both main packages.
+// KoordQueueBuildable reports whether the checkout has both main packages
+// (a folder with Go files under cmd/ for each binary).
 func KoordQueueBuildable(repoRoot string) bool {
 	for _, b := range []string{QueueBinary, ControllersBinary} {
-		if _, err := os.Stat(filepath.Join(repoRoot, "cmd", b)); err != nil {
+		files, _ := filepath.Glob(filepath.Join(repoRoot, "cmd", b, "*.go"))
+		if len(files) == 0 {
 			return false
 		}
 	}
