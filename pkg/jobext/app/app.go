@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"slices"
 	"strings"
 
@@ -144,7 +145,7 @@ func (o *Options) complete() (*completed, error) {
 	if err != nil {
 		return nil, err
 	}
-	gates, err := ParseFeatureGates(o.FeatureGates)
+	gates, err := features.Parse(o.FeatureGates)
 	if err != nil {
 		return nil, err
 	}

@@ -5,28 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 )
-
-func TestParseFeatureGates(t *testing.T) {
-	g, err := ParseFeatureGates("QueueUnitActive=true, MaximumExecutionTime=false,QueueUnitRequeueState=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(framework.FeatureGates{QueueUnitActive: true, QueueUnitRequeueState: true}, g); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	for in, want := range map[string]string{
-		"Nope=true":            `unknown feature gate "Nope"`,
-		"QueueUnitActive":      "want Name=true|false",
-		"QueueUnitActive=yes!": "want true or false",
-	} {
-		if _, err := ParseFeatureGates(in); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseFeatureGates(%q) = %v, want error with %q", in, err, want)
-		}
-	}
-}
 
 func TestEnabledExtensions(t *testing.T) {
 	reg := NewRegistry()

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"strings"
+
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/spf13/pflag"
 )
 
@@ -49,7 +52,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EnabledExtensions, "enabled-extensions", o.EnabledExtensions, "comma-separated job extensions to run: "+joinNames())
 	fs.BoolVar(&o.ManageAllJobs, "manage-all-jobs", o.ManageAllJobs, "take over every job of an enabled kind, quota label or not, suspending it first")
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "path to a KoordQueueControllersConfiguration file (per-extension runningTimeout/backoffTimeout)")
-	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "comma-separated Name=true|false: "+GateQueueUnitActive+", "+GateMaximumExecutionTime+", "+GateQueueUnitRequeueState+" (all off by default)")
+	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "comma-separated Name=true|false: "+strings.Join(features.Known, ", ")+" (all off by default)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader so only one replica works")
 	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "name of the leader election lease")
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "namespace of the leader election lease")

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,9 +130,5 @@ type Factory func(ExtensionOptions) Extension
 // app package); nothing registers itself.
 type Registry map[string]Factory
 
-// FeatureGates are read once at start and passed in.
-type FeatureGates struct {
-	QueueUnitActive       bool
-	MaximumExecutionTime  bool
-	QueueUnitRequeueState bool
-}
+// FeatureGates are read once at start (pkg/features) and passed in.
+type FeatureGates = features.Gates
