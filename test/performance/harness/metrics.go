@@ -1,0 +1,230 @@
+package harness
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sample is one line of Prometheus text exposition.
+type sample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+// parseProm reads the Prometheus text format: comments skipped, one sample a
+// line, `name{k="v",...} value [timestamp]`.
+func parseProm(r io.Reader) ([]sample, error) {
+	var out []sample
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		s := sample{labels: map[string]string{}}
+		rest := line
+		if i := strings.IndexByte(line, '{'); i >= 0 {
+			j := strings.LastIndexByte(line, '}')
+			if j < i {
+				return nil, fmt.Errorf("bad metric line %q", line)
+			}
+			s.name = line[:i]
+			if err := parseLabels(line[i+1:j], s.labels); err != nil {
+				return nil, fmt.Errorf("metric line %q: %w", line, err)
+			}
+			rest = strings.TrimSpace(line[j+1:])
+		} else {
+			f := strings.Fields(line)
+			s.name, rest = f[0], strings.Join(f[1:], " ")
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			return nil, fmt.Errorf("metric line %q has no value", line)
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		s.value = v
+		out = append(out, s)
+	}
+	return out, sc.Err()
+}
+
+func parseLabels(s string, into map[string]string) error {
+	for s = strings.TrimSpace(s); s != ""; {
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 || len(s) < eq+2 || s[eq+1] != '"' {
+			return fmt.Errorf("bad labels %q", s)
+		}
+		key := strings.TrimSpace(s[:eq])
+		var b strings.Builder
+		i := eq + 2
+		for ; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+				switch s[i] {
+				case 'n':
+					b.WriteByte('\n')
+				default:
+					b.WriteByte(s[i])
+				}
+				continue
+			}
+			b.WriteByte(s[i])
+		}
+		if i >= len(s) {
+			return fmt.Errorf("unterminated label value in %q", s)
+		}
+		into[key] = b.String()
+		s = strings.TrimLeft(strings.TrimSpace(s[i+1:]), ",")
+		s = strings.TrimSpace(s)
+	}
+	return nil
+}
+
+func scrape(url string) ([]sample, error) {
+	hc := &http.Client{Timeout: 10 * time.Second}
+	resp, err := hc.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return parseProm(resp.Body)
+}
+
+// apiCounts are koord-queue's requests to the API server by method and code,
+// from client-go's rest_client_requests_total.
+type apiCounts struct {
+	byMethod map[string]float64
+	byCode   map[string]float64
+}
+
+func requestCounts(samples []sample) apiCounts {
+	c := apiCounts{byMethod: map[string]float64{}, byCode: map[string]float64{}}
+	for _, s := range samples {
+		if s.name != "rest_client_requests_total" {
+			continue
+		}
+		c.byMethod[s.labels["method"]] += s.value
+		c.byCode[s.labels["code"]] += s.value
+	}
+	return c
+}
+
+func (c apiCounts) minus(o apiCounts) apiCounts {
+	d := apiCounts{byMethod: map[string]float64{}, byCode: map[string]float64{}}
+	for k, v := range c.byMethod {
+		d.byMethod[k] = v - o.byMethod[k]
+	}
+	for k, v := range c.byCode {
+		d.byCode[k] = v - o.byCode[k]
+	}
+	return d
+}
+
+// writes are every request that is not a read (GET, LIST, WATCH are all
+// reported as method GET by client-go).
+func (c apiCounts) writes() float64 {
+	var n float64
+	for m, v := range c.byMethod {
+		switch strings.ToUpper(m) {
+		case "GET", "LIST", "WATCH", "HEAD", "OPTIONS":
+		default:
+			n += v
+		}
+	}
+	return n
+}
+
+// PassesMetric is the counter of scheduling passes koord-queue may export.
+const PassesMetric = "koord_queue_scheduling_passes_total"
+
+// counterSum adds every series of a counter; ok is false when it is absent.
+func counterSum(samples []sample, name string) (float64, bool) {
+	var sum float64
+	var ok bool
+	for _, s := range samples {
+		if s.name == name {
+			sum += s.value
+			ok = true
+		}
+	}
+	return sum, ok
+}
+
+// procStats are the CPU and memory figures of a running process.
+type procStats struct {
+	UserSeconds, SystemSeconds float64
+	PeakRSSBytes               int64
+}
+
+// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+func readProc(pid int) (procStats, error) {
+	var ps procStats
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ps, err
+	}
+	// Fields after the command, which is in parentheses and may hold spaces:
+	// state is field 3, utime field 14, stime field 15.
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return ps, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	ps.UserSeconds, ps.SystemSeconds = ut/clockTicks, st/clockTicks
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ps, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			ps.PeakRSSBytes = kb * 1024
+		}
+	}
+	return ps, nil
+}
+
+// Machine describes where a run happened.
+type Machine struct {
+	NProc    int    `json:"nproc"`
+	CPUModel string `json:"cpuModel"`
+	MemTotal string `json:"memTotal"`
+}
+
+func describeMachine(nproc int) Machine {
+	m := Machine{NProc: nproc}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				m.MemTotal = strings.TrimSpace(rest)
+			}
+		}
+	}
+	return m
+}
