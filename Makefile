@@ -103,3 +103,27 @@ test-chart: ## Chart tests: helm lint/template, server-side apply and RBAC on a 
 .PHONY: images
 images: ## Build both images with docker or podman (fails when no container engine works).
 	build/images.sh "$(IMAGE_PREFIX)" "$(IMAGE_TAG)" "$(CONTAINER_ENGINE)"
+
+# Performance harness (test/performance): envtest control plane, koord-queue as
+# a separate process, QueueUnits from a generator config, execution faked.
+# Not part of `make test`; see docs/performance.md.
+PERF_QPS ?= 100
+PERF_BURST ?= 200
+PERF_OUTPUT ?=
+PERF_FLAGS ?=
+PERF_RUN = go run ./test/performance/runner --qps $(PERF_QPS) --burst $(PERF_BURST) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT)) $(PERF_FLAGS)
+
+.PHONY: perf-baseline
+perf-baseline: ## Performance run, 15,000 units (PERF_QPS, PERF_BURST, PERF_OUTPUT).
+	@hack/tools.sh etcd kube-apiserver >/dev/null
+	$(PERF_RUN) --config test/performance/configs/baseline.yaml
+
+.PHONY: perf-large
+perf-large: ## Performance run, 50,000 units (PERF_QPS, PERF_BURST, PERF_OUTPUT).
+	@hack/tools.sh etcd kube-apiserver >/dev/null
+	$(PERF_RUN) --config test/performance/configs/large.yaml
+
+.PHONY: perf-check
+perf-check: ## Compare a run's summary with a range file: SUMMARY=.../summary.yaml RANGES=test/performance/ranges/baseline.yaml.
+	@test -n "$(SUMMARY)" || { echo "set SUMMARY=path/to/summary.yaml"; exit 2; }
+	go run ./test/performance/checker --summary $(SUMMARY) --ranges $(or $(RANGES),test/performance/ranges/baseline.yaml)
