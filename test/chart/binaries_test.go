@@ -1,0 +1,225 @@
+package chart
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+// runBinaries builds koord-queue and koord-queue-controllers, runs each with
+// the arguments of its rendered Deployment and a kubeconfig that impersonates
+// its ServiceAccount, and plays the guide's quick start: an ElasticQuota, its
+// Queue created by koord-queue, a suspended Job whose QueueUnit the
+// controllers create, admitted by koord-queue and resumed by the controllers.
+// Every call the binaries make on the way goes through the chart's RBAC.
+func runBinaries(t *testing.T, env *framework.Env, r *Rendered) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "./cmd/koord-queue", "./cmd/koord-queue-controllers")
+	build.Dir = framework.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	// koord-queue: the Deployment's args, with the ConfigMap's file and a free port.
+	cm := &corev1.ConfigMap{}
+	r.Into(t, "ConfigMap", "koord-queue-config", cm)
+	config := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(config, []byte(cm.Data["config.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sched := container(t, r.deployment(t, "koord-queue"), "controller").Args
+	sched = replaceFlag(sched, "config", config)
+	sched = replaceFlag(sched, "metrics-bind-address", freeAddr(t))
+	// The visibility flags come with the visibility server; this run needs neither.
+	sched = dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-port")
+	sched = append(sched, "--kubeconfig="+saKubeconfig(t, env.Config, schedulerSA, dir))
+	schedLog := filepath.Join(dir, "koord-queue.log")
+	start(t, filepath.Join(dir, "koord-queue"), sched, schedLog)
+
+	ctrl := container(t, r.deployment(t, "koord-queue-controllers"), "manager").Args
+	ctrl = replaceFlag(ctrl, "enabled-extensions", "job")
+	ctrl = replaceFlag(ctrl, "metrics-bind-address", freeAddr(t))
+	ctrl = replaceFlag(ctrl, "health-probe-bind-address", freeAddr(t))
+	ctrl = append(ctrl, "--kubeconfig="+saKubeconfig(t, env.Config, controllersSA, dir))
+	ctrlLog := filepath.Join(dir, "koord-queue-controllers.log")
+	start(t, filepath.Join(dir, "koord-queue-controllers"), ctrl, ctrlLog)
+
+	c := env.Client
+	four := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
+	eq := &eqv1alpha1.ElasticQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "team-a", Namespace: "default", Labels: map[string]string{
+			"quota.scheduling.koordinator.sh/parent": "", "quota.scheduling.koordinator.sh/is-parent": "false",
+		}},
+		Spec: eqv1alpha1.ElasticQuotaSpec{Min: four, Max: four},
+	}
+	if err := c.Create(ctx, eq); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "koord-queue to create Queue koord-queue/team-a", time.Minute, func(ctx context.Context) (bool, error) {
+		return get(ctx, c, Namespace, "team-a", &v1alpha1.Queue{})
+	})
+
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-job", Namespace: "default", Labels: map[string]string{v1alpha1.QuotaNameLabel: "team-a"}},
+		Spec: batchv1.JobSpec{
+			Suspend: ptr.To(true),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{
+					Name: "test", Image: "busybox:stable", Command: []string{"/bin/sh", "-c", "sleep 30"},
+					Resources: corev1.ResourceRequirements{Requests: four, Limits: four},
+				}},
+			}},
+		},
+	}
+	if err := c.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	unit := &v1alpha1.QueueUnit{}
+	waitFor(t, "QueueUnit default/my-job to be dequeued", time.Minute, func(ctx context.Context) (bool, error) {
+		if ok, err := get(ctx, c, "default", "my-job", unit); !ok {
+			return false, err
+		}
+		return unit.Status.Phase == v1alpha1.QueueUnitPhaseDequeued, nil
+	})
+	waitFor(t, "Job default/my-job to be resumed", time.Minute, func(ctx context.Context) (bool, error) {
+		if ok, err := get(ctx, c, "default", "my-job", job); !ok {
+			return false, err
+		}
+		return job.Spec.Suspend != nil && !*job.Spec.Suspend, nil
+	})
+	// Both hold their leader Lease in the release namespace.
+	for _, name := range []string{"koord-queue", "koord-queue-controllers"} {
+		lease := &coordinationv1.Lease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: name}, lease); err != nil {
+			t.Errorf("leader Lease %s/%s: %v", Namespace, name, err)
+		} else if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			t.Errorf("leader Lease %s/%s has no holder", Namespace, name)
+		}
+	}
+	// No request of either binary was refused on the way.
+	for _, log := range []string{schedLog, ctrlLog} {
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(strings.ToLower(line), "forbidden") {
+				t.Errorf("%s: a request was forbidden: %s", filepath.Base(log), line)
+			}
+		}
+	}
+	t.Logf("QueueUnit %s is %s and Job %s runs, both binaries acting as the chart's ServiceAccounts", unit.Name, unit.Status.Phase, job.Name)
+}
+
+func get(ctx context.Context, c client.Client, ns, name string, obj client.Object) (bool, error) {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return true, nil
+}
+
+// saKubeconfig writes a kubeconfig with the envtest admin's credentials that
+// impersonates user, so every request is authorized as that ServiceAccount.
+func saKubeconfig(t *testing.T, cfg *rest.Config, user, dir string) string {
+	t.Helper()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken, Impersonate: user,
+	}
+	kc.Contexts["sa"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "sa"}
+	kc.CurrentContext = "sa"
+	path := filepath.Join(dir, strings.ReplaceAll(user, ":", "_")+".kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// start runs a binary until the test ends, then stops it by its PID and waits.
+// Its output goes to logFile, printed when the test fails.
+func start(t *testing.T, bin string, args []string, logFile string) {
+	t.Helper()
+	log, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = log.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(logFile)
+			t.Logf("%s %s:\n%s", filepath.Base(bin), strings.Join(args, " "), tail(string(data), 60))
+		}
+	})
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func replaceFlag(args []string, name, value string) []string {
+	out := dropFlag(args, name)
+	return append(out, fmt.Sprintf("--%s=%s", name, value))
+}
+
+func dropFlag(args []string, name string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--"+name+"=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
