@@ -1,0 +1,96 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupName is the API group of the visibility API.
+const GroupName = "visibility.koord-queue.x-k8s.io"
+
+// SchemeGroupVersion is the group and version of this package.
+var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+
+// Resources and the subresource this version serves.
+const (
+	// ResourceQueues names Queues: /queues/{name}/queueunits.
+	ResourceQueues = "queues"
+	// ResourceElasticQuotas names ElasticQuotas: /elasticquotas/{name}/queueunits.
+	ResourceElasticQuotas = "elasticquotas"
+	// SubresourceQueueUnits lists the units of a queue or a quota.
+	SubresourceQueueUnits = "queueunits"
+)
+
+// Phases a request may filter on (the query parameter phase). They are the
+// QueueUnit phases of scheduling.x-k8s.io/v1alpha1.
+const (
+	// PhaseEnqueued lists the units waiting for admission, in scheduling
+	// order with their position. It is the default.
+	PhaseEnqueued = "Enqueued"
+	// PhaseReserved lists units holding quota while their admission checks run.
+	PhaseReserved = "Reserved"
+	// PhaseDequeued lists admitted units whose pods are not running yet.
+	PhaseDequeued = "Dequeued"
+	// PhaseRunning lists admitted units whose pods run.
+	PhaseRunning = "Running"
+)
+
+// QueueUnitsSummary is the answer of GET .../queues/{name}/queueunits and
+// .../elasticquotas/{name}/queueunits.
+//
+// +kubebuilder:object:root=true
+type QueueUnitsSummary struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Phase is the phase the items are in.
+	Phase string `json:"phase"`
+	// Total counts every unit in Phase, before offset and limit.
+	Total int32 `json:"total"`
+	// Offset is how many units were skipped from the start.
+	Offset int32 `json:"offset,omitempty"`
+	// Items are the units from Offset on, at most limit of them (the query
+	// parameter; 1000 when absent, 0 for all). Enqueued units come in
+	// scheduling order; admitted ones by allocation time.
+	Items []QueueUnitSummary `json:"items"`
+}
+
+// QueueUnitSummary is one QueueUnit as the scheduler sees it.
+type QueueUnitSummary struct {
+	// Metadata carries name, namespace and creationTimestamp only.
+	metav1.ObjectMeta `json:"metadata"`
+
+	// Phase is the unit's phase.
+	Phase string `json:"phase"`
+	// Queue is the queue the unit waits in (or was admitted from).
+	Queue string `json:"queue"`
+	// Quota is the ElasticQuota the unit is charged to.
+	Quota string `json:"quota,omitempty"`
+	// Priority is the unit's priority inside its queue.
+	Priority int32 `json:"priority"`
+	// PositionInQueue counts from 1 in the order the queue serves its units;
+	// 0 for units that no longer wait.
+	PositionInQueue int32 `json:"positionInQueue"`
+	// Request is what the unit asks for in all.
+	Request corev1.ResourceList `json:"request,omitempty"`
+	// Reason is a short, stable key of why the unit waits; empty when it has
+	// not been tried yet or does not wait.
+	Reason string `json:"reason,omitempty"`
+	// Message says why the unit waits, for people.
+	Message string `json:"message,omitempty"`
+}
+
+var (
+	// SchemeBuilder registers this package's types.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	// AddToScheme adds this package's types to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(SchemeGroupVersion, &QueueUnitsSummary{})
+	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
+	return nil
+}

@@ -1,0 +1,25 @@
+// Package visibility is the HTTPS server of the aggregated API
+// visibility.koord-queue.x-k8s.io/v1alpha1, which kube-apiserver proxies to
+// through the APIService v1alpha1.visibility.koord-queue.x-k8s.io:
+//
+//	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/{name}/queueunits
+//	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/elasticquotas/{name}/queueunits
+//
+// with the query parameters limit, offset and phase, plus the discovery
+// documents the aggregator needs to mark the APIService Available.
+//
+// It owns no scheduling state. It reads the scheduler's memory through the
+// small Source interface (FromScheduler adapts *scheduler.Scheduler), and owns
+// only its listener, its serving certificate and the delegated authentication
+// and authorization machinery (requests are authenticated from the front-proxy
+// headers or by TokenReview, and authorized by SubjectAccessReview, both
+// answered by kube-apiserver).
+//
+// Consistency: the server runs on every replica, leader or not. The pending
+// queues of every replica are fed by the same informers (units, queues,
+// quotas); only the leader admits. A follower therefore shows exactly what the
+// API says (units leave its queues when their Reserved status arrives), and the
+// leader shows the same a status write earlier. The reason a unit waits is the
+// unit's status.message, which the leader writes and every replica reads from
+// its informer cache, so all replicas give the same answer up to watch latency.
+package visibility

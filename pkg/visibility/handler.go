@@ -1,0 +1,194 @@
+package visibility
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+)
+
+// DefaultLimit bounds an answer when the request gives no limit.
+const DefaultLimit = 1000
+
+var (
+	gv       = visibilityv1alpha1.SchemeGroupVersion
+	groupURL = "/apis/" + gv.Group
+	// versionURL is the prefix of every resource path.
+	versionURL = groupURL + "/" + gv.Version
+)
+
+// SupportedPhases are the values of the phase query parameter.
+var SupportedPhases = []string{
+	visibilityv1alpha1.PhaseEnqueued, visibilityv1alpha1.PhaseReserved,
+	visibilityv1alpha1.PhaseDequeued, visibilityv1alpha1.PhaseRunning,
+}
+
+// NewHandler serves the discovery documents and the two queueunits
+// endpoints from src. It does no authentication: see WithAuth.
+func NewHandler(src Source) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /apis", serveGroupList)
+	mux.HandleFunc("GET "+groupURL, serveGroup)
+	mux.HandleFunc("GET "+versionURL, serveResourceList)
+	h := &unitsHandler{src: src}
+	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQueues+"/{name}/"+visibilityv1alpha1.SubresourceQueueUnits, h)
+	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceElasticQuotas+"/{name}/"+visibilityv1alpha1.SubresourceQueueUnits, h)
+	for path := range alwaysAllowPaths {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))
+	})
+	return mux
+}
+
+func groupDoc() metav1.APIGroup {
+	version := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
+	return metav1.APIGroup{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"},
+		Name:     gv.Group, Versions: []metav1.GroupVersionForDiscovery{version}, PreferredVersion: version,
+	}
+}
+
+func serveGroupList(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, &metav1.APIGroupList{
+		TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
+		Groups:   []metav1.APIGroup{groupDoc()},
+	})
+}
+
+func serveGroup(w http.ResponseWriter, _ *http.Request) {
+	g := groupDoc()
+	writeJSON(w, http.StatusOK, &g)
+}
+
+func serveResourceList(w http.ResponseWriter, _ *http.Request) {
+	parent := func(name, kind string) metav1.APIResource {
+		// Listed so that clients find the subresource's parent; it has no verbs.
+		return metav1.APIResource{Name: name, Kind: kind, Verbs: metav1.Verbs{}}
+	}
+	sub := func(name string) metav1.APIResource {
+		return metav1.APIResource{
+			Name: name + "/" + visibilityv1alpha1.SubresourceQueueUnits, Kind: "QueueUnitsSummary", Verbs: metav1.Verbs{"get"},
+		}
+	}
+	writeJSON(w, http.StatusOK, &metav1.APIResourceList{
+		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+		GroupVersion: gv.String(),
+		APIResources: []metav1.APIResource{
+			parent(visibilityv1alpha1.ResourceElasticQuotas, "ElasticQuota"),
+			sub(visibilityv1alpha1.ResourceElasticQuotas),
+			parent(visibilityv1alpha1.ResourceQueues, "Queue"),
+			sub(visibilityv1alpha1.ResourceQueues),
+		},
+	})
+}
+
+type unitsHandler struct {
+	src Source
+}
+
+func (h *unitsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	scope := Scope{Resource: resourceOf(r.URL.Path), Name: r.PathValue("name")}
+	gr := gv.WithResource(scope.Resource).GroupResource()
+	q, err := parseQuery(r)
+	if err != nil {
+		writeStatus(w, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	items, found, err := h.src.Units(r.Context(), scope, q.phase)
+	if err != nil {
+		klog.FromContext(r.Context()).Error(err, "Listing units failed", "resource", scope.Resource, "name", scope.Name)
+		writeStatus(w, apierrors.NewInternalError(err))
+		return
+	}
+	if !found {
+		writeStatus(w, apierrors.NewNotFound(gr, scope.Name))
+		return
+	}
+	out := &visibilityv1alpha1.QueueUnitsSummary{
+		TypeMeta: metav1.TypeMeta{Kind: "QueueUnitsSummary", APIVersion: gv.String()},
+		Phase:    q.phase, Total: int32(len(items)), Offset: int32(q.offset),
+		Items: page(items, q.offset, q.limit),
+	}
+	h.src.Explain(r.Context(), out.Items)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// resourceOf reads the resource from a path the mux matched.
+func resourceOf(path string) string {
+	rest := strings.TrimPrefix(path, versionURL+"/")
+	resource, _, _ := strings.Cut(rest, "/")
+	return resource
+}
+
+type query struct {
+	limit, offset int
+	phase         string
+}
+
+func parseQuery(r *http.Request) (query, error) {
+	v := r.URL.Query()
+	q := query{limit: DefaultLimit, phase: visibilityv1alpha1.PhaseEnqueued}
+	var err error
+	if s := v.Get("limit"); s != "" {
+		if q.limit, err = strconv.Atoi(s); err != nil || q.limit < 0 {
+			return q, fmt.Errorf("limit must be a non-negative integer, got %q", s)
+		}
+	}
+	if s := v.Get("offset"); s != "" {
+		if q.offset, err = strconv.Atoi(s); err != nil || q.offset < 0 {
+			return q, fmt.Errorf("offset must be a non-negative integer, got %q", s)
+		}
+	}
+	if s := v.Get("phase"); s != "" {
+		q.phase = ""
+		for _, p := range SupportedPhases {
+			if strings.EqualFold(s, p) {
+				q.phase = p
+			}
+		}
+		if q.phase == "" {
+			return q, fmt.Errorf("phase %q is not supported: use one of %s (Enqueued, the default, lists the pending units in scheduling order)", s, strings.Join(SupportedPhases, ", "))
+		}
+	}
+	return q, nil
+}
+
+// page returns items[offset:offset+limit], never nil; limit 0 means no limit.
+func page(items []visibilityv1alpha1.QueueUnitSummary, offset, limit int) []visibilityv1alpha1.QueueUnitSummary {
+	if offset >= len(items) {
+		return []visibilityv1alpha1.QueueUnitSummary{}
+	}
+	items = items[offset:]
+	if limit > 0 && limit < len(items) {
+		items = items[:limit]
+	}
+	return items
+}
+
+func writeStatus(w http.ResponseWriter, err apierrors.APIStatus) {
+	st := err.Status()
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	writeJSON(w, int(st.Code), &st)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+}

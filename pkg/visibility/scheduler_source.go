@@ -1,0 +1,181 @@
+package visibility
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// SchedulerState is what FromScheduler reads; *scheduler.Scheduler has it.
+type SchedulerState interface {
+	// Queues are the pending queues.
+	Queues() *queue.Manager
+	// Framework maps units to queue and quota and lists the quotas.
+	Framework() *framework.Framework
+	// Cache is the informer cache the scheduler is fed from.
+	Cache() cache.Cache
+}
+
+// schedulerSource reads a scheduler's pending queues, its quota tree and its
+// informer cache. It never calls the API server.
+type schedulerSource struct {
+	s SchedulerState
+}
+
+var _ Source = (*schedulerSource)(nil)
+
+// FromScheduler adapts a scheduler (*scheduler.Scheduler) to Source.
+func FromScheduler(s SchedulerState) Source { return &schedulerSource{s: s} }
+
+// Units implements Source.
+func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) ([]visibilityv1alpha1.QueueUnitSummary, bool, error) {
+	var match func(queueName, quotaName string) bool
+	switch scope.Resource {
+	case visibilityv1alpha1.ResourceQueues:
+		if !a.s.Queues().HasQueue(scope.Name) {
+			return nil, false, nil
+		}
+		match = func(q, _ string) bool { return q == scope.Name }
+	case visibilityv1alpha1.ResourceElasticQuotas:
+		under, ok := quotaAndBelow(a.s.Framework().ListQuotas(), scope.Name)
+		if !ok {
+			return nil, false, nil
+		}
+		match = func(_, qt string) bool { return under[qt] }
+	default:
+		return nil, false, nil
+	}
+	if phase == visibilityv1alpha1.PhaseEnqueued {
+		return a.pending(match), true, nil
+	}
+	items, err := a.admitted(ctx, match, phase)
+	return items, err == nil, err
+}
+
+// pending lists pending units, queue by queue in serving order, each queue in
+// scheduling order.
+func (a *schedulerSource) pending(match func(queueName, quotaName string) bool) []visibilityv1alpha1.QueueUnitSummary {
+	items := []visibilityv1alpha1.QueueUnitSummary{}
+	for _, name := range a.s.Queues().QueueNames() {
+		units, _ := a.s.Queues().Pending(name)
+		for _, p := range units {
+			if !match(name, p.Quota) {
+				continue
+			}
+			items = append(items, visibilityv1alpha1.QueueUnitSummary{
+				ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, CreationTimestamp: metav1.NewTime(p.Created)},
+				Phase:      visibilityv1alpha1.PhaseEnqueued, Queue: name, Quota: p.Quota,
+				Priority: p.Priority, PositionInQueue: int32(p.Position), Request: p.Request.ToList(),
+			})
+		}
+	}
+	return items
+}
+
+// admitted lists the cached units in phase, oldest allocation first.
+func (a *schedulerSource) admitted(ctx context.Context, match func(queueName, quotaName string) bool, phase string) ([]visibilityv1alpha1.QueueUnitSummary, error) {
+	list := &v1alpha1.QueueUnitList{}
+	if err := a.s.Cache().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	var units []*v1alpha1.QueueUnit
+	for i := range list.Items {
+		u := &list.Items[i]
+		if string(u.Status.Phase) != phase {
+			continue
+		}
+		if q, qt := a.s.Framework().Map(u); match(q, qt) {
+			units = append(units, u)
+		}
+	}
+	slices.SortFunc(units, func(x, y *v1alpha1.QueueUnit) int {
+		if c := allocated(x).Compare(allocated(y).Time); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Namespace+"/"+x.Name, y.Namespace+"/"+y.Name)
+	})
+	items := make([]visibilityv1alpha1.QueueUnitSummary, 0, len(units))
+	for _, u := range units {
+		q, qt := a.s.Framework().Map(u)
+		var prio int32
+		if u.Spec.Priority != nil {
+			prio = *u.Spec.Priority
+		}
+		items = append(items, visibilityv1alpha1.QueueUnitSummary{
+			ObjectMeta: metav1.ObjectMeta{Name: u.Name, Namespace: u.Namespace, CreationTimestamp: u.CreationTimestamp},
+			Phase:      phase, Queue: q, Quota: qt, Priority: prio,
+			Request: holding(u).ToList(), Message: u.Status.Message,
+		})
+	}
+	return items, nil
+}
+
+func allocated(u *v1alpha1.QueueUnit) metav1.Time {
+	if u.Status.LastAllocateTime != nil {
+		return *u.Status.LastAllocateTime
+	}
+	return u.CreationTimestamp
+}
+
+// holding is what an admitted unit was given: its admissions, or its whole
+// request when it records none.
+func holding(u *v1alpha1.QueueUnit) quota.Resources {
+	var total quota.Resources
+	for _, adm := range u.Status.Admissions {
+		total = total.Add(quota.FromList(adm.Resources).Scale(int64(adm.Replicas)))
+	}
+	if total.IsZero() {
+		return quota.FromList(u.Spec.Resource)
+	}
+	return total
+}
+
+// quotaAndBelow returns name and every quota below it, and whether name exists.
+func quotaAndBelow(quotas []quota.Info, name string) (map[string]bool, bool) {
+	children := map[string][]string{}
+	exists := false
+	for _, q := range quotas {
+		children[q.Parent] = append(children[q.Parent], q.Name)
+		if q.Name == name && q.Exists {
+			exists = true
+		}
+	}
+	if !exists {
+		return nil, false
+	}
+	out := map[string]bool{}
+	for todo := []string{name}; len(todo) > 0; {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if !out[n] {
+			out[n] = true
+			todo = append(todo, children[n]...)
+		}
+	}
+	return out, true
+}
+
+// Explain implements Source: a pending unit waits for what the leader last
+// wrote in its status.message (the same text as its FailedScheduling event).
+func (a *schedulerSource) Explain(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary) {
+	for i := range items {
+		it := &items[i]
+		if it.Message != "" || it.Phase != visibilityv1alpha1.PhaseEnqueued {
+			continue
+		}
+		u := &v1alpha1.QueueUnit{}
+		if err := a.s.Cache().Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, u, client.UnsafeDisableDeepCopy); err == nil {
+			it.Message = u.Status.Message
+		}
+	}
+}

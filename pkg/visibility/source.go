@@ -1,0 +1,27 @@
+package visibility
+
+import (
+	"context"
+
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+)
+
+// Scope is what a request lists: the units of a queue or of a quota.
+type Scope struct {
+	// Resource is visibilityv1alpha1.ResourceQueues or ResourceElasticQuotas.
+	Resource string
+	// Name of the queue or quota.
+	Name string
+}
+
+// Source is what the server reads. Implementations read memory only; they
+// never call the API server.
+type Source interface {
+	// Units returns the units of scope in phase, pending units in scheduling
+	// order with their position. Message may be left empty: Explain fills it
+	// for the page that is returned. found is false when the queue or quota
+	// does not exist.
+	Units(ctx context.Context, scope Scope, phase string) (items []visibilityv1alpha1.QueueUnitSummary, found bool, err error)
+	// Explain fills in why each unit waits, where it is not known yet.
+	Explain(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary)
+}
