@@ -1,0 +1,91 @@
+package debugapi
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// SchedulerState is what FromScheduler reads; *scheduler.Scheduler has it.
+type SchedulerState interface {
+	Queues() *queue.Manager
+	Framework() *framework.Framework
+	Cache() cache.Cache
+}
+
+type schedulerSource struct {
+	s SchedulerState
+}
+
+var _ Source = (*schedulerSource)(nil)
+
+// FromScheduler adapts a scheduler (*scheduler.Scheduler) to Source.
+func FromScheduler(s SchedulerState) Source { return &schedulerSource{s: s} }
+
+func (a *schedulerSource) Quotas() []Quota {
+	infos := a.s.Framework().ListQuotas()
+	out := make([]Quota, 0, len(infos))
+	for _, q := range infos {
+		out = append(out, Quota{
+			Name: q.Name, Parent: q.Parent, Exists: q.Exists,
+			Min: q.Min.ToList(), Max: q.Max.ToList(), Used: q.Used.ToList(), Children: q.Children,
+		})
+	}
+	return out
+}
+
+func (a *schedulerSource) Queues() []Queue {
+	counts := a.s.Queues().Counts()
+	var out []Queue
+	for _, name := range a.s.Queues().QueueNames() {
+		set, ok := a.s.Queues().QueueSettings(name)
+		if !ok {
+			continue
+		}
+		q := queueOf(set)
+		q.PendingCount = counts[name]
+		out = append(out, q)
+	}
+	return out
+}
+
+func (a *schedulerSource) Orphans() map[string][]string { return a.s.Queues().Orphans() }
+
+func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) {
+	set, ok := a.s.Queues().QueueSettings(name)
+	if !ok {
+		return Queue{}, false
+	}
+	pending, ok := a.s.Queues().Pending(name)
+	if !ok {
+		return Queue{}, false
+	}
+	q := queueOf(set)
+	q.PendingCount = len(pending)
+	q.Pending = make([]Unit, 0, len(pending))
+	for _, p := range pending {
+		u := Unit{
+			// Cohort is asked of the framework: the unit's own field is written by passes.
+			Position: p.Position, Namespace: p.Namespace, Name: p.Name, Priority: p.Priority,
+			Quota: p.Quota, Cohort: a.s.Framework().Cohort(p.Quota), Request: p.Request.ToList(), Created: p.Created, Enqueued: p.Enqueued,
+		}
+		obj := &v1alpha1.QueueUnit{}
+		if err := a.s.Cache().Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, obj, client.UnsafeDisableDeepCopy); err == nil {
+			u.Message = obj.Status.Message
+		}
+		q.Pending = append(q.Pending, u)
+	}
+	return q, true
+}
+
+func queueOf(s queue.Settings) Queue {
+	return Queue{
+		Name: s.Name, Policy: string(s.Policy), Priority: s.Priority, PriorityThreshold: s.Threshold,
+		MaxDepth: s.MaxDepth, WaitForPodsRunning: s.WaitForPodsRunning,
+	}
+}
