@@ -91,7 +91,9 @@ func (e *extension) observe(obj any) {
 		return
 	}
 	r.latest = u
-	if r.state == statePending && u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued && !isEvicted(u) {
+	// A unit may be preempted before we ever saw it admitted: it still was
+	// charged, and still needs to be suspended and handed back.
+	if r.state == statePending && u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued {
 		r.state = stateAdmitted
 		r.admissions++
 		r.lastAdmitted, r.chargeFrom = now, now

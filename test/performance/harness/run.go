@@ -208,6 +208,11 @@ wait:
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	s.Setup.LoadAverageEnd = loadAverage()
+	if s.TimedOut {
+		if s.Unfinished, err = unfinished(ctx, c, cfg.Namespace); err != nil {
+			return nil, fmt.Errorf("list unfinished units: %w", err)
+		}
+	}
 	cancel()
 
 	tl := rec.freeze(end)
@@ -470,6 +475,29 @@ func countEvents(ctx context.Context, c client.Client, ns string) (map[string]in
 			n = int(max(e.Series.Count, 1))
 		}
 		out[e.Reason] += n
+	}
+	return out, nil
+}
+
+// unfinished counts the units not Succeed by phase, to see where a run stuck.
+func unfinished(ctx context.Context, c client.Client, ns string) (map[string]int, error) {
+	list := &v1alpha1.QueueUnitList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, u := range list.Items {
+		if u.Status.Phase == v1alpha1.QueueUnitPhaseSucceed {
+			continue
+		}
+		k := string(u.Status.Phase)
+		if k == "" {
+			k = "(none)"
+		}
+		if isEvicted(&u) {
+			k += ",evicted"
+		}
+		out[k]++
 	}
 	return out, nil
 }

@@ -43,6 +43,9 @@ type Summary struct {
 	// HarnessWriteErrors are failed writes of the fake extension (not conflicts).
 	HarnessWriteErrors int    `json:"harnessWriteErrors"`
 	HarnessLastError   string `json:"harnessLastError,omitempty"`
+	// Unfinished counts, by phase (and ",evicted"), the units still not done
+	// at the end of a run that timed out.
+	Unfinished map[string]int `json:"unfinished,omitempty"`
 }
 
 // Setup names the conditions of a run.
