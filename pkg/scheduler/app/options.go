@@ -28,6 +28,13 @@ type Options struct {
 	LeaderElectResourceNamespace string
 	LeaseDuration                time.Duration
 	MetricsBindAddress           string
+	// The visibility aggregated API (pkg/visibility) and the debug API
+	// (pkg/debugapi); both off by default.
+	EnableVisibilityServer bool
+	VisibilityBindAddress  string
+	VisibilityCertDir      string
+	EnableAPIHandler       bool
+	APIHandlerAddress      string
 
 	// Parsed from the above by Complete.
 	Config *configv1.KoordQueueConfiguration
@@ -45,6 +52,7 @@ func NewOptions() *Options {
 		QPS: 100, Burst: 200, OversellRate: 1, AdmissionCheckWorkers: 2, StatusWorkers: 8,
 		LeaderElect: true, LeaderElectResourceName: "koord-queue", LeaderElectResourceNamespace: "koord-queue",
 		LeaseDuration: 15 * time.Second, MetricsBindAddress: ":10259",
+		VisibilityBindAddress: ":8443", APIHandlerAddress: "127.0.0.1:10260",
 	}
 }
 
@@ -63,6 +71,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "Namespace of the leader election Lease.")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a leader's lease lasts.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the HTTP server for /metrics, /healthz and /readyz.")
+	fs.BoolVar(&o.EnableVisibilityServer, "enableVisibilityServer", o.EnableVisibilityServer, "Serve the visibility aggregated API (visibility.koord-queue.x-k8s.io/v1alpha1) over HTTPS, with authentication and authorization delegated to kube-apiserver.")
+	fs.StringVar(&o.VisibilityBindAddress, "visibility-bind-address", o.VisibilityBindAddress, "Address of the visibility API server.")
+	fs.StringVar(&o.VisibilityCertDir, "visibility-cert-dir", o.VisibilityCertDir, "Folder holding tls.crt and tls.key for the visibility API; empty means a self-signed certificate made at start.")
+	fs.BoolVar(&o.EnableAPIHandler, "enableApiHandler", o.EnableAPIHandler, "Serve the debug HTTP API (/debug/quotas, /debug/queues, /debug/queues/{name}): plain HTTP, no authentication.")
+	fs.StringVar(&o.APIHandlerAddress, "api-handler-address", o.APIHandlerAddress, "Address of the debug HTTP API; keep it on loopback.")
 	goflags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(goflags)
 	fs.AddGoFlagSet(goflags)
@@ -88,6 +101,12 @@ func (o *Options) Complete() error {
 	}
 	if o.LeaderElect && (o.LeaderElectResourceName == "" || o.LeaderElectResourceNamespace == "") {
 		return fmt.Errorf("--leader-elect needs --leader-elect-resource-name and --leader-elect-resource-namespace")
+	}
+	if o.EnableVisibilityServer && o.VisibilityBindAddress == "" {
+		return fmt.Errorf("--enableVisibilityServer needs --visibility-bind-address")
+	}
+	if o.EnableAPIHandler && o.APIHandlerAddress == "" {
+		return fmt.Errorf("--enableApiHandler needs --api-handler-address")
 	}
 	var err error
 	if o.Gates, err = features.Parse(o.FeatureGates); err != nil {

@@ -70,6 +70,9 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err := metrics.Register(reg, rec, s); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
+	if err := addReadAPIs(mgr, cfg, s, o); err != nil {
+		return err
+	}
 	log.Info("Starting koord-queue", "metrics", o.MetricsBindAddress, "leaderElection", o.LeaderElect, "plugins", o.Config.Plugins)
 	return mgr.Start(ctx)
 }

@@ -1,0 +1,36 @@
+package app
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/koordinator-sh/koord-queue/pkg/debugapi"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
+	"github.com/koordinator-sh/koord-queue/pkg/visibility"
+)
+
+// addReadAPIs adds the visibility API server and the debug API to mgr when
+// their flags ask for them. Both read the scheduler's memory and run on every
+// replica (pkg/visibility explains why followers answer the same).
+func addReadAPIs(mgr manager.Manager, cfg *rest.Config, s *scheduler.Scheduler, o *Options) error {
+	if o.EnableVisibilityServer {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("visibility server client: %w", err)
+		}
+		srv := visibility.NewServer(visibility.Options{BindAddress: o.VisibilityBindAddress, CertDir: o.VisibilityCertDir},
+			visibility.FromScheduler(s), cs)
+		if err := mgr.Add(srv); err != nil {
+			return err
+		}
+	}
+	if o.EnableAPIHandler {
+		if err := mgr.Add(debugapi.NewServer(o.APIHandlerAddress, debugapi.FromScheduler(s))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
