@@ -45,11 +45,17 @@ type Env struct {
 	ServerVersion string
 
 	env *envtest.Environment
+	// tmp holds files Start wrote (front-proxy certificates); Stop removes it.
+	tmp string
 }
 
 // Start brings up etcd and kube-apiserver from KUBEBUILDER_ASSETS and installs
-// the CRDs.
-func Start() (*Env, error) {
+// the CRDs. Options add to the API server's configuration (WithAggregator).
+func Start(opts ...Option) (*Env, error) {
+	var sc startConfig
+	for _, o := range opts {
+		o(&sc)
+	}
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', or build the binaries with 'hack/tools.sh etcd kube-apiserver' and point KUBEBUILDER_ASSETS at the folder it prints")
@@ -67,12 +73,26 @@ func Start() (*Env, error) {
 	// Load tests create thousands of objects; the defaults throttle them.
 	apiServer := env.ControlPlane.GetAPIServer()
 	apiServer.Configure().Set("max-requests-inflight", "2000").Set("max-mutating-requests-inflight", "1000")
+	var tmp string
+	if sc.aggregator {
+		var err error
+		if tmp, err = os.MkdirTemp("", "koord-queue-envtest-"); err != nil {
+			return nil, err
+		}
+		if err := configureAggregator(apiServer, tmp); err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, fmt.Errorf("configure the aggregator: %w", err)
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
+		if tmp != "" {
+			_ = os.RemoveAll(tmp)
+		}
 		return nil, fmt.Errorf("start envtest control plane: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
-	e := &Env{Config: cfg, env: env}
+	e := &Env{Config: cfg, env: env, tmp: tmp}
 	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		_ = env.Stop()
 		return nil, fmt.Errorf("client: %w", err)
@@ -98,7 +118,26 @@ func Start() (*Env, error) {
 
 // Stop shuts the control plane down.
 func (e *Env) Stop() error {
-	return e.env.Stop()
+	err := e.env.Stop()
+	if e.tmp != "" {
+		_ = os.RemoveAll(e.tmp)
+	}
+	return err
+}
+
+// UserKubeconfig adds a user authenticated by client certificate, in the given
+// groups only (none: no RBAC at all), and returns a kubeconfig and rest.Config
+// for it.
+func (e *Env) UserKubeconfig(name string, groups ...string) ([]byte, *rest.Config, error) {
+	user, err := e.env.ControlPlane.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("add user %s: %w", name, err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubeconfig of %s: %w", name, err)
+	}
+	return data, user.Config(), nil
 }
 
 // WriteKubeconfig writes a kubeconfig for the admin user of this control plane,

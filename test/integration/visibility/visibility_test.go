@@ -1,0 +1,424 @@
+package visibility
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/debugapi"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+var env *framework.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = framework.Start(framework.WithAggregator()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+const (
+	ns        = "visibility"
+	unitsPath = "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/team-a/queueunits"
+)
+
+// freePort returns a loopback port nobody listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func startScheduler(t *testing.T, visibilityPort, debugPort int) {
+	t.Helper()
+	o := app.NewOptions()
+	o.LeaderElect = false
+	o.MetricsBindAddress = "0"
+	o.MetricsRegistry = prometheus.NewRegistry()
+	o.EnableVisibilityServer = true
+	o.VisibilityBindAddress = "127.0.0.1:" + strconv.Itoa(visibilityPort)
+	o.EnableAPIHandler = true
+	o.APIHandlerAddress = "127.0.0.1:" + strconv.Itoa(debugPort)
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := app.RunWithConfig(ctx, env.Config, o); err != nil {
+			t.Errorf("scheduler stopped: %v", err)
+		}
+	})
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+}
+
+// registerAPIService points the aggregator at the in-process server, as the
+// chart does with Service koord-queue-visibility-server, here an ExternalName
+// Service (localhost) because nothing routes cluster IPs.
+func registerAPIService(t *testing.T, port int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "koord-queue"}},
+		&corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue-visibility-server", Namespace: "koord-queue"},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost",
+				Ports: []corev1.ServicePort{{Name: "https", Port: int32(port)}}},
+		},
+	} {
+		if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": "v1alpha1.visibility.koord-queue.x-k8s.io"},
+		"spec": map[string]any{
+			"group": visibilityv1alpha1.GroupName, "version": "v1alpha1",
+			"groupPriorityMinimum": int64(100), "versionPriority": int64(100), "insecureSkipTLSVerify": true,
+			"service": map[string]any{"namespace": "koord-queue", "name": "koord-queue-visibility-server", "port": int64(port)},
+		},
+	}}
+	if err := env.Client.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	err := framework.Eventually(ctx, 60*time.Second, func(c context.Context) (bool, error) {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(svc.GroupVersionKind())
+		if err := env.Client.Get(c, client.ObjectKey{Name: svc.GetName()}, got); err != nil {
+			return false, err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Available" {
+				last = fmt.Sprintf("%v: %v", m["reason"], m["message"])
+				return m["status"] == "True", nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("APIService not Available (%s): %v", last, err)
+	}
+}
+
+// kubectl runs the built kubectl with a kubeconfig and returns stdout, or
+// the error with stderr.
+func kubectl(t *testing.T, kubeconfig string, args ...string) ([]byte, error) {
+	t.Helper()
+	bin := os.Getenv("KUBECTL")
+	if bin == "" {
+		bin = filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	}
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}
+
+func getRaw(t *testing.T, kubeconfig, path string) visibilityv1alpha1.QueueUnitsSummary {
+	t.Helper()
+	out, err := kubectl(t, kubeconfig, "get", "--raw", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s visibilityv1alpha1.QueueUnitsSummary
+	if err := json.Unmarshal(out, &s); err != nil {
+		t.Fatalf("decode %s: %v", out, err)
+	}
+	return s
+}
+
+func waitPhase(t *testing.T, name string, phase v1alpha1.QueueUnitPhase, withMessage bool) {
+	t.Helper()
+	u := &v1alpha1.QueueUnit{}
+	err := framework.Eventually(context.Background(), 30*time.Second, func(c context.Context) (bool, error) {
+		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+			return false, err
+		}
+		return u.Status.Phase == phase && (!withMessage || u.Status.Message != ""), nil
+	})
+	if err != nil {
+		t.Fatalf("unit %s: phase %q message %q, want %s: %v", name, u.Status.Phase, u.Status.Message, phase, err)
+	}
+}
+
+type entry struct {
+	Name     string
+	Position int32
+	Priority int32
+}
+
+func entries(s visibilityv1alpha1.QueueUnitsSummary) []entry {
+	var out []entry
+	for _, it := range s.Items {
+		out = append(out, entry{it.Name, it.PositionInQueue, it.Priority})
+	}
+	return out
+}
+
+func TestQueueUnitsThroughTheAggregator(t *testing.T) {
+	visibilityPort, debugPort := freePort(t), freePort(t)
+	startScheduler(t, visibilityPort, debugPort)
+	registerAPIService(t, visibilityPort)
+
+	ctx := context.Background()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, utiltesting.MakeElasticQuota("team-a").Namespace(ns).Max("cpu", "4").Min("cpu", "4").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, utiltesting.MakeQueueUnit("first", ns).Quota("team-a").Request("cpu", "4").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, "first", v1alpha1.QueueUnitPhaseDequeued, false)
+	for _, u := range []*v1alpha1.QueueUnit{
+		utiltesting.MakeQueueUnit("low", ns).Quota("team-a").Request("cpu", "4").Priority(0).Obj(),
+		utiltesting.MakeQueueUnit("high", ns).Quota("team-a").Request("cpu", "4").Priority(10).Obj(),
+		utiltesting.MakeQueueUnit("mid", ns).Quota("team-a").Request("cpu", "2").Priority(5).Obj(),
+	} {
+		if err := env.Client.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first in line waits for quota; those behind it say so once tried.
+	waitPhase(t, "high", v1alpha1.QueueUnitPhaseEnqueued, true)
+
+	dir := t.TempDir()
+	admin := filepath.Join(dir, "admin.kubeconfig")
+	if err := env.WriteKubeconfig(admin); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("pending units in order with positions", func(t *testing.T) {
+		var got visibilityv1alpha1.QueueUnitsSummary
+		// The queue appears once the quota's Queue is seen; poll until all three wait.
+		err := framework.Eventually(ctx, 20*time.Second, func(context.Context) (bool, error) {
+			out, err := kubectl(t, admin, "get", "--raw", unitsPath)
+			if err != nil {
+				return false, err
+			}
+			got = visibilityv1alpha1.QueueUnitsSummary{}
+			return json.Unmarshal(out, &got) == nil && got.Total == 3, nil
+		})
+		if err != nil {
+			t.Fatalf("%v (last answer %+v)", err, got)
+		}
+		want := []entry{{"high", 1, 10}, {"mid", 2, 5}, {"low", 3, 0}}
+		if fmt.Sprint(entries(got)) != fmt.Sprint(want) {
+			t.Errorf("items %v, want %v", entries(got), want)
+		}
+		high := got.Items[0]
+		if high.Namespace != ns || high.Queue != "team-a" || high.Quota != "team-a" || high.Phase != "Enqueued" ||
+			high.Request.Cpu().String() != "4" || high.CreationTimestamp.IsZero() {
+			t.Errorf("first item %+v", high)
+		}
+		if !strings.Contains(high.Message, "team-a") {
+			t.Errorf("first item does not say why it waits: %q", high.Message)
+		}
+	})
+
+	t.Run("limit and offset", func(t *testing.T) {
+		got := getRaw(t, admin, unitsPath+"?offset=1&limit=1")
+		if want := []entry{{"mid", 2, 5}}; fmt.Sprint(entries(got)) != fmt.Sprint(want) || got.Total != 3 || got.Offset != 1 {
+			t.Errorf("got %v total %d offset %d, want %v total 3 offset 1", entries(got), got.Total, got.Offset, want)
+		}
+	})
+
+	t.Run("by elastic quota", func(t *testing.T) {
+		got := getRaw(t, admin, "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/elasticquotas/team-a/queueunits")
+		if want := []entry{{"high", 1, 10}, {"mid", 2, 5}, {"low", 3, 0}}; fmt.Sprint(entries(got)) != fmt.Sprint(want) {
+			t.Errorf("items %v, want %v", entries(got), want)
+		}
+	})
+
+	t.Run("admitted units by phase", func(t *testing.T) {
+		got := getRaw(t, admin, unitsPath+"?phase=Dequeued")
+		if len(got.Items) != 1 || got.Items[0].Name != "first" || got.Items[0].Request.Cpu().String() != "4" {
+			t.Errorf("Dequeued: %+v", got)
+		}
+		if _, err := kubectl(t, admin, "get", "--raw", unitsPath+"?phase=Pending"); err == nil || !strings.Contains(err.Error(), "BadRequest") {
+			t.Errorf("phase=Pending: %v, want BadRequest", err)
+		}
+	})
+
+	t.Run("unknown queue is NotFound", func(t *testing.T) {
+		_, err := kubectl(t, admin, "get", "--raw", "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/nope/queueunits")
+		if err == nil || !strings.Contains(err.Error(), "NotFound") || !strings.Contains(err.Error(), `"nope" not found`) {
+			t.Errorf("got %v, want NotFound", err)
+		}
+	})
+
+	t.Run("user without RBAC is forbidden", func(t *testing.T) {
+		data, _, err := env.UserKubeconfig("nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "nobody.kubeconfig")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err = kubectl(t, path, "get", "--raw", unitsPath)
+		if err == nil || !strings.Contains(err.Error(), "Forbidden") || !strings.Contains(err.Error(), `User "nobody" cannot get resource "queues/queueunits"`) {
+			t.Errorf("got %v, want Forbidden", err)
+		}
+	})
+
+	t.Run("user with RBAC on queues/queueunits may look", func(t *testing.T) {
+		role := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue-visibility-viewer"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{visibilityv1alpha1.GroupName},
+				Resources: []string{"queues/queueunits", "elasticquotas/queueunits"}, Verbs: []string{"get"}}},
+		}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue-visibility-viewer"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "viewer"}},
+		}
+		for _, o := range []client.Object{role, binding} {
+			if err := env.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, _, err := env.UserKubeconfig("viewer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "viewer.kubeconfig")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// The server caches denials for a few seconds.
+		err = framework.Eventually(ctx, 20*time.Second, func(context.Context) (bool, error) {
+			out, err := kubectl(t, path, "get", "--raw", unitsPath+"?limit=1")
+			return err == nil && strings.Contains(string(out), `"high"`), err
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("the server itself delegates authentication and authorization", func(t *testing.T) {
+		// Straight to the server, not through the aggregator: client
+		// certificates are checked against the cluster's client CA and access
+		// by SubjectAccessReview.
+		call := func(t *testing.T, cfg *rest.Config) (int, metav1.Status) {
+			t.Helper()
+			tlsCfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed serving certificate
+			if cfg != nil {
+				pair, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tlsCfg.Certificates = []tls.Certificate{pair}
+			}
+			c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}, Timeout: 10 * time.Second}
+			resp, err := c.Get("https://127.0.0.1:" + strconv.Itoa(visibilityPort) + unitsPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var st metav1.Status
+			_ = json.NewDecoder(resp.Body).Decode(&st)
+			return resp.StatusCode, st
+		}
+		_, nobody, err := env.UserKubeconfig("nobody-direct")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, st := call(t, nobody); code != http.StatusForbidden || st.Reason != metav1.StatusReasonForbidden {
+			t.Errorf("nobody: %d %+v, want 403", code, st)
+		}
+		if code, st := call(t, nil); code != http.StatusUnauthorized {
+			t.Errorf("anonymous: %d %+v, want 401", code, st)
+		}
+		_, admin, err := env.UserKubeconfig("admin-direct", "system:masters")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, st := call(t, admin); code != http.StatusOK {
+			t.Errorf("admin: %d %+v, want 200", code, st)
+		}
+	})
+
+	t.Run("debug API", func(t *testing.T) {
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(debugPort) + "/debug/queues/team-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var q debugapi.Queue
+		if err := json.NewDecoder(resp.Body).Decode(&q); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 || q.PendingCount != 3 || len(q.Pending) != 3 || q.Pending[0].Name != "high" || q.Pending[0].Message == "" {
+			t.Errorf("debug queue: %d %+v", resp.StatusCode, q)
+		}
+		resp2, err := http.Get("http://127.0.0.1:" + strconv.Itoa(debugPort) + "/debug/quotas")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp2.Body.Close()
+		var quotas struct{ Quotas []debugapi.Quota }
+		if err := json.NewDecoder(resp2.Body).Decode(&quotas); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, q := range quotas.Quotas {
+			if q.Name == "team-a" {
+				found = true
+				if q.Used.Cpu().String() != "4" || q.Max.Cpu().String() != "4" {
+					t.Errorf("team-a: %+v", q)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("team-a not in %+v", quotas)
+		}
+	})
+}
