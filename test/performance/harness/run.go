@@ -191,10 +191,15 @@ wait:
 			done, running, pending := rec.progress()
 			o.logf("%5.0fs done %d, admitted %d, pending %d", time.Since(origin).Seconds(), done, running, pending)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			// Interrupted: still write what was measured so far.
+			s.TimedOut, s.Interrupted = true, true
+			break wait
 		}
 	}
 	end := time.Now()
+	// The final reads must work after an interrupt too.
+	fin, finCancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer finCancel()
 	after, err := scrape(metricsURL)
 	if err != nil {
 		return nil, fmt.Errorf("final scrape: %w", err)
@@ -203,13 +208,13 @@ wait:
 	if err != nil {
 		return nil, fmt.Errorf("read koord-queue's /proc: %w", err)
 	}
-	events, err := countEvents(ctx, c, cfg.Namespace)
+	events, err := countEvents(fin, c, cfg.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	s.Setup.LoadAverageEnd = loadAverage()
 	if s.TimedOut {
-		if s.Unfinished, err = unfinished(ctx, c, cfg.Namespace); err != nil {
+		if s.Unfinished, err = unfinished(fin, c, cfg.Namespace); err != nil {
 			return nil, fmt.Errorf("list unfinished units: %w", err)
 		}
 	}
@@ -388,7 +393,9 @@ func startProcess(bin string, args []string, logPath string) (*process, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group keeps a Ctrl-C for the runner from reaching it
+	// (the runner still scrapes it then); it dies with the runner.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", bin, err)

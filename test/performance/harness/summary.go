@@ -19,10 +19,12 @@ type Summary struct {
 	Config string `json:"config"`
 	Setup  Setup  `json:"setup"`
 
-	Units      int  `json:"units"`
-	Completed  int  `json:"completed"`
-	TimedOut   bool `json:"timedOut"`
-	Admissions int  `json:"admissions"`
+	Units     int  `json:"units"`
+	Completed int  `json:"completed"`
+	TimedOut  bool `json:"timedOut"`
+	// Interrupted is set when the run was stopped by a signal (TimedOut too).
+	Interrupted bool `json:"interrupted,omitempty"`
+	Admissions  int  `json:"admissions"`
 	// CompletedRatio is completed / units.
 	CompletedRatio float64 `json:"completedRatio"`
 
