@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
@@ -109,11 +111,14 @@ func (s *Scheduler) admit(ctx context.Context, a queue.Admitted) {
 	s.mu.Unlock()
 
 	admissions := admissionsFor(base)
+	checks := s.checksFor(base, a.Queue)
 	s.writer.enqueue(key, &write{
 		base: base,
 		mutate: func(x *v1alpha1.QueueUnit) bool {
 			now := s.now()
 			x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+			x.Status.AdmissionChecks = nil
+			x.Status.RequeueState = keepCount(x.Status.RequeueState)
 			x.Status.Admissions = admissions
 			x.Status.LastAllocateTime = &now
 			x.Status.LastUpdateTime = &now
@@ -122,6 +127,16 @@ func (s *Scheduler) admit(ctx context.Context, a queue.Admitted) {
 			x.Status.ReclaimablePods = nil
 			setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionTrue, "QuotaReserved", "Quota reserved in "+a.Unit.Quota, now)
 			setCondition(x, v1alpha1.ConditionAdmitted, metav1.ConditionTrue, "Admitted", "Admitted by queue "+a.Queue, now)
+			if len(checks) > 0 {
+				// Quota is held; the checks decide when the job may start.
+				x.Status.Phase = v1alpha1.QueueUnitPhaseReserved
+				for _, name := range checks {
+					x.Status.AdmissionChecks = append(x.Status.AdmissionChecks, v1alpha1.AdmissionCheckState{
+						Name: name, State: v1alpha1.CheckStatePending, LastTransitionTime: now})
+				}
+				x.Status.Message = "waiting for admission checks " + strings.Join(checks, ", ")
+				setCondition(x, v1alpha1.ConditionAdmitted, metav1.ConditionFalse, "AdmissionChecksPending", x.Status.Message, now)
+			}
 			if meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionEvicted) != nil {
 				setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionFalse, "Admitted", "Admitted again", now)
 			}
@@ -186,4 +201,32 @@ func jobType(u *v1alpha1.QueueUnit) string {
 		return ""
 	}
 	return u.Spec.ConsumerRef.Kind
+}
+
+// checksFor lists the admission checks the unit's queue requires of it.
+func (s *Scheduler) checksFor(u *v1alpha1.QueueUnit, queueName string) []string {
+	s.mu.Lock()
+	q := s.queueObjs[queueName]
+	s.mu.Unlock()
+	if q == nil || len(q.Spec.AdmissionChecks) == 0 {
+		return nil
+	}
+	names, err := admissioncheck.Matching(q.Spec.AdmissionChecks, u.Labels)
+	if err != nil {
+		// The API validates selectors; a bad one holds the check for everyone.
+		names = nil
+		for _, c := range q.Spec.AdmissionChecks {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// keepCount keeps the requeue count across an admission (it is cleared once
+// the unit runs) and drops the time.
+func keepCount(rs *v1alpha1.RequeueState) *v1alpha1.RequeueState {
+	if rs == nil || rs.Count == nil {
+		return nil
+	}
+	return &v1alpha1.RequeueState{Count: rs.Count}
 }

@@ -90,6 +90,9 @@ func (s *Scheduler) evict(u *v1alpha1.QueueUnit, reason, message string) {
 				return false
 			}
 			now := metav1.NewTime(s.clock.Now())
+			if s.opts.Gates.MaximumExecutionTime {
+				bankExecutionTime(x, now.Time)
+			}
 			setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, reason, message, now)
 			for i := range x.Status.Admissions {
 				x.Status.Admissions[i].ReclaimState = &v1alpha1.ReclaimState{Replicas: x.Status.Admissions[i].Replicas}

@@ -65,6 +65,7 @@ func (s *Scheduler) onQueue(obj any) {
 	set := s.settingsOf(q)
 	s.mu.Lock()
 	s.queueNamespaces[q.Name] = q.Namespace
+	s.queueObjs[q.Name] = q
 	s.mu.Unlock()
 	if cur, ok := s.queues.QueueSettings(q.Name); ok && cur == set {
 		return
@@ -83,6 +84,7 @@ func (s *Scheduler) onQueueDelete(obj any) {
 	s.mu.Lock()
 	if s.queueNamespaces[q.Name] == q.Namespace {
 		delete(s.queueNamespaces, q.Name)
+		delete(s.queueObjs, q.Name)
 	}
 	s.mu.Unlock()
 	s.queues.DeleteQueue(q.Name)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -18,6 +19,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
@@ -33,6 +35,10 @@ type Options struct {
 	Clock         clock.Clock
 	// Metrics records what happens; nil records nothing.
 	Metrics *metrics.Recorder
+	// Gates are the feature gates in force.
+	Gates features.Gates
+	// AdmissionCheckWorkers run the lifecycle controller.
+	AdmissionCheckWorkers int
 }
 
 // Scheduler admits QueueUnits.
@@ -44,14 +50,17 @@ type Scheduler struct {
 	clock    clock.Clock
 	opts     Options
 
-	fw     *framework.Framework
-	queues *queue.Manager
-	writer *statusWriter
+	fw        *framework.Framework
+	queues    *queue.Manager
+	writer    *statusWriter
+	lifecycle workqueue.TypedRateLimitingInterface[string]
 
 	mu    sync.Mutex
 	units map[string]*unitState
-	// queueNamespaces maps a Queue's name to its namespace.
+	// queueNamespaces maps a Queue's name to its namespace; queueObjs holds
+	// the Queue itself (for its admission checks).
 	queueNamespaces map[string]string
+	queueObjs       map[string]*v1alpha1.Queue
 	// nominated maps a unit waiting for its victims to its cohort.
 	nominated map[string]string
 
@@ -90,10 +99,14 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	if opts.StatusWorkers <= 0 {
 		opts.StatusWorkers = 8
 	}
+	if opts.AdmissionCheckWorkers <= 0 {
+		opts.AdmissionCheckWorkers = 2
+	}
 	s := &Scheduler{
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr.GetCache(),
 		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
 		units: map[string]*unitState{}, queueNamespaces: map[string]string{}, nominated: map[string]string{},
+		queueObjs: map[string]*v1alpha1.Queue{}, lifecycle: newLifecycleQueue(),
 	}
 	s.writer = newStatusWriter(s.client, s.reader)
 	fw, err := framework.New(opts.Config, registry, s)
@@ -138,7 +151,7 @@ func (s *Scheduler) watch(ctx context.Context) error {
 		return err
 	}
 	s.registrations = append(s.registrations, reg)
-	return nil
+	return s.watchAdmissionChecks(ctx)
 }
 
 // NeedLeaderElection is true: only the leader admits and writes.
@@ -165,6 +178,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.leading.Store(true)
 	log.Info("Scheduler started; usage rebuilt from the API")
 	go s.writer.run(ctx, s.opts.StatusWorkers)
+	s.runLifecycle(ctx, s.opts.AdmissionCheckWorkers)
 	for _, r := range s.fw.Runnables() {
 		go func() {
 			if err := r.Start(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
@@ -58,6 +59,9 @@ func (s *Scheduler) onUnit(obj any) {
 	}
 	s.mu.Unlock()
 
+	if s.needsLifecycle(u) {
+		s.lifecycle.Add(key)
+	}
 	phase := u.Status.Phase
 	switch {
 	case u.DeletionTimestamp != nil:
@@ -88,6 +92,18 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, queueName, quotaName string, 
 	}
 	if u.Spec.Priority != nil {
 		qu.Priority = *u.Spec.Priority
+	}
+	switch {
+	case s.opts.Gates.QueueUnitActive && !ptr.Deref(u.Spec.Active, true):
+		s.queues.Delete(qu.Key)
+		s.reportWaiting(u, &queue.Failure{Reason: "inactive",
+			Message: "inactive: spec.active is false; the unit is not admitted until it is set back to true"})
+		return
+	case s.budgetUsedUp(u):
+		s.queues.Delete(qu.Key)
+		s.reportWaiting(u, &queue.Failure{Reason: "budget",
+			Message: "execution budget used up: raise spec.maximumExecutionTimeSeconds to run it again"})
+		return
 	}
 	if queueName == "" {
 		s.queues.Delete(qu.Key)

@@ -1,0 +1,188 @@
+package admissioncheck
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+// Reasons on the QuotaReserved condition of a unit sent to TimeoutBackoff by
+// its admission checks; the job extensions leave such units to the scheduler.
+const (
+	ReasonCheckRetry    = "AdmissionCheckRetry"
+	ReasonCheckRejected = "AdmissionCheckRejected"
+	ReasonCheckTimeout  = "AdmissionCheckTimeout"
+)
+
+// Backoff of requeues: base, doubling, capped, with +-10 % jitter.
+const (
+	BackoffBase = 10 * time.Second
+	BackoffMax  = 30 * time.Minute
+)
+
+// Matching returns the checks of a queue that a unit with these labels needs,
+// by name. A nil selector matches every unit.
+func Matching(checks []v1alpha1.AdmissionCheckWithSelector, unitLabels map[string]string) ([]string, error) {
+	var out []string
+	for _, c := range checks {
+		if c.LabelSelector != nil {
+			sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+			if err != nil {
+				return nil, fmt.Errorf("admission check %s: label selector: %w", c.Name, err)
+			}
+			if !sel.Matches(labels.Set(unitLabels)) {
+				continue
+			}
+		}
+		out = append(out, c.Name)
+	}
+	return out, nil
+}
+
+// Check is what the scheduler knows of one AdmissionCheck object.
+type Check struct {
+	Exists bool
+	// RetryDelay is how long a unit waits after a Retry answer.
+	RetryDelay time.Duration
+}
+
+// Action is what to do with a reserved unit.
+type Action int
+
+const (
+	// Wait: answers are missing; look again after RequeueAfter (0: on change).
+	Wait Action = iota
+	// Admit: every check is Ready.
+	Admit
+	// Backoff: release the reservation until RequeueAt.
+	Backoff
+)
+
+// Decision is the outcome for a reserved unit.
+type Decision struct {
+	Action Action
+	// Reason and Message explain a Backoff, or why the unit waits.
+	Reason, Message string
+	// RequeueAt is when a backed-off unit goes back to its queue.
+	RequeueAt time.Time
+	// RequeueAfter is when to look again at a waiting unit.
+	RequeueAfter time.Duration
+	// Missing lists checks that name no AdmissionCheck object.
+	Missing []string
+}
+
+// Decide looks at a Reserved unit. timeout bounds the wait for answers,
+// counted from the reservation (lastAllocateTime); a unit waiting on a check
+// that does not exist stays Reserved and says so.
+func Decide(u *v1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeout time.Duration, backoff time.Duration) Decision {
+	var pending, missing []string
+	for _, st := range u.Status.AdmissionChecks {
+		c := checks[st.Name]
+		if !c.Exists {
+			missing = append(missing, st.Name)
+		}
+		switch st.State {
+		case v1alpha1.CheckStateRejected:
+			return Decision{Action: Backoff, Reason: ReasonCheckRejected, RequeueAt: now.Add(backoff),
+				Message: fmt.Sprintf("admission check %s rejected the unit: %s", st.Name, st.Message)}
+		case v1alpha1.CheckStateRetry:
+			delay := max(c.RetryDelay, backoff)
+			return Decision{Action: Backoff, Reason: ReasonCheckRetry, RequeueAt: now.Add(delay),
+				Message: fmt.Sprintf("admission check %s asked to retry: %s", st.Name, st.Message)}
+		case v1alpha1.CheckStateReady:
+		default:
+			pending = append(pending, st.Name)
+		}
+	}
+	if len(pending) == 0 {
+		return Decision{Action: Admit}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		return Decision{Action: Wait, Missing: missing,
+			Message: fmt.Sprintf("waiting for admission checks %s; AdmissionCheck %s not found", strings.Join(pending, ", "), strings.Join(missing, ", "))}
+	}
+	var since time.Time
+	if u.Status.LastAllocateTime != nil {
+		since = u.Status.LastAllocateTime.Time
+	}
+	if timeout > 0 && !since.IsZero() {
+		if left := since.Add(timeout).Sub(now); left <= 0 {
+			return Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: now.Add(backoff),
+				Message: fmt.Sprintf("admission checks %s did not answer within %s", strings.Join(pending, ", "), timeout)}
+		} else {
+			return Decision{Action: Wait, RequeueAfter: left, Message: "waiting for admission checks " + strings.Join(pending, ", ")}
+		}
+	}
+	return Decision{Action: Wait, Message: "waiting for admission checks " + strings.Join(pending, ", ")}
+}
+
+// OwnBackoff reports whether a unit in TimeoutBackoff was sent there by its
+// admission checks (so the scheduler, not an extension, requeues it).
+func OwnBackoff(u *v1alpha1.QueueUnit) bool {
+	if u.Status.Phase != v1alpha1.QueueUnitPhaseTimeoutBackoff {
+		return false
+	}
+	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
+	return c != nil && (c.Reason == ReasonCheckRetry || c.Reason == ReasonCheckRejected || c.Reason == ReasonCheckTimeout)
+}
+
+// BackoffFor is the wait before requeue number count (1, 2, ...): base
+// doubling, capped, with jitter drawn from jitter (a number in [0, 1)).
+func BackoffFor(count int32, jitter float64) time.Duration {
+	if count < 1 {
+		count = 1
+	}
+	d := float64(BackoffBase) * math.Pow(2, float64(count-1))
+	if d > float64(BackoffMax) {
+		d = float64(BackoffMax)
+	}
+	d *= 0.9 + 0.2*jitter
+	return time.Duration(d)
+}
+
+// RandomJitter is the jitter source of production code.
+func RandomJitter() float64 { return rand.Float64() }
+
+// RunningSince is when a unit's pods started running: the PodsReady
+// condition's transition to True, else nil.
+func RunningSince(u *v1alpha1.QueueUnit) *time.Time {
+	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionPodsReady)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return nil
+	}
+	t := c.LastTransitionTime.Time
+	return &t
+}
+
+// ExecutionUsed is how much of its budget a unit used: the time banked by
+// earlier runs plus the current run.
+func ExecutionUsed(u *v1alpha1.QueueUnit, now time.Time) time.Duration {
+	var used time.Duration
+	if u.Status.AccumulatedPastExecutionTimeSeconds != nil {
+		used = time.Duration(*u.Status.AccumulatedPastExecutionTimeSeconds) * time.Second
+	}
+	if u.Status.Phase == v1alpha1.QueueUnitPhaseRunning {
+		if since := RunningSince(u); since != nil && now.After(*since) {
+			used += now.Sub(*since)
+		}
+	}
+	return used
+}
+
+// Budget is a unit's execution budget, or 0 when it has none.
+func Budget(u *v1alpha1.QueueUnit) time.Duration {
+	if u.Spec.MaximumExecutionTimeSeconds == nil {
+		return 0
+	}
+	return time.Duration(*u.Spec.MaximumExecutionTimeSeconds) * time.Second
+}
