@@ -1,0 +1,58 @@
+package scheduler
+
+import (
+	"github.com/koordinator-sh/koord-queue/pkg/metrics"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+var _ metrics.State = (*Scheduler)(nil)
+
+// MetricsSnapshot gives the gauges their values at scrape time.
+func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
+	snap := metrics.Snapshot{UsageByNamespace: map[string]map[string]float64{}, UnitsByJobType: map[[2]string]int{}}
+	for _, q := range s.fw.ListQuotas() {
+		if !q.Exists {
+			continue
+		}
+		snap.Quotas = append(snap.Quotas, metrics.QuotaState{Name: q.Name, Min: floats(q.Min), Max: floats(q.Max), Used: floats(q.Used)})
+	}
+	for name, st := range s.queues.Stats() {
+		snap.Queues = append(snap.Queues, metrics.QueueState{Name: name, Active: st.Active, Backoff: st.Backoff})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.units {
+		u := st.obj
+		kind := ""
+		if u.Spec.ConsumerRef != nil {
+			kind = u.Spec.ConsumerRef.Kind
+		}
+		snap.UnitsByJobType[[2]string{u.Namespace, kind}]++
+		if !st.holding {
+			continue
+		}
+		byRes := snap.UsageByNamespace[u.Namespace]
+		if byRes == nil {
+			byRes = map[string]float64{}
+			snap.UsageByNamespace[u.Namespace] = byRes
+		}
+		for r, v := range floats(usageOf(u)) {
+			byRes[r] += v
+		}
+	}
+	return snap
+}
+
+// floats renders amounts as Prometheus shows them: cores for CPU, units (bytes
+// for memory) for everything else.
+func floats(r quota.Resources) map[string]float64 {
+	out := make(map[string]float64, len(r))
+	for name, v := range r {
+		if name == "cpu" {
+			out[string(name)] = float64(v) / 1000
+		} else {
+			out[string(name)] = float64(v)
+		}
+	}
+	return out
+}
