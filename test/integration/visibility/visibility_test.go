@@ -17,12 +17,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -64,10 +66,13 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func startScheduler(t *testing.T, visibilityPort, debugPort int) {
+func startScheduler(t *testing.T, visibilityPort, debugPort int, mutate ...func(*app.Options)) {
 	t.Helper()
 	o := app.NewOptions()
 	o.LeaderElect = false
+	for _, m := range mutate {
+		m(o)
+	}
 	o.MetricsBindAddress = "0"
 	o.MetricsRegistry = prometheus.NewRegistry()
 	o.EnableVisibilityServer = true
@@ -383,6 +388,55 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		}
 		if code, st := call(t, admin); code != http.StatusOK {
 			t.Errorf("admin: %d %+v, want 200", code, st)
+		}
+	})
+
+	t.Run("a follower answers the same", func(t *testing.T) {
+		// Someone else holds the lease: the second replica never admits, its
+		// queues are fed by its informers only.
+		now := metav1.NewMicroTime(time.Now())
+		lease := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue", Namespace: "koord-queue"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("someone-else"), LeaseDurationSeconds: ptr.To[int32](3600),
+				AcquireTime: &now, RenewTime: &now},
+		}
+		if err := env.Client.Create(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+		followerPort := freePort(t)
+		startScheduler(t, followerPort, freePort(t), func(o *app.Options) { o.LeaderElect = true })
+		_, admin, err := env.UserKubeconfig("admin-follower", "system:masters")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pair, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			InsecureSkipVerify: true, Certificates: []tls.Certificate{pair}}}} //nolint:gosec // self-signed serving certificate
+		var got visibilityv1alpha1.QueueUnitsSummary
+		err = framework.Eventually(ctx, 30*time.Second, func(context.Context) (bool, error) {
+			resp, err := c.Get("https://127.0.0.1:" + strconv.Itoa(followerPort) + unitsPath)
+			if err != nil {
+				return false, nil // not listening yet
+			}
+			defer resp.Body.Close()
+			got = visibilityv1alpha1.QueueUnitsSummary{}
+			return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&got) == nil && got.Total == 3, nil
+		})
+		if err != nil {
+			t.Fatalf("follower: %v (last %+v)", err, got)
+		}
+		if want := []entry{{"high", 1, 10}, {"mid", 2, 5}, {"low", 3, 0}}; fmt.Sprint(entries(got)) != fmt.Sprint(want) {
+			t.Errorf("follower items %v, want %v", entries(got), want)
+		}
+		if !strings.Contains(got.Items[0].Message, "team-a") {
+			t.Errorf("follower does not say why %s waits: %q", got.Items[0].Name, got.Items[0].Message)
+		}
+		held := &coordinationv1.Lease{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lease), held); err != nil || *held.Spec.HolderIdentity != "someone-else" {
+			t.Errorf("the second replica took the lease: %v %v", held.Spec.HolderIdentity, err)
 		}
 	})
 
