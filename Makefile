@@ -23,8 +23,10 @@ generate: ## Regenerate deepcopy code and CRD manifests.
 	hack/generate.sh
 
 .PHONY: verify
-verify: ## Fail on stale generated files, gofmt, go vet or golangci-lint findings.
+verify: ## Fail on stale generated files or chart, gofmt, go vet or golangci-lint findings.
 	hack/verify-generated.sh
+	@hack/tools.sh helm >/dev/null
+	hack/verify-chart.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	hack/tools.sh golangci-lint >/dev/null
@@ -35,11 +37,13 @@ build: ## Build the binaries into bin/.
 	go build -o bin/ ./cmd/...
 
 .PHONY: test
-test: ## The whole suite: verify, unit, integration (real kube-apiserver + etcd).
+test: ## The whole suite: verify, unit, integration, chart and end-to-end tests.
 	@hack/tools.sh >/dev/null
 	$(MAKE) verify
 	$(MAKE) test-unit
 	$(MAKE) test-integration
+	$(MAKE) test-chart
+	$(MAKE) test-e2e
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no cluster), with -race.
