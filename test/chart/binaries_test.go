@@ -54,7 +54,7 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered) {
 	sched = replaceFlag(sched, "config", config)
 	sched = replaceFlag(sched, "metrics-bind-address", freeAddr(t))
 	// The visibility flags come with the visibility server; this run needs neither.
-	sched = dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-port")
+	sched = dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-address")
 	sched = append(sched, "--kubeconfig="+saKubeconfig(t, env.Config, schedulerSA, dir))
 	schedLog := filepath.Join(dir, "koord-queue.log")
 	start(t, filepath.Join(dir, "koord-queue"), sched, schedLog)

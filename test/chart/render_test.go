@@ -350,8 +350,8 @@ func TestVisibility(t *testing.T) {
 	if v, _ := flag(c.Args, "enableVisibilityServer"); v != "true" {
 		t.Errorf("--enableVisibilityServer=%q, want true", v)
 	}
-	if v, _ := flag(c.Args, "visibility-bind-port"); v != "8443" {
-		t.Errorf("--visibility-bind-port=%q, want 8443", v)
+	if v, _ := flag(c.Args, "visibility-bind-address"); v != ":8443" {
+		t.Errorf("--visibility-bind-address=%q, want :8443", v)
 	}
 	api := r.Find("APIService", "v1alpha1.visibility.koord-queue.x-k8s.io")
 	if api == nil {
