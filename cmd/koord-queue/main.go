@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -17,7 +18,7 @@ func main() {
 	fs := pflag.NewFlagSet("koord-queue", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
-		if err == pflag.ErrHelp {
+		if errors.Is(err, pflag.ErrHelp) {
 			return
 		}
 		fmt.Fprintln(os.Stderr, "koord-queue:", err)

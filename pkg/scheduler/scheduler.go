@@ -104,6 +104,7 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	}
 	s := &Scheduler{
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr.GetCache(),
+		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
 		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
 		units: map[string]*unitState{}, queueNamespaces: map[string]string{}, nominated: map[string]string{},
 		queueObjs: map[string]*v1alpha1.Queue{}, lifecycle: newLifecycleQueue(),

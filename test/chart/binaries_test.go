@@ -178,10 +178,11 @@ func start(t *testing.T, bin string, args []string, logFile string) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case err := <-done:
+			t.Logf("%s exited: %v", filepath.Base(bin), err)
 		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			t.Logf("%s killed: %v", filepath.Base(bin), <-done)
 		}
 		_ = log.Close()
 		if t.Failed() {

@@ -201,7 +201,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, p := range procs {
 			if gone, perr := p.exited(); gone {
-				return false, fmt.Errorf("%s exited (%v) while waiting for %s; last lines of %s:\n%s", p.ref.Name, perr, what, p.ref.Log, tail(p.ref.Log, 20))
+				return false, fmt.Errorf("%s exited (%w) while waiting for %s; last lines of %s:\n%s", p.ref.Name, perr, what, p.ref.Log, tail(p.ref.Log, 20))
 			}
 		}
 		ok, err := cond(ctx)
@@ -210,7 +210,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 	})
 	if err != nil {
 		if last != nil {
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, err, last)
+			return fmt.Errorf("waiting for %s: %w (last error: %w)", what, err, last)
 		}
 		return fmt.Errorf("waiting for %s: %w", what, err)
 	}

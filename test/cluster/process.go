@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -206,5 +205,3 @@ func tail(path string, lines int) string {
 	}
 	return strings.Join(all, "\n")
 }
-
-var errNoState = errors.New("no cluster state")

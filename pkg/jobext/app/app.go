@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"slices"
 	"strings"
+
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"

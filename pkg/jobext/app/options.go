@@ -3,8 +3,9 @@ package app
 import (
 	"strings"
 
-	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/spf13/pflag"
+
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
 // Options are the command-line options of koord-queue-controllers.

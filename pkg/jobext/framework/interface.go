@@ -1,10 +1,11 @@
 package framework
 
 import (
-	"github.com/koordinator-sh/koord-queue/pkg/features"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
 // GenericJob is one job of some kind, wrapped so the reconciler can queue it.

@@ -159,7 +159,7 @@ func TestJobLifecycle(t *testing.T) {
 		j.Status.Active = 3
 		j.Status.Ready = ptr.To[int32](2)
 	})
-	unit = waitUnit(t, c, ns, "my-job", "Running", phaseIs(schedv1alpha1.QueueUnitPhaseRunning))
+	waitUnit(t, c, ns, "my-job", "Running", phaseIs(schedv1alpha1.QueueUnitPhaseRunning))
 	waitUnit(t, c, ns, "my-job", "podState", func(u *schedv1alpha1.QueueUnit) bool {
 		return u.Status.PodState != nil && u.Status.PodState.Running == 2 && u.Status.PodState.Pending == 1 &&
 			len(u.Status.Admissions) == 1 && u.Status.Admissions[0].Running == 2
