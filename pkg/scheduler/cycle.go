@@ -18,8 +18,12 @@ import (
 )
 
 // enqueueWriteDelay holds back a new unit's first Enqueued write, so that a
-// unit admitted in the next pass costs one write, not two.
-const enqueueWriteDelay = 500 * time.Millisecond
+// unit admitted in the next pass costs one write, not two; waitingWriteDelay
+// does the same for the report of why a unit waits.
+const (
+	enqueueWriteDelay = 500 * time.Millisecond
+	waitingWriteDelay = time.Second
+)
 
 func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
 
@@ -174,7 +178,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 	s.fw.Unreserve(ctx, info)
 	var retry *v1alpha1.QueueUnit
 	if st != nil {
-		s.fw.SetUsage(key, holdingOf(key, st.quota, st.obj))
+		s.fw.SetUsage(key, st.holdingFor(key))
 		if isPending(st.obj.Status.Phase) {
 			retry = st.obj
 		}

@@ -18,6 +18,14 @@ import (
 
 // holdingOf is what a unit holds per docs/protocol.md, with what victim
 // selection needs to know of it; nil when it holds nothing.
+func (st *unitState) holdingFor(key string) *quota.Holding {
+	h := holdingOf(key, st.quota, st.obj)
+	if h != nil && st.evicting {
+		h.Evicting = true
+	}
+	return h
+}
+
 func holdingOf(key, quotaName string, u *v1alpha1.QueueUnit) *quota.Holding {
 	used := usageOf(u)
 	if used.IsZero() {
@@ -64,6 +72,9 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 		if st == nil {
 			continue
 		}
+		// Until its eviction is in the API, the victim's object does not say
+		// so; remember it, or the next update would make it a candidate again.
+		st.evicting = true
 		names = append(names, v.Key)
 		h := v
 		h.Evicting = true
@@ -71,7 +82,7 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 		s.evict(st.obj, v1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
-	return &queue.Failure{Reason: "preempting/" + strings.Join(names, ","), Preempting: true,
+	return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
 		Message: fmt.Sprintf("preempting %d unit(s) (%s) to make room in quota %s; admitted once they give it back",
 			len(names), strings.Join(names, ", "), info.Quota)}
 }
@@ -80,11 +91,12 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 // reclaim state of its admissions. The job extension suspends the job and
 // returns the unit to Enqueued (docs/protocol.md).
 func (s *Scheduler) evict(u *v1alpha1.QueueUnit, reason, message string) {
-	if s.leading.Load() {
-		s.recorder.Event(u, corev1.EventTypeWarning, reason, message)
+	if !s.leading.Load() {
+		return
 	}
 	s.writer.enqueue(keyOf(u), &write{
 		base: u, retryOnConflict: true,
+		written: func(x *v1alpha1.QueueUnit) { s.recorder.Event(x, corev1.EventTypeWarning, reason, message) },
 		mutate: func(x *v1alpha1.QueueUnit) bool {
 			if !holdsQuota(x.Status.Phase) || meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
 				return false

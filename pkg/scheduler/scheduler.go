@@ -79,6 +79,9 @@ type unitState struct {
 	holding bool
 	// reason is the waiting reason last reported (status and event).
 	reason string
+	// evicting is true from the choice of the unit as a victim until it no
+	// longer holds quota.
+	evicting bool
 }
 
 var (

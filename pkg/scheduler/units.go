@@ -44,10 +44,13 @@ func (s *Scheduler) onUnit(obj any) {
 		s.mu.Unlock()
 		return
 	}
-	// Usage follows the object (docs/protocol.md).
-	s.fw.SetUsage(key, holdingOf(key, quotaName, u))
 	wasHolding := st.holding
 	st.holding = holdsQuota(u.Status.Phase)
+	if !st.holding {
+		st.evicting = false
+	}
+	// Usage follows the object (docs/protocol.md).
+	s.fw.SetUsage(key, st.holdingFor(key))
 	if prev == nil && u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
 		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
 	}
@@ -171,7 +174,7 @@ func (s *Scheduler) markEnqueued(u *v1alpha1.QueueUnit) {
 		return
 	}
 	s.writer.enqueue(key, &write{
-		base: u, retryOnConflict: true,
+		base: u, retryOnConflict: true, info: true,
 		mutate: func(x *v1alpha1.QueueUnit) bool {
 			if x.Status.Phase != v1alpha1.QueueUnitPhaseNone {
 				return false
@@ -201,15 +204,15 @@ func (s *Scheduler) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
 	base := st.obj
 	s.mu.Unlock()
 
-	switch f.Reason {
-	case reasonQueueNotFound:
-		s.recorder.Event(base, corev1.EventTypeWarning, "QueueNotFound", f.Message)
-	default:
-		s.recorder.Event(base, corev1.EventTypeWarning, "FailedScheduling", f.Message)
+	eventReason := "FailedScheduling"
+	if f.Reason == reasonQueueNotFound {
+		eventReason = "QueueNotFound"
 	}
 	message := f.Message
+	// The report waits a moment: a unit admitted meanwhile costs no write.
 	s.writer.enqueue(key, &write{
-		base: base, retryOnConflict: true,
+		base: base, retryOnConflict: true, info: true,
+		written: func(x *v1alpha1.QueueUnit) { s.recorder.Event(x, corev1.EventTypeWarning, eventReason, message) },
 		mutate: func(x *v1alpha1.QueueUnit) bool {
 			if !isPending(x.Status.Phase) || x.Status.Message == message {
 				return false
@@ -221,5 +224,5 @@ func (s *Scheduler) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
 			x.Status.LastUpdateTime = &now
 			return true
 		},
-	}, 0)
+	}, waitingWriteDelay)
 }

@@ -25,45 +25,61 @@ type write struct {
 	// retryOnConflict re-reads and re-applies mutate on a conflict; a write
 	// that carries a decision (an admission) must not, and is reported instead.
 	retryOnConflict bool
+	// info marks a write that only informs (a first phase, why a unit waits):
+	// it waits while decisions (admissions, evictions, lifecycle moves) are
+	// being written, and a later write to the same unit replaces it.
+	info bool
 	// done learns the outcome: the written object, or the error.
 	done func(written *v1alpha1.QueueUnit, err error)
+	// written runs once the change is in the API (events go here, so a write
+	// that never happens records nothing).
+	written func(u *v1alpha1.QueueUnit)
 }
 
 // statusWriter is the one place the scheduler writes QueueUnit status. Writes
-// to the same unit coalesce: only the newest is made.
+// to the same unit coalesce: only the newest is made. Decisions have a queue
+// of their own and go first; informational writes are made when no decision
+// waits, so under load the API's write budget goes to admissions.
 type statusWriter struct {
 	c client.Client
 	// reader reads around the cache, to retry a conflict on fresh data.
 	reader  client.Reader
-	queue   workqueue.TypedRateLimitingInterface[string]
+	decide  workqueue.TypedRateLimitingInterface[string]
+	inform  workqueue.TypedRateLimitingInterface[string]
 	mu      sync.Mutex
 	pending map[string]*write
 }
 
+// infoRetry is how long an informational write steps aside for decisions.
+const infoRetry = 200 * time.Millisecond
+
 func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
-	return &statusWriter{
-		c: c, reader: reader,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "queueunit-status"}),
-		pending: map[string]*write{},
+	q := func(name string) workqueue.TypedRateLimitingInterface[string] {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	}
+	return &statusWriter{c: c, reader: reader, decide: q("queueunit-status"), inform: q("queueunit-status-info"), pending: map[string]*write{}}
 }
 
-// enqueue schedules w for key after delay, replacing a write not yet made.
+// enqueue schedules wr for key after delay, replacing a write not yet made. A
+// decision is never replaced by an informational write, and an admission
+// (a write with done) is never replaced at all: its owner waits for it.
 func (w *statusWriter) enqueue(key string, wr *write, delay time.Duration) {
 	w.mu.Lock()
-	if old, ok := w.pending[key]; ok && old.done != nil && old != wr {
-		// A write that carries a decision (an admission) is never replaced:
-		// its owner waits for its outcome.
+	if old, ok := w.pending[key]; ok && old != wr && (old.done != nil || (!old.info && wr.info)) {
 		w.mu.Unlock()
 		return
 	}
 	w.pending[key] = wr
 	w.mu.Unlock()
+	q := w.decide
+	if wr.info {
+		q = w.inform
+	}
 	if delay > 0 {
-		w.queue.AddAfter(key, delay)
+		q.AddAfter(key, delay)
 	} else {
-		w.queue.Add(key)
+		q.Add(key)
 	}
 }
 
@@ -75,30 +91,49 @@ func (w *statusWriter) has(key string) bool {
 	return ok
 }
 
+// run writes with workers for decisions and a few for information.
 func (w *statusWriter) run(ctx context.Context, workers int) {
 	go func() {
 		<-ctx.Done()
-		w.queue.ShutDown()
+		w.decide.ShutDown()
+		w.inform.ShutDown()
 	}()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for w.processNext(ctx) {
+			for w.processNext(ctx, w.decide, false) {
+			}
+		})
+	}
+	for range max(workers/4, 1) {
+		wg.Go(func() {
+			for w.processNext(ctx, w.inform, true) {
 			}
 		})
 	}
 	wg.Wait()
 }
 
-func (w *statusWriter) processNext(ctx context.Context) bool {
-	key, shutdown := w.queue.Get()
+func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], info bool) bool {
+	key, shutdown := q.Get()
 	if shutdown {
 		return false
 	}
-	defer w.queue.Done(key)
+	defer q.Done(key)
+	if info && w.decide.Len() > 0 {
+		// Decisions first: come back when they are written.
+		q.AddAfter(key, infoRetry)
+		return true
+	}
 	w.mu.Lock()
 	wr := w.pending[key]
-	delete(w.pending, key)
+	if wr != nil && wr.info != info {
+		// The pending write belongs to the other queue now.
+		wr = nil
+	}
+	if wr != nil {
+		delete(w.pending, key)
+	}
 	w.mu.Unlock()
 	if wr == nil {
 		return true
@@ -106,6 +141,9 @@ func (w *statusWriter) processNext(ctx context.Context) bool {
 	written, err := w.apply(ctx, wr)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
 		klog.FromContext(ctx).V(2).Info("QueueUnit status write failed", "unit", key, "err", err)
+	}
+	if err == nil && written != nil && wr.written != nil {
+		wr.written(written)
 	}
 	if wr.done != nil {
 		wr.done(written, err)

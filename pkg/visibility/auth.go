@@ -157,12 +157,14 @@ func forbidden(a authorizer.AttributesRecord, reason string) *apierrors.StatusEr
 	}
 	if !a.ResourceRequest {
 		return apierrors.NewForbidden(gv.WithResource("").GroupResource(), "",
-			fmt.Errorf("user %q cannot get path %q%s", user, a.Path, reason))
+			// Worded as kube-apiserver words its own refusals.
+			fmt.Errorf("User %q cannot get path %q%s", user, a.Path, reason)) //nolint:staticcheck // kube-apiserver's wording
+
 	}
 	resource := a.Resource
 	if a.Subresource != "" {
 		resource += "/" + a.Subresource
 	}
 	return apierrors.NewForbidden(gv.WithResource(a.Resource).GroupResource(), a.Name,
-		fmt.Errorf("user %q cannot get resource %q in API group %q at the cluster scope%s", user, resource, gv.Group, reason))
+		fmt.Errorf("User %q cannot get resource %q in API group %q at the cluster scope%s", user, resource, gv.Group, reason)) //nolint:staticcheck // kube-apiserver's wording
 }
