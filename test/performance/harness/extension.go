@@ -142,7 +142,7 @@ func (e *extension) handle(ctx context.Context, key string) {
 
 	evicted := isEvicted(base)
 	var next unitState
-	mutate := func(*v1alpha1.QueueUnit) {}
+	var mutate func(*v1alpha1.QueueUnit)
 	switch {
 	case evicted && (state == stateAdmitted || state == stateRunning) &&
 		(base.Status.Phase == v1alpha1.QueueUnitPhaseDequeued || base.Status.Phase == v1alpha1.QueueUnitPhaseRunning):

@@ -186,7 +186,7 @@ wait:
 				return nil, fmt.Errorf("create units: %w", err)
 			}
 		case <-kq.exited:
-			return nil, fmt.Errorf("koord-queue exited during the run: %v (log in %s)", kq.err, o.OutputDir)
+			return nil, fmt.Errorf("koord-queue exited during the run: %w (log in %s)", kq.err, o.OutputDir)
 		case <-tick.C:
 			done, running, pending := rec.progress()
 			o.logf("%5.0fs done %d, admitted %d, pending %d", time.Since(origin).Seconds(), done, running, pending)
@@ -434,7 +434,7 @@ func waitFor(ctx context.Context, timeout time.Duration, p *process, cond func()
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("koord-queue exited: %v", p.err)
+			return fmt.Errorf("koord-queue exited: %w", p.err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
