@@ -28,13 +28,7 @@ func TotalRequests(sets []PodSet) corev1.ResourceList {
 
 // Scale multiplies every quantity by n.
 func Scale(list corev1.ResourceList, n int32) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for name, q := range list {
-		v := q.DeepCopy()
-		v.Mul(int64(n))
-		out[name] = v
-	}
-	return out
+	return resources.Scale(list, int64(n))
 }
 
 func addTo(into, add corev1.ResourceList) {
