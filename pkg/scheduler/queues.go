@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -25,8 +26,17 @@ func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
 	if set.Policy == "" {
 		set.Policy = v1alpha1.QueuePolicyPriority
 	}
-	if q.Spec.Priority != nil {
+	switch {
+	case q.Spec.Priority != nil:
 		set.Priority = *q.Spec.Priority
+	case q.Spec.PriorityClassName != "":
+		pc := &schedulingv1.PriorityClass{}
+		if err := s.client.Get(context.Background(), client.ObjectKey{Name: q.Spec.PriorityClassName}, pc); err == nil {
+			set.Priority = pc.Value
+		} else if s.leading.Load() {
+			s.recorder.Eventf(q, corev1.EventTypeWarning, "PriorityClassNotFound",
+				"priorityClassName %s: %v; the queue's priority is 0", q.Spec.PriorityClassName, err)
+		}
 	}
 	bad := func(key, value, want string) {
 		if s.leading.Load() {

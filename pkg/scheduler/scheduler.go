@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -155,7 +156,35 @@ func (s *Scheduler) watch(ctx context.Context) error {
 		return err
 	}
 	s.registrations = append(s.registrations, reg)
+	// A Queue's priorityClassName is resolved through PriorityClasses.
+	pcInformer, err := s.cache.GetInformer(ctx, &schedulingv1.PriorityClass{})
+	if err != nil {
+		return fmt.Errorf("watch PriorityClasses: %w", err)
+	}
+	reg, err = pcInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.resyncQueues() },
+		UpdateFunc: func(_, _ any) { s.resyncQueues() },
+	})
+	if err != nil {
+		return err
+	}
+	s.registrations = append(s.registrations, reg)
 	return s.watchAdmissionChecks(ctx)
+}
+
+// resyncQueues re-reads every Queue's settings (a PriorityClass changed).
+func (s *Scheduler) resyncQueues() {
+	s.mu.Lock()
+	qs := make([]*v1alpha1.Queue, 0, len(s.queueObjs))
+	for _, q := range s.queueObjs {
+		if q.Spec.Priority == nil && q.Spec.PriorityClassName != "" {
+			qs = append(qs, q)
+		}
+	}
+	s.mu.Unlock()
+	for _, q := range qs {
+		s.onQueue(q)
+	}
 }
 
 // NeedLeaderElection is true: only the leader admits and writes.

@@ -1,0 +1,35 @@
+package scheduler
+
+import (
+	"testing"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+)
+
+// A queue of higher priority gets first claim on shared parent quota; a
+// Queue without spec.priority takes it from its priorityClassName.
+func TestQueuePriorityFromPriorityClass(t *testing.T) {
+	const ns = "queueprio"
+	createNamespace(t, ns)
+	createNamespace(t, "koord-queue")
+	create(t, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "queueprio-high"}, Value: 5000})
+	q := utiltesting.MakeQueue("qp-high").Obj()
+	q.Spec.Priority = nil
+	q.Spec.PriorityClassName = "queueprio-high"
+	create(t, q)
+	create(t, utiltesting.MakeElasticQuota("qp-parent").Namespace(ns).Max("cpu", "1").Obj(),
+		utiltesting.MakeElasticQuota("qp-low").Namespace(ns).Parent("qp-parent").Obj(),
+		utiltesting.MakeElasticQuota("qp-high").Namespace(ns).Parent("qp-parent").Obj())
+	// Both units wait before the scheduler starts; the low queue's is older.
+	create(t, utiltesting.MakeQueueUnit("from-low", ns).Quota("qp-low").Request("cpu", "1").Obj())
+	create(t, utiltesting.MakeQueueUnit("from-high", ns).Quota("qp-high").Request("cpu", "1").Obj())
+	startScheduler(t)
+	waitPhase(t, ns, "from-high", v1alpha1.QueueUnitPhaseDequeued)
+	if p := getUnit(t, ns, "from-low").Status.Phase; p == v1alpha1.QueueUnitPhaseDequeued {
+		t.Errorf("the priority-1000 queue's unit was admitted before the priority-5000 queue's")
+	}
+}
