@@ -1,0 +1,75 @@
+package v1
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadKoordQueueConfiguration(t *testing.T) {
+	// The guide's pluginConfigs value, as the chart renders it.
+	c, err := LoadKoordQueueConfiguration(write(t, `apiVersion: scheduling.k8s.io/v1
+kind: KoordQueueConfiguration
+plugins:
+  - name: Priority
+  - name: ElasticQuotaV2
+reclaimProtectionPeriod: 90s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ReclaimProtectionPeriod.Duration != 90*time.Second || !*c.EnablePreemption || c.AdmissionCheckTimeout.Duration != DefaultAdmissionCheckTimeout {
+		t.Errorf("config = %+v", c)
+	}
+	def, err := LoadKoordQueueConfiguration("")
+	if err != nil || len(def.Plugins) != 2 || def.ReclaimProtectionPeriod.Duration != DefaultReclaimProtectionPeriod {
+		t.Errorf("defaults = %+v, %v", def, err)
+	}
+	for body, want := range map[string]string{
+		"apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nplugins: [{name: Nope}]\n":         `plugins[0].name: Unsupported value: "Nope"`,
+		"apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nplugins: [{name: Priority}]\n":     "ElasticQuotaV2 must be enabled",
+		"apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nreclaimProtectionPeriod: 5 mins\n": `duration "5 mins"`,
+		"apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nunknownField: 1\n":                 `unknown field "unknownField"`,
+		"apiVersion: v9\nkind: KoordQueueConfiguration\n":                                                    `apiVersion: Unsupported value: "v9"`,
+		"apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nreclaimProtectionPeriod: -1s\n":    "reclaimProtectionPeriod: Invalid value",
+	} {
+		if _, err := LoadKoordQueueConfiguration(write(t, body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to contain %q", body, err, want)
+		}
+	}
+}
+
+func TestControllersConfiguration(t *testing.T) {
+	c, err := LoadKoordQueueControllersConfiguration(write(t, `apiVersion: scheduling.k8s.io/v1
+kind: KoordQueueControllersConfiguration
+default:
+  backoffTimeout: 1m
+extensions:
+  job:
+    runningTimeout: 5m
+`), []string{"job", "tfjob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, b := c.TimeoutsFor("job"); r != 5*time.Minute || b != time.Minute {
+		t.Errorf("job timeouts %v %v", r, b)
+	}
+	if r, b := c.TimeoutsFor("tfjob"); r != 0 || b != time.Minute {
+		t.Errorf("tfjob timeouts %v %v", r, b)
+	}
+	if _, err := LoadKoordQueueControllersConfiguration(write(t, "apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueControllersConfiguration\nextensions: {mpijob: {}}\n"),
+		[]string{"job"}); err == nil || !strings.Contains(err.Error(), `extensions[mpijob]`) {
+		t.Errorf("unknown extension: %v", err)
+	}
+}
