@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -29,7 +31,7 @@ import (
 )
 
 // runBinaries builds koord-queue and koord-queue-controllers, runs each with
-// the arguments of its rendered Deployment and a kubeconfig that impersonates
+// the arguments of its rendered Deployment and a kubeconfig with a token of
 // its ServiceAccount, and plays the guide's quick start: an ElasticQuota, its
 // Queue created by koord-queue, a suspended Job whose QueueUnit the
 // controllers create, admitted by koord-queue and resumed by the controllers.
@@ -142,15 +144,28 @@ func get(ctx context.Context, c client.Client, ns, name string, obj client.Objec
 	return true, nil
 }
 
-// saKubeconfig writes a kubeconfig with the envtest admin's credentials that
-// impersonates user, so every request is authorized as that ServiceAccount.
+// saKubeconfig writes a kubeconfig holding a token of the ServiceAccount
+// user (system:serviceaccount:NS:NAME), issued by the API server's
+// TokenRequest API: the binary authenticates as that ServiceAccount exactly
+// as it would in its pod.
 func saKubeconfig(t *testing.T, cfg *rest.Config, user, dir string) string {
 	t.Helper()
+	parts := strings.Split(user, ":")
+	if len(parts) != 4 {
+		t.Fatalf("not a ServiceAccount user name: %s", user)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(parts[2]).CreateToken(context.Background(), parts[3],
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token for %s: %v", user, err)
+	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken, Impersonate: user,
-	}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
 	kc.Contexts["sa"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "sa"}
 	kc.CurrentContext = "sa"
 	path := filepath.Join(dir, strings.ReplaceAll(user, ":", "_")+".kubeconfig")
