@@ -28,6 +28,7 @@ type Options struct {
 	LeaderElectResourceNamespace string
 	LeaseDuration                time.Duration
 	MetricsBindAddress           string
+	EnablePprof                  bool
 	// The visibility aggregated API (pkg/visibility) and the debug API
 	// (pkg/debugapi); both off by default.
 	EnableVisibilityServer bool
@@ -71,6 +72,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "Namespace of the leader election Lease.")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a leader's lease lasts.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the HTTP server for /metrics, /healthz and /readyz.")
+	fs.BoolVar(&o.EnablePprof, "enable-pprof", o.EnablePprof, "Serve Go's /debug/pprof/ profiles on the metrics address (off by default: they expose internals).")
 	fs.BoolVar(&o.EnableVisibilityServer, "enableVisibilityServer", o.EnableVisibilityServer, "Serve the visibility aggregated API (visibility.koord-queue.x-k8s.io/v1alpha1) over HTTPS, with authentication and authorization delegated to kube-apiserver.")
 	fs.StringVar(&o.VisibilityBindAddress, "visibility-bind-address", o.VisibilityBindAddress, "Address of the visibility API server.")
 	fs.StringVar(&o.VisibilityCertDir, "visibility-cert-dir", o.VisibilityCertDir, "Folder holding tls.crt and tls.key for the visibility API; empty means a self-signed certificate made at start.")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -79,14 +80,21 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 }
 
 func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
+	handlers := map[string]http.Handler{
+		"/healthz": http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
+		"/readyz":  http.StripPrefix("/readyz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
+	}
+	if o.EnablePprof {
+		handlers["/debug/pprof/"] = http.HandlerFunc(pprof.Index)
+		handlers["/debug/pprof/profile"] = http.HandlerFunc(pprof.Profile)
+		handlers["/debug/pprof/heap"] = pprof.Handler("heap")
+		handlers["/debug/pprof/goroutine"] = pprof.Handler("goroutine")
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme.New(),
 		Metrics: metricsserver.Options{
-			BindAddress: o.MetricsBindAddress,
-			ExtraHandlers: map[string]http.Handler{
-				"/healthz": http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
-				"/readyz":  http.StripPrefix("/readyz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
-			},
+			BindAddress:   o.MetricsBindAddress,
+			ExtraHandlers: handlers,
 		},
 		HealthProbeBindAddress:  "0",
 		LeaderElection:          o.LeaderElect,

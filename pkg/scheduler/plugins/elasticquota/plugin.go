@@ -29,6 +29,11 @@ type Plugin struct {
 	// protection keeps recently admitted units from reclaim.
 	protection time.Duration
 	now        func() time.Time
+	// versions count changes of what units hold, by cohort; noVictims
+	// remembers, by quota, the last search that found nobody to evict, so
+	// the same search is not repeated until something changed.
+	versions  map[string]uint64
+	noVictims map[string]victimSearch
 	// quotas are the ElasticQuotas seen, by name.
 	quotas map[string]*eqv1alpha1.ElasticQuota
 	// treeErrors are problems of the tree's shape, by quota (e.g. a cycle).
@@ -66,6 +71,7 @@ func New(_ runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
 	p := &Plugin{
 		h: h, tree: quota.New(h.Oversell()), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
 		protection: h.ReclaimProtection(), now: time.Now,
+		versions: map[string]uint64{}, noVictims: map[string]victimSearch{},
 		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeErrors: map[string]error{},
 		sync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"}),
@@ -170,6 +176,12 @@ func (p *Plugin) SetUsage(key string, h *quota.Holding) {
 // freed, if any.
 func (p *Plugin) setLocked(key string, h *quota.Holding) string {
 	prev, had := p.charged[key]
+	if had {
+		p.versions[p.tree.Cohort(prev.Quota)]++
+	}
+	if h != nil {
+		p.versions[p.tree.Cohort(h.Quota)]++
+	}
 	if h != nil && (h.Quota == "" || h.Used.IsZero()) {
 		h = nil
 	}
@@ -207,11 +219,31 @@ func (p *Plugin) setLocked(key string, h *quota.Holding) string {
 	return freed
 }
 
+// victimSearch is a search for victims that found none.
+type victimSearch struct {
+	version  uint64
+	priority int32
+	request  quota.Resources
+	at       time.Time
+}
+
+// noVictimsTTL bounds how long a fruitless search is trusted: time alone can
+// make units eligible (the reclaim protection period ends).
+const noVictimsTTL = time.Second
+
 // Preempt selects victims for a unit that did not fit (see quota.SelectVictims).
+// A search that found nobody is not repeated for a unit of no higher priority
+// and no smaller request in the same quota until what units hold in the
+// cohort changes: it could only find a subset of the same candidates.
 func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) ([]quota.Holding, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cohort := p.tree.Cohort(u.Quota)
+	now := p.now()
+	if last, ok := p.noVictims[u.Quota]; ok && last.version == p.versions[cohort] && now.Sub(last.at) < noVictimsTTL &&
+		u.Priority <= last.priority && covers(u.Request, last.request) {
+		return nil, false
+	}
 	held := map[string][]quota.Holding{}
 	for q, keys := range p.byQuota {
 		if p.tree.Cohort(q) != cohort {
@@ -225,9 +257,22 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 	}
 	v := p.tree.SelectVictims(quota.Preemption{
 		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
-		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: p.now(),
+		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now,
 	}, held)
+	if len(v.Units) == 0 && !v.Waiting {
+		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now}
+	}
 	return v.Units, v.Waiting
+}
+
+// covers reports whether a asks at least as much as b of every resource b asks.
+func covers(a, b quota.Resources) bool {
+	for r, v := range b {
+		if a[r] < v {
+			return false
+		}
+	}
+	return true
 }
 
 func decreased(before, after quota.Resources) bool {
