@@ -45,7 +45,10 @@ func (s *Scheduler) schedule(ctx context.Context) {
 			result = metrics.ResultNeverFits
 		}
 		s.opts.Metrics.Attempt(f.Queue, result)
-		if obj, ok := f.Unit.Object.(*v1alpha1.QueueUnit); ok {
+		if st, ok := f.Unit.Object.(*unitState); ok && st != nil {
+			s.mu.Lock()
+			obj := st.obj
+			s.mu.Unlock()
 			s.reportWaiting(obj, f.Failure)
 		}
 	}
@@ -58,11 +61,10 @@ func (s *Scheduler) schedule(ctx context.Context) {
 func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings) *queue.Failure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.units[u.Key]
-	if st == nil || st.inflight || !isPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
+	st, _ := u.Object.(*unitState)
+	if st == nil || st.deleted || st.inflight || !isPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
 		return &queue.Failure{Reason: reasonStale, HeldBack: true}
 	}
-	u.Object = st.obj
 	u.Cohort = s.fw.Cohort(u.Quota)
 	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
 	if f := s.borrowingPaused(info, u.Cohort); f != nil {
@@ -74,27 +76,26 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings) *q
 				return f
 			}
 		}
-		delete(s.nominated, u.Key)
+		s.nominated.remove(u.Key)
 		return failureOf(status)
 	}
 	if status := s.fw.Reserve(ctx, info); !status.IsSuccess() {
 		return failureOf(status)
 	}
 	st.inflight = true
-	delete(s.nominated, u.Key)
+	s.nominated.remove(u.Key)
 	return nil
 }
 
 // borrowingPaused holds back a unit that would borrow above its min while
 // room is being made for a nominated unit of the same cohort.
 func (s *Scheduler) borrowingPaused(info *framework.UnitInfo, cohort string) *queue.Failure {
-	for key, c := range s.nominated {
-		if c == cohort && key != info.Key && s.fw.WouldBorrow(info) {
-			return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true,
-				Message: "waiting: quota " + info.Quota + " would borrow above its min while room is made for " + key}
-		}
+	key := s.nominated.other(cohort, info.Key)
+	if key == "" || !s.fw.WouldBorrow(info) {
+		return nil
 	}
-	return nil
+	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true,
+		Message: "waiting: quota " + info.Quota + " would borrow above its min while room is made for " + key}
 }
 
 func failureOf(s *framework.Status) *queue.Failure {

@@ -51,14 +51,14 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 	skip := func(key string) bool { st := s.units[key]; return st == nil || st.inflight }
 	victims, waiting := s.fw.Preempt(ctx, info, ptr.Deref(cfg.EnablePreemption, true), ptr.Deref(cfg.EnableReclaim, true), skip)
 	if waiting {
-		s.nominated[info.Key] = cohort
+		s.nominated.add(info.Key, cohort)
 		return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
 			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}
 	}
 	if len(victims) == 0 {
 		return nil
 	}
-	s.nominated[info.Key] = cohort
+	s.nominated.add(info.Key, cohort)
 	kind := "preemption"
 	for _, v := range victims {
 		if v.Quota != info.Quota {

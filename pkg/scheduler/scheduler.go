@@ -62,8 +62,8 @@ type Scheduler struct {
 	// the Queue itself (for its admission checks).
 	queueNamespaces map[string]string
 	queueObjs       map[string]*v1alpha1.Queue
-	// nominated maps a unit waiting for its victims to its cohort.
-	nominated map[string]string
+	// nominated are the units waiting for their victims.
+	nominated nominations
 
 	registrations []toolscache.ResourceEventHandlerRegistration
 	leading       atomic.Bool
@@ -83,6 +83,8 @@ type unitState struct {
 	// evicting is true from the choice of the unit as a victim until it no
 	// longer holds quota.
 	evicting bool
+	// deleted is true once the unit is gone; queue entries may still point here.
+	deleted bool
 }
 
 var (
@@ -110,7 +112,7 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr.GetCache(),
 		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
 		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
-		units: map[string]*unitState{}, queueNamespaces: map[string]string{}, nominated: map[string]string{},
+		units: map[string]*unitState{}, queueNamespaces: map[string]string{}, nominated: newNominations(),
 		queueObjs: map[string]*v1alpha1.Queue{}, lifecycle: newLifecycleQueue(),
 	}
 	s.writer = newStatusWriter(s.client, s.reader)

@@ -58,7 +58,7 @@ func (s *Scheduler) onUnit(obj any) {
 		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusFinished)
 	}
 	if !isPending(u.Status.Phase) || u.DeletionTimestamp != nil {
-		delete(s.nominated, key)
+		s.nominated.remove(key)
 	}
 	s.mu.Unlock()
 
@@ -96,6 +96,10 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, queueName, quotaName string, 
 	if u.Spec.Priority != nil {
 		qu.Priority = *u.Spec.Priority
 	}
+	// The queue entry carries the unit's state, so a pass needs no lookup.
+	s.mu.Lock()
+	qu.Object = s.units[qu.Key]
+	s.mu.Unlock()
 	switch {
 	case s.opts.Gates.QueueUnitActive && !ptr.Deref(u.Spec.Active, true):
 		s.queues.Delete(qu.Key)
@@ -135,8 +139,11 @@ func (s *Scheduler) onUnitDelete(obj any) {
 	key := keyOf(u)
 	s.mu.Lock()
 	st := s.units[key]
+	if st != nil {
+		st.deleted = true
+	}
 	delete(s.units, key)
-	delete(s.nominated, key)
+	s.nominated.remove(key)
 	if st != nil && !st.inflight {
 		s.fw.SetUsage(key, nil)
 	}
