@@ -44,6 +44,7 @@ test: ## The whole suite: verify, unit, integration, chart and end-to-end tests.
 	$(MAKE) test-integration
 	$(MAKE) test-chart
 	$(MAKE) test-e2e
+	$(MAKE) test-harness
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no cluster), with -race.
@@ -116,6 +117,11 @@ PERF_BURST ?= 200
 PERF_OUTPUT ?=
 PERF_FLAGS ?=
 PERF_RUN = go run ./test/performance/runner --qps $(PERF_QPS) --burst $(PERF_BURST) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT)) $(PERF_FLAGS)
+
+.PHONY: test-harness
+test-harness: ## The dashboard check and the performance harness's own tests (a small run end to end).
+	@hack/tools.sh etcd kube-apiserver >/dev/null
+	go test $(GO_TEST_FLAGS) -p 1 ./test/dashboard/... ./test/performance/...
 
 .PHONY: perf-baseline
 perf-baseline: ## Performance run, 15,000 units (PERF_QPS, PERF_BURST, PERF_OUTPUT).
