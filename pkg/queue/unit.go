@@ -49,9 +49,6 @@ type Failure struct {
 	Preempting bool
 }
 
-// LastFailure returns the unit's last failure, or nil.
-func (u *Unit) LastFailure() *Failure { return u.failure }
-
 // Less orders units inside a queue: true when a goes first.
 type Less func(a, b *Unit) bool
 

@@ -29,7 +29,6 @@ func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
 
 // schedule runs one pass and hands its results to the writer.
 func (s *Scheduler) schedule(ctx context.Context) {
-	s.passes.Add(1)
 	start := s.clock.Now()
 	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure { return s.try(ctx, u, q) })
 	s.opts.Metrics.Pass(s.clock.Since(start))

@@ -67,7 +67,6 @@ type Scheduler struct {
 
 	registrations []toolscache.ResourceEventHandlerRegistration
 	leading       atomic.Bool
-	passes        atomic.Int64
 }
 
 // unitState is what the scheduler remembers of one QueueUnit.
@@ -273,6 +272,3 @@ func (s *Scheduler) Queues() *queue.Manager { return s.queues }
 
 // Framework exposes the plugins (read-only use: visibility, debug).
 func (s *Scheduler) Framework() *framework.Framework { return s.fw }
-
-// Passes counts scheduling passes run.
-func (s *Scheduler) Passes() int64 { return s.passes.Load() }

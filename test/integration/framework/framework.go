@@ -12,8 +12,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -152,17 +150,6 @@ func (e *Env) WriteKubeconfig(path string) error {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	return os.WriteFile(path, data, 0o600)
-}
-
-// KubeconfigFor builds a kubeconfig for a rest.Config (used by tests that run a
-// binary with the admin credentials of the envtest client).
-func KubeconfigFor(cfg *rest.Config) ([]byte, error) {
-	c := clientcmdapi.NewConfig()
-	c.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	c.AuthInfos["envtest"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	c.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "envtest"}
-	c.CurrentContext = "envtest"
-	return clientcmd.Write(*c)
 }
 
 // Eventually polls cond every 50ms until it is true or timeout passes, and

@@ -297,10 +297,3 @@ func (p *Plugin) ListQuotas() []quota.Info {
 	defer p.mu.Unlock()
 	return p.tree.List()
 }
-
-// Tree gives read access to the quota tree under the plugin's lock.
-func (p *Plugin) Tree(read func(t *quota.Tree)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	read(p.tree)
-}
