@@ -265,11 +265,13 @@ func TestManageAllJobsTakesUnsuspendedJob(t *testing.T) {
 }
 
 func TestJobRunningTimeout(t *testing.T) {
+	// The job is resumed for runningTimeout before it is suspended again: long
+	// enough that a loaded machine still sees it resumed.
 	cfg := writeConfig(t, `apiVersion: scheduling.k8s.io/v1
 kind: KoordQueueControllersConfiguration
 extensions:
   job:
-    runningTimeout: 1s
+    runningTimeout: 3s
     backoffTimeout: 2s
 `)
 	c, ns := startManager(t, []string{job.Name}, func(o *appOptions) { o.ConfigFile = cfg })
