@@ -125,7 +125,7 @@ func TestAdmissionChecks(t *testing.T) {
 // that names no AdmissionCheck keeps the unit Reserved and says so.
 func TestAdmissionCheckTimeoutAndMissingCheck(t *testing.T) {
 	const ns, q = "silence", "silent"
-	startScheduler(t, func(o *app.Options) { o.Config.AdmissionCheckTimeout = &metav1.Duration{Duration: 2 * time.Second} })
+	startScheduler(t, func(o *app.Options) { o.Config.AdmissionCheckTimeout = &metav1.Duration{Duration: 4 * time.Second} })
 	createNamespace(t, ns)
 	checkedQueue(t, ns, q)
 	create(t, utiltesting.MakeQueueUnit("quiet", ns).Quota(q).Label("requires-provisioning", "true").Request("cpu", "1").Obj())
