@@ -166,3 +166,19 @@ func Eventually(ctx context.Context, timeout time.Duration, cond func(context.Co
 	}
 	return err
 }
+
+// RunSuite is a whole TestMain: it starts a control plane into *env, runs the
+// package's tests, stops it, and returns the exit code for os.Exit.
+func RunSuite(m interface{ Run() int }, env **Env, opts ...Option) int {
+	e, err := Start(opts...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop control plane:", err)
+	}
+	return code
+}

@@ -2,7 +2,6 @@ package jobext
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,17 +32,7 @@ var env *framework.Env
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(testLogVerbosity()))))
-	var err error
-	env, err = framework.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop envtest:", err)
-	}
-	os.Exit(code)
+	os.Exit(framework.RunSuite(m, &env))
 }
 
 // testLogVerbosity is the manager's log verbosity: $JOBEXT_TEST_V, else 0

@@ -38,16 +38,7 @@ import (
 var env *framework.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = framework.Start(framework.WithAggregator()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(framework.RunSuite(m, &env, framework.WithAggregator()))
 }
 
 const (
