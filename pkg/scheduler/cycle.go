@@ -177,6 +177,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 	// The write did not happen: give the quota back and decide again.
 	s.fw.Unreserve(ctx, info)
 	var retry *v1alpha1.QueueUnit
+	retryState := st
 	if st != nil {
 		s.fw.SetUsage(key, st.holdingFor(key))
 		if isPending(st.obj.Status.Phase) {
@@ -190,7 +191,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 	}
 	if retry != nil {
 		queueName, quotaName := s.fw.Map(retry)
-		s.enqueue(retry, queueName, quotaName, true)
+		s.enqueue(retry, retryState, queueName, quotaName, true)
 	}
 }
 

@@ -231,15 +231,16 @@ func (s *Scheduler) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit
 			s.recorder.Event(u, corev1.EventTypeWarning, "AdmissionCheckNotFound", d.Message)
 		}
 	}
-	if u.Status.Message != d.Message {
+	if u.Status.Message != d.Message && s.leading.Load() {
 		msg := d.Message
-		s.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
+		// Only informs: it yields to decisions and is replaced by any later write.
+		s.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, info: true, mutate: func(x *v1alpha1.QueueUnit) bool {
 			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved || x.Status.Message == msg {
 				return false
 			}
 			x.Status.Message = msg
 			return true
-		})
+		}}, 0)
 	}
 	return d.RequeueAfter
 }

@@ -78,7 +78,7 @@ func (s *Scheduler) onUnit(obj any) {
 			s.queues.PodsRunning(key)
 		}
 		changed := prev == nil || prev.Generation != u.Generation || !maps.Equal(prev.Labels, u.Labels)
-		s.enqueue(u, queueName, quotaName, changed)
+		s.enqueue(u, st, queueName, quotaName, changed)
 	default:
 		s.queues.Delete(key)
 		if phase != v1alpha1.QueueUnitPhaseReserved && phase != v1alpha1.QueueUnitPhaseDequeued {
@@ -88,7 +88,7 @@ func (s *Scheduler) onUnit(obj any) {
 }
 
 // enqueue puts a pending unit in its queue and reports where it cannot be.
-func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, queueName, quotaName string, changed bool) {
+func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quotaName string, changed bool) {
 	qu := &queue.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
 		Quota: quotaName, Cohort: s.fw.Cohort(quotaName), Request: requestOf(u), Enqueued: s.clock.Now(),
@@ -97,9 +97,7 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, queueName, quotaName string, 
 		qu.Priority = *u.Spec.Priority
 	}
 	// The queue entry carries the unit's state, so a pass needs no lookup.
-	s.mu.Lock()
-	qu.Object = s.units[qu.Key]
-	s.mu.Unlock()
+	qu.Object = st
 	switch {
 	case s.opts.Gates.QueueUnitActive && !ptr.Deref(u.Spec.Active, true):
 		s.queues.Delete(qu.Key)
@@ -157,15 +155,17 @@ func (s *Scheduler) onUnitDelete(obj any) {
 // held back.
 func (s *Scheduler) resyncAll() {
 	s.mu.Lock()
+	states := make([]*unitState, 0, len(s.units))
 	objs := make([]*v1alpha1.QueueUnit, 0, len(s.units))
 	for _, st := range s.units {
+		states = append(states, st)
 		objs = append(objs, st.obj)
 	}
 	s.mu.Unlock()
-	for _, u := range objs {
+	for i, u := range objs {
 		if isPending(u.Status.Phase) && u.DeletionTimestamp == nil {
 			queueName, quotaName := s.fw.Map(u)
-			s.enqueue(u, queueName, quotaName, false)
+			s.enqueue(u, states[i], queueName, quotaName, false)
 		}
 	}
 }
