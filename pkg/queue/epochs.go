@@ -45,7 +45,7 @@ func (e *epochs) snapshot() epochSnapshot {
 }
 
 func (s epochSnapshot) eligible(u *Unit) bool {
-	if u.failure == nil || u.failure.HeldBack {
+	if u.failure == nil || (u.failure.HeldBack && !u.failure.UntilCohortChanges) {
 		return true
 	}
 	return s.cohort[u.Cohort] > u.failEpoch || s.invalidated > u.failEpoch

@@ -294,3 +294,42 @@ func TestPreemptingBlocksItsQuota(t *testing.T) {
 		t.Errorf("admitted %v while the preemptor waits", got)
 	}
 }
+
+// A unit held back until its cohort changes is not tried in every pass, as
+// other held-back units are.
+func TestHeldBackUntilCohortChanges(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.add("q", "paused", "a", 1, 1)
+	h.add("q", "held", "a", 1, 1)
+	paused := true
+	try := func(u *Unit, s Settings) *Failure {
+		switch {
+		case u.Name == "paused" && paused:
+			h.tries = append(h.tries, u.Name)
+			return &Failure{Reason: "paused", HeldBack: true, UntilCohortChanges: true}
+		case u.Name == "held":
+			h.tries = append(h.tries, u.Name)
+			return &Failure{Reason: "held", HeldBack: true}
+		}
+		return h.try(u, s)
+	}
+	run := func() []string {
+		h.tries = nil
+		var out []string
+		for _, a := range h.m.Pass(try).Admitted {
+			out = append(out, a.Unit.Name)
+		}
+		return out
+	}
+	run()
+	run()
+	if diff := cmp.Diff([]string{"held"}, h.tries); diff != "" {
+		t.Fatalf("second pass tried (-want +got):\n%s", diff)
+	}
+	paused = false
+	h.m.Freed("a")
+	if diff := cmp.Diff([]string{"paused"}, run()); diff != "" {
+		t.Errorf("after the cohort changed (-want +got):\n%s", diff)
+	}
+}

@@ -41,12 +41,20 @@ type Failure struct {
 	// (Block policy and Intelligent's high band).
 	Blocking bool
 	// HeldBack is true when the unit was not tried because a blocking unit of
-	// higher rank waits on its quota; it is tried again in every pass.
+	// higher rank waits on its quota; it is tried again in every pass (unless
+	// UntilCohortChanges) and is not reported as a refusal.
 	HeldBack bool
+	// UntilCohortChanges makes a held-back unit wait, like a refused one,
+	// until its cohort's epoch moves (Freed) or everything is invalidated.
+	UntilCohortChanges bool
 	// Preempting is true when the unit waits for victims to give back quota:
 	// it blocks lower units of its quota whatever the policy, so the room
 	// being made is not taken by others.
 	Preempting bool
+	// Inferred is set by the caller when the answer was taken from another
+	// unit's refusal in the same pass, so Message may carry that unit's
+	// numbers; the queue does not read it.
+	Inferred bool
 }
 
 // Less orders units inside a queue: true when a goes first.

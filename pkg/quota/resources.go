@@ -126,6 +126,16 @@ func (r Resources) Equal(o Resources) bool {
 	return true
 }
 
+// Covers reports whether r asks at least as much as o of every resource o names.
+func (r Resources) Covers(o Resources) bool {
+	for k, v := range o {
+		if r[k] < v {
+			return false
+		}
+	}
+	return true
+}
+
 // IsZero reports whether every amount is zero.
 func (r Resources) IsZero() bool {
 	for _, v := range r {

@@ -191,9 +191,9 @@ func (s *Shortage) Message() string {
 		return fmt.Sprintf("can never fit: quota %s allows at most %s %s, the unit requests %s",
 			s.Quota, Format(r, s.Limit), r, Format(r, s.Requested))
 	default:
-		return fmt.Sprintf("insufficient quota: quota %s has %s %s free (max %s, used %s), the unit requests %s: %s more %s needed",
+		return fmt.Sprintf("insufficient quota: quota %s has %s %s free (max %s, used %s), the unit requests %s %s: %s more %s needed",
 			s.Quota, Format(r, max(s.Limit-s.Used, 0)), r, Format(r, s.Limit), Format(r, s.Used),
-			Format(r, s.Requested), Format(r, s.Missing()), r)
+			Format(r, s.Requested), r, Format(r, s.Missing()), r)
 	}
 }
 

@@ -164,7 +164,7 @@ func TestDeleteKeepsUsage(t *testing.T) {
 
 func TestMessage(t *testing.T) {
 	s := &Shortage{Quota: "team-a", Resource: "cpu", Requested: 4000, Used: 4000, Limit: 4000}
-	want := "insufficient quota: quota team-a has 0 cpu free (max 4, used 4), the unit requests 4: 4 more cpu needed"
+	want := "insufficient quota: quota team-a has 0 cpu free (max 4, used 4), the unit requests 4 cpu: 4 more cpu needed"
 	if got := s.Message(); got != want {
 		t.Errorf("message = %q\nwant        %q", got, want)
 	}

@@ -30,7 +30,8 @@ func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
 // schedule runs one pass and hands its results to the writer.
 func (s *Scheduler) schedule(ctx context.Context) {
 	start := s.clock.Now()
-	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure { return s.try(ctx, u, q) })
+	memo := shortfalls{}
+	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure { return s.try(ctx, u, q, memo) })
 	s.opts.Metrics.Pass(s.clock.Since(start))
 	for _, a := range res.Admitted {
 		s.admit(ctx, a)
@@ -47,8 +48,13 @@ func (s *Scheduler) schedule(ctx context.Context) {
 		if st, ok := f.Unit.Object.(*unitState); ok && st != nil {
 			s.mu.Lock()
 			obj := st.obj
+			failure := f.Failure
+			if failure.Inferred && st.reason != failure.Reason {
+				// About to be reported: say this unit's own numbers.
+				failure = s.refine(ctx, st, f.Unit, failure)
+			}
 			s.mu.Unlock()
-			s.reportWaiting(obj, f.Failure)
+			s.reportWaiting(obj, failure)
 		}
 	}
 	if len(res.Admitted) > 0 || len(res.Failed) > 0 {
@@ -57,16 +63,27 @@ func (s *Scheduler) schedule(ctx context.Context) {
 }
 
 // try decides one unit; it runs inside a pass, under the queue manager's lock.
-func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings) *queue.Failure {
+// memo holds the pass's refusals (see shortfalls).
+func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, memo shortfalls) *queue.Failure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, _ := u.Object.(*unitState)
 	if st == nil || st.deleted || st.inflight || !isPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
 		return &queue.Failure{Reason: reasonStale, HeldBack: true}
 	}
+	if sf, ok := memo.match(u.Quota, q.Name, u.Request, u.Priority); ok && sf.unit != u.Key {
+		if _, nominated := s.nominated.byUnit[u.Key]; !nominated {
+			u.Cohort = sf.cohort
+			f := sf.failure
+			f.Inferred = true
+			return &f
+		}
+	}
 	u.Cohort = s.fw.Cohort(u.Quota)
 	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
 	if f := s.borrowingPaused(info, u.Cohort); f != nil {
+		// WouldBorrow is monotone in the request too.
+		memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
 		return f
 	}
 	if status := s.fw.Filter(ctx, info); !status.IsSuccess() {
@@ -75,15 +92,41 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings) *q
 				return f
 			}
 		}
-		s.nominated.remove(u.Key)
-		return failureOf(status)
+		s.unnominate(u.Key)
+		f := failureOf(status)
+		if !f.NeverFits {
+			memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
+		}
+		return f
 	}
 	if status := s.fw.Reserve(ctx, info); !status.IsSuccess() {
 		return failureOf(status)
 	}
 	st.inflight = true
-	s.nominated.remove(u.Key)
+	s.unnominate(u.Key)
 	return nil
+}
+
+// unnominate ends unit key's nomination, if any; units of its cohort paused
+// for it are worth trying again. It runs under s.mu.
+func (s *Scheduler) unnominate(key string) {
+	if cohort := s.nominated.remove(key); cohort != "" {
+		s.queues.Freed(cohort)
+	}
+}
+
+// refine replaces an inferred failure by the unit's own, for its report. It
+// runs under s.mu.
+func (s *Scheduler) refine(ctx context.Context, st *unitState, u *queue.Unit, f *queue.Failure) *queue.Failure {
+	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
+	status := s.fw.Filter(ctx, info)
+	if status.IsSuccess() || status.Reason != f.Reason {
+		// Usage moved since the pass; the next pass tells the unit again.
+		return f
+	}
+	own := *f
+	own.Message, own.Inferred = status.Message, false
+	return &own
 }
 
 // borrowingPaused holds back a unit that would borrow above its min while
@@ -93,7 +136,9 @@ func (s *Scheduler) borrowingPaused(info *framework.UnitInfo, cohort string) *qu
 	if key == "" || !s.fw.WouldBorrow(info) {
 		return nil
 	}
-	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true,
+	// Not reported, and tried again only once the cohort changes: room freed
+	// or a nomination ended (unnominate).
+	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true, UntilCohortChanges: true,
 		Message: "waiting: quota " + info.Quota + " would borrow above its min while room is made for " + key}
 }
 

@@ -46,7 +46,11 @@ type QueueMapPlugin interface {
 	Cohort(quotaName string) string
 }
 
-// FilterPlugin decides whether a unit may be admitted now.
+// FilterPlugin decides whether a unit may be admitted now. A filter must be
+// monotone in the request: when it refuses a unit, it refuses a unit of the
+// same quota and queue that asks at least as much of every resource, until
+// usage drops. A pass relies on this to skip such units (see the scheduler's
+// shortfalls).
 type FilterPlugin interface {
 	Plugin
 	Filter(ctx context.Context, u *UnitInfo) *Status

@@ -155,3 +155,34 @@ func TestNeverFits(t *testing.T) {
 		t.Fatalf("message %q", getUnit(t, "neverfits", "huge").Status.Message)
 	}
 }
+
+// Units refused in a pass let later units that ask as much be answered
+// without a filter; a smaller unit behind them is still admitted, and each
+// refused unit reports its own numbers.
+func TestRefusalsDoNotHideSmallerUnits(t *testing.T) {
+	createNamespace(t, "shapes")
+	create(t, utiltesting.MakeElasticQuota("shapes").Namespace("shapes").Max("cpu", "4").Obj())
+	// Everything is queued before the scheduler starts, so its first pass sees it all.
+	create(t,
+		utiltesting.MakeQueueUnit("first", "shapes").Quota("shapes").Priority(100).Request("cpu", "3").Obj(),
+		utiltesting.MakeQueueUnit("big-a", "shapes").Quota("shapes").Priority(10).Request("cpu", "2").Obj(),
+		utiltesting.MakeQueueUnit("big-b", "shapes").Quota("shapes").Priority(5).Request("cpu", "3").Obj(),
+		utiltesting.MakeQueueUnit("small", "shapes").Quota("shapes").Priority(1).Request("cpu", "1").Obj(),
+	)
+	startScheduler(t)
+	waitPhase(t, "shapes", "first", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, "shapes", "small", v1alpha1.QueueUnitPhaseDequeued)
+	for name, want := range map[string]string{"big-a": "the unit requests 2 cpu", "big-b": "the unit requests 3 cpu"} {
+		if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
+			return strings.Contains(getUnit(t, "shapes", name).Status.Message, want), nil
+		}); err != nil {
+			dump(t, "shapes")
+			t.Fatalf("%s: message %q, want it to contain %q", name, getUnit(t, "shapes", name).Status.Message, want)
+		}
+	}
+	for _, name := range []string{"big-a", "big-b"} {
+		if p := getUnit(t, "shapes", name).Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
+			t.Errorf("%s phase %q, want Enqueued", name, p)
+		}
+	}
+}

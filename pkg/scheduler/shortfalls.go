@@ -1,0 +1,52 @@
+package scheduler
+
+import (
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// maxShortfallsPerScope bounds the shapes remembered per quota and queue; a
+// queue rarely holds more classes of request than this.
+const maxShortfallsPerScope = 8
+
+// shortfalls remember, for one pass, the units refused for want of room with
+// no victim to evict, and those paused while room is made for a nominated
+// unit (asking more borrows more). Usage only grows and victims only get fewer while a pass
+// runs, so a later unit of the same quota and queue that asks at least as much
+// of every resource, at no higher priority, is refused too: it is answered
+// from here without a filter or a victim search. Room freed meanwhile bumps
+// the cohort's epoch, so the units answered here are tried again in the next
+// pass.
+type shortfalls map[shortfallScope][]shortfall
+
+type shortfallScope struct{ quota, queue string }
+
+type shortfall struct {
+	request  quota.Resources
+	priority int32
+	failure  queue.Failure
+	unit     string
+	// cohort is the quota's cohort as the remembered unit saw it.
+	cohort string
+}
+
+// match returns the failure of a remembered unit that asked no more than req
+// at a priority no lower than priority.
+func (s shortfalls) match(quotaName, queueName string, req quota.Resources, priority int32) (*shortfall, bool) {
+	for i := range s[shortfallScope{quotaName, queueName}] {
+		f := &s[shortfallScope{quotaName, queueName}][i]
+		if priority <= f.priority && req.Covers(f.request) {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// add remembers a refusal.
+func (s shortfalls) add(quotaName, queueName, cohort, unit string, req quota.Resources, priority int32, f *queue.Failure) {
+	k := shortfallScope{quotaName, queueName}
+	if len(s[k]) >= maxShortfallsPerScope {
+		return
+	}
+	s[k] = append(s[k], shortfall{request: req, priority: priority, failure: *f, unit: unit, cohort: cohort})
+}

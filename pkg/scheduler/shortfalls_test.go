@@ -1,0 +1,46 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+func TestShortfallsMatch(t *testing.T) {
+	m := shortfalls{}
+	m.add("q", "queue", "cohort", "ns/a", quota.Resources{"cpu": 2000, "memory": 10}, 10, &queue.Failure{Reason: "short/q/cpu"})
+	for _, tc := range []struct {
+		name         string
+		quota, queue string
+		req          quota.Resources
+		prio         int32
+		want         bool
+	}{
+		{"same shape and priority", "q", "queue", quota.Resources{"cpu": 2000, "memory": 10}, 10, true},
+		{"asks more, lower priority", "q", "queue", quota.Resources{"cpu": 3000, "memory": 10, "gpu": 1}, 5, true},
+		{"asks less cpu", "q", "queue", quota.Resources{"cpu": 1000, "memory": 10}, 5, false},
+		{"asks no memory", "q", "queue", quota.Resources{"cpu": 3000}, 5, false},
+		{"higher priority may preempt", "q", "queue", quota.Resources{"cpu": 2000, "memory": 10}, 11, false},
+		{"other quota", "p", "queue", quota.Resources{"cpu": 2000, "memory": 10}, 10, false},
+		{"other queue", "q", "other", quota.Resources{"cpu": 2000, "memory": 10}, 10, false},
+	} {
+		sf, ok := m.match(tc.quota, tc.queue, tc.req, tc.prio)
+		if ok != tc.want {
+			t.Errorf("%s: match = %v, want %v", tc.name, ok, tc.want)
+		}
+		if ok && (sf.unit != "ns/a" || sf.cohort != "cohort" || sf.failure.Reason != "short/q/cpu") {
+			t.Errorf("%s: matched %+v", tc.name, sf)
+		}
+	}
+}
+
+func TestShortfallsBounded(t *testing.T) {
+	m := shortfalls{}
+	for i := range 2 * maxShortfallsPerScope {
+		m.add("q", "queue", "", "u", quota.Resources{"cpu": int64(100 - i)}, 0, &queue.Failure{})
+	}
+	if n := len(m[shortfallScope{"q", "queue"}]); n != maxShortfallsPerScope {
+		t.Fatalf("remembered %d shapes, want %d", n, maxShortfallsPerScope)
+	}
+}
