@@ -26,11 +26,12 @@ func (n *nominations) add(key, cohort string) {
 	n.byCohort[cohort][key] = struct{}{}
 }
 
-// remove drops unit key's nomination, if any.
-func (n *nominations) remove(key string) {
+// remove drops unit key's nomination, if any, and returns its cohort ("" when
+// it had none).
+func (n *nominations) remove(key string) string {
 	cohort, ok := n.byUnit[key]
 	if !ok {
-		return
+		return ""
 	}
 	delete(n.byUnit, key)
 	if set := n.byCohort[cohort]; set != nil {
@@ -39,11 +40,21 @@ func (n *nominations) remove(key string) {
 			delete(n.byCohort, cohort)
 		}
 	}
+	return cohort
 }
 
 // other returns a unit nominated in cohort other than key, or "".
 func (n *nominations) other(cohort, key string) string {
-	for k := range n.byCohort[cohort] {
+	set := n.byCohort[cohort]
+	// Most passes ask for cohorts with no nomination, or only the asker's:
+	// answer those without starting a map iteration.
+	if len(set) == 0 {
+		return ""
+	}
+	if _, self := set[key]; self && len(set) == 1 {
+		return ""
+	}
+	for k := range set {
 		if k != key {
 			return k
 		}

@@ -58,7 +58,7 @@ func (s *Scheduler) onUnit(obj any) {
 		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusFinished)
 	}
 	if !isPending(u.Status.Phase) || u.DeletionTimestamp != nil {
-		s.nominated.remove(key)
+		s.unnominate(key)
 	}
 	s.mu.Unlock()
 
@@ -141,7 +141,7 @@ func (s *Scheduler) onUnitDelete(obj any) {
 		st.deleted = true
 	}
 	delete(s.units, key)
-	s.nominated.remove(key)
+	s.unnominate(key)
 	if st != nil && !st.inflight {
 		s.fw.SetUsage(key, nil)
 	}
