@@ -128,6 +128,11 @@ perf-baseline: ## Performance run, 15,000 units (PERF_QPS, PERF_BURST, PERF_OUTP
 	@hack/tools.sh etcd kube-apiserver >/dev/null
 	$(PERF_RUN) --config test/performance/configs/baseline.yaml
 
+.PHONY: perf-baseline-no-preemption
+perf-baseline-no-preemption: ## The baseline with preemption and reclaim off (the writes-per-admission target).
+	@hack/tools.sh etcd kube-apiserver >/dev/null
+	$(PERF_RUN) --config test/performance/configs/baseline-no-preemption.yaml
+
 .PHONY: perf-large
 perf-large: ## Performance run, 50,000 units (PERF_QPS, PERF_BURST, PERF_OUTPUT).
 	@hack/tools.sh etcd kube-apiserver >/dev/null

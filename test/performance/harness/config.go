@@ -20,8 +20,12 @@ type Config struct {
 	// Policy is the koord-queue/queue-policy label of every quota.
 	Policy string `json:"policy"`
 	// ReclaimProtectionPeriod goes into the scheduler's config file.
-	ReclaimProtectionPeriod Duration   `json:"reclaimProtectionPeriod"`
-	Parents                 QuotaLevel `json:"parents"`
+	ReclaimProtectionPeriod Duration `json:"reclaimProtectionPeriod"`
+	// EnablePreemption and EnableReclaim go into the scheduler's config file;
+	// unset leaves the scheduler's default (on).
+	EnablePreemption *bool      `json:"enablePreemption,omitempty"`
+	EnableReclaim    *bool      `json:"enableReclaim,omitempty"`
+	Parents          QuotaLevel `json:"parents"`
 	// Children are per parent.
 	Children QuotaLevel `json:"children"`
 	// Classes are per child quota.
@@ -119,6 +123,18 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// SchedulerConfig is the KoordQueueConfiguration file koord-queue runs with.
+func (c *Config) SchedulerConfig() string {
+	out := fmt.Sprintf("apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nreclaimProtectionPeriod: %s\n", c.ReclaimProtectionPeriod.Duration)
+	if c.EnablePreemption != nil {
+		out += fmt.Sprintf("enablePreemption: %t\n", *c.EnablePreemption)
+	}
+	if c.EnableReclaim != nil {
+		out += fmt.Sprintf("enableReclaim: %t\n", *c.EnableReclaim)
+	}
+	return out
 }
 
 // Units is the number of units the config creates.

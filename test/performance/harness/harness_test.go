@@ -146,3 +146,17 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+func TestSchedulerConfigFile(t *testing.T) {
+	cfg, err := LoadConfig("../configs/baseline-no-preemption.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nreclaimProtectionPeriod: 0s\nenablePreemption: false\nenableReclaim: false\n"
+	if diff := cmp.Diff(want, cfg.SchedulerConfig()); diff != "" {
+		t.Errorf("config file (-want +got):\n%s", diff)
+	}
+	if got := cfg.Units(); got != 15000 {
+		t.Errorf("units = %d, want 15000", got)
+	}
+}

@@ -202,6 +202,87 @@ func readProc(pid int) (procStats, error) {
 	return ps, nil
 }
 
+// cpuReading is the CPU seconds used so far by the processes of a run.
+type cpuReading struct {
+	koordQueue, apiServer, etcd, harness float64
+	missing                              []string
+}
+
+// machineCPU reads koord-queue's CPU, this process's, and that of the
+// kube-apiserver and etcd this process started (envtest's children).
+func machineCPU(koordQueuePID int) cpuReading {
+	var r cpuReading
+	total := func(pid int) (float64, bool) {
+		ps, err := readProc(pid)
+		return ps.UserSeconds + ps.SystemSeconds, err == nil
+	}
+	var ok bool
+	if r.koordQueue, ok = total(koordQueuePID); !ok {
+		r.missing = append(r.missing, "koord-queue")
+	}
+	if r.harness, ok = total(os.Getpid()); !ok {
+		r.missing = append(r.missing, "harness")
+	}
+	found := map[string]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		st := string(stat)
+		open, closing := strings.IndexByte(st, '('), strings.LastIndexByte(st, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		f := strings.Fields(st[closing+1:])
+		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		comm := st[open+1 : closing]
+		if comm != "kube-apiserver" && comm != "etcd" {
+			continue
+		}
+		v, ok := total(pid)
+		if !ok {
+			continue
+		}
+		found[comm] = true
+		if comm == "etcd" {
+			r.etcd += v
+		} else {
+			r.apiServer += v
+		}
+	}
+	for _, comm := range []string{"kube-apiserver", "etcd"} {
+		if !found[comm] {
+			r.missing = append(r.missing, comm)
+		}
+	}
+	return r
+}
+
+// minus gives the figures of the span between two readings.
+func (r cpuReading) minus(before cpuReading, seconds float64, nproc int) CPUFigures {
+	c := CPUFigures{
+		KoordQueueSeconds: round(r.koordQueue-before.koordQueue, 2),
+		APIServerSeconds:  round(r.apiServer-before.apiServer, 2),
+		EtcdSeconds:       round(r.etcd-before.etcd, 2),
+		HarnessSeconds:    round(r.harness-before.harness, 2),
+	}
+	if seconds > 0 && nproc > 0 {
+		c.MachineBusy = round((c.KoordQueueSeconds+c.APIServerSeconds+c.EtcdSeconds+c.HarnessSeconds)/(seconds*float64(nproc)), 3)
+	}
+	if missing := append(before.missing, r.missing...); len(missing) > 0 {
+		c.Note = "not read: " + strings.Join(missing, ", ")
+	}
+	return c
+}
+
 // Machine describes where a run happened.
 type Machine struct {
 	NProc    int    `json:"nproc"`

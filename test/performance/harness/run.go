@@ -94,7 +94,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	schedCfg := filepath.Join(o.OutputDir, "koord-queue-config.yaml")
-	if err := os.WriteFile(schedCfg, []byte(fmt.Sprintf("apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nreclaimProtectionPeriod: %s\n", cfg.ReclaimProtectionPeriod.Duration)), 0o644); err != nil {
+	if err := os.WriteFile(schedCfg, []byte(cfg.SchedulerConfig()), 0o644); err != nil {
 		return nil, err
 	}
 
@@ -163,6 +163,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		Commit: gitCommit(root), ServerVersion: env.ServerVersion, Machine: describeMachine(runtime.NumCPU()), StartedAt: time.Now().UTC().Truncate(time.Second),
 		LoadAverageStart: loadAverage(),
 	}}
+	cpuBefore := machineCPU(kq.cmd.Process.Pid)
 	origin := time.Now()
 	o.logf("creating %d units (%s)", cfg.Units(), cfg.Name)
 	createErr := make(chan error, 1)
@@ -208,6 +209,7 @@ wait:
 	if err != nil {
 		return nil, fmt.Errorf("read koord-queue's /proc: %w", err)
 	}
+	cpuAfter := machineCPU(kq.cmd.Process.Pid)
 	events, err := countEvents(fin, c, cfg.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
@@ -223,6 +225,7 @@ wait:
 	tl := rec.freeze(end)
 	s.fill(cfg, tl, end)
 	s.fillProcess(before, after, ps)
+	s.CPU = cpuAfter.minus(cpuBefore, end.Sub(origin).Seconds(), s.Setup.Machine.NProc)
 	s.API.UnitStatusWrites = ext.schedulerUnitWrites()
 	s.API.EventsByReason = events
 	for _, n := range events {

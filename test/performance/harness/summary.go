@@ -40,6 +40,7 @@ type Summary struct {
 	Quota         QuotaCheck           `json:"quota"`
 	API           APIFigures           `json:"api"`
 	Process       ProcessFigures       `json:"process"`
+	CPU           CPUFigures           `json:"cpu"`
 	Passes        PassFigures          `json:"schedulingPasses"`
 	Evictions     EvictionFigures      `json:"evictions"`
 	// HarnessWriteErrors are failed writes of the fake extension (not conflicts).
@@ -118,6 +119,21 @@ type ProcessFigures struct {
 	SystemCPUSeconds  float64 `json:"systemCPUSeconds"`
 	CPUSecondsPerUnit float64 `json:"cpuSecondsPerUnit"`
 	PeakRSSMiB        float64 `json:"peakRSSMiB"`
+}
+
+// CPUFigures are the CPU seconds (user+system) each process of the run used
+// from the first creation to the end, and how busy that kept the machine.
+// On a small machine the API server, not koord-queue, is usually the limit;
+// these figures show it.
+type CPUFigures struct {
+	KoordQueueSeconds float64 `json:"koordQueueSeconds"`
+	APIServerSeconds  float64 `json:"apiServerSeconds"`
+	EtcdSeconds       float64 `json:"etcdSeconds"`
+	// HarnessSeconds is this process: unit creation and the fake extension.
+	HarnessSeconds float64 `json:"harnessSeconds"`
+	// MachineBusy is the sum of the above over nproc x the run's duration.
+	MachineBusy float64 `json:"machineBusy"`
+	Note        string  `json:"note,omitempty"`
 }
 
 // PassFigures come from koord_queue_scheduling_passes_total when exported.
