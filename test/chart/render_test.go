@@ -69,6 +69,7 @@ func TestDefaults(t *testing.T) {
 		"--config=/etc/koord-queue/config.yaml", "--v=2", "--metrics-bind-address=:10259",
 		"--leader-elect=true", "--leader-elect-resource-name=koord-queue",
 		"--leader-elect-resource-namespace=koord-queue", "--leader-elect-lease-duration=15s",
+		"--qps=100", "--burst=200",
 	}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("koord-queue args (-want +got):\n%s", diff)
@@ -399,7 +400,8 @@ func TestImagesAndKnobs(t *testing.T) {
 		"controller.replicas=2",
 		"controller.logLevel=4",
 		"controller.featureGates=QueueUnitActive=true",
-		"controller.extraArgs={--qps=300}",
+		"controller.qps=300",
+		"controller.extraArgs={--status-workers=16}",
 		"controller.leaderElection.leaseDuration=30s",
 		"controller.nodeSelector.pool=system",
 		"extension.koord-queue-controllers.extraArgs={--manage-all-jobs}",
@@ -413,7 +415,7 @@ func TestImagesAndKnobs(t *testing.T) {
 	if *sched.Spec.Replicas != 2 || sched.Spec.Template.Spec.NodeSelector["pool"] != "system" {
 		t.Errorf("replicas %d nodeSelector %v", *sched.Spec.Replicas, sched.Spec.Template.Spec.NodeSelector)
 	}
-	for name, want := range map[string]string{"v": "4", "feature-gates": "QueueUnitActive=true", "qps": "300", "leader-elect-lease-duration": "30s"} {
+	for name, want := range map[string]string{"v": "4", "feature-gates": "QueueUnitActive=true", "qps": "300", "burst": "200", "status-workers": "16", "leader-elect-lease-duration": "30s"} {
 		if got, _ := flag(c.Args, name); got != want {
 			t.Errorf("koord-queue --%s=%q, want %q", name, got, want)
 		}
