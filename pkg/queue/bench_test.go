@@ -86,3 +86,20 @@ func BenchmarkPassNothingChanged(b *testing.B) {
 		m.Pass(try)
 	}
 }
+
+// BenchmarkPassCovering is BenchmarkPass when the caller marks refusals as
+// covering (the scheduler does for quota shortages): a queue whose head is
+// refused and whose units all ask as much ends its turn there.
+func BenchmarkPassCovering(b *testing.B) {
+	m, tr := benchSetup(b, 100000, 1000)
+	try := func(u *Unit, _ Settings) *Failure {
+		s := tr.Check(u.Quota, u.Request)
+		return &Failure{Reason: s.Key(), Covering: true}
+	}
+	m.Pass(try)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Invalidate()
+		m.Pass(try)
+	}
+}

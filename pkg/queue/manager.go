@@ -26,10 +26,14 @@ type Manager struct {
 
 	// kick is signalled whenever a pass could admit something new.
 	kick chan struct{}
+	// priorityMajor is true when less orders by priority first, so the
+	// units after a position never outrank it.
+	priorityMajor bool
 }
 
 // NewManager returns an empty manager ordering units with less.
 func NewManager(less Less) *Manager {
+	priorityMajor := less == nil
 	if less == nil {
 		less = DefaultLess
 	}
@@ -37,8 +41,16 @@ func NewManager(less Less) *Manager {
 		less: less, queues: map[string]*pendingQueue{}, units: map[string]*Unit{},
 		unitQueue: map[string]string{}, orphans: map[string]map[string]*Unit{},
 		epochs: epochs{global: 1, cohort: map[string]uint64{}}, rr: map[int32]int{},
-		kick: make(chan struct{}, 1),
+		kick: make(chan struct{}, 1), priorityMajor: priorityMajor,
 	}
+}
+
+// DeclarePriorityMajor tells the manager that its Less orders by priority
+// (descending) before anything else, as DefaultLess does.
+func (m *Manager) DeclarePriorityMajor() {
+	m.mu.Lock()
+	m.priorityMajor = true
+	m.mu.Unlock()
 }
 
 // Kicked is signalled when a pass is worth running.

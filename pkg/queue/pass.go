@@ -124,11 +124,45 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		if f.Blocking {
 			it.blocked[u.Quota] = u
 		}
+		if f.Covering && !f.Blocking && m.priorityMajor && q.allCover(u.Quota, u.Request) {
+			// Every later unit would be refused the same way.
+			it.pos++
+			it.finish(u, f, res)
+			return false
+		}
 	}
 	return false
 }
 
+// finish ends the queue's turn after a covering refusal of u: the units
+// never tried get that refusal (marked Inferred) so they can say why they
+// wait; the others keep theirs.
+func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
+	q := it.q
+	if q.untried == 0 {
+		it.pos = len(it.units)
+		return
+	}
+	for ; it.pos < len(it.units); it.pos++ {
+		if q.MaxDepth > 0 && q.Policy != v1alpha1.QueuePolicyIntelligent && it.examined >= q.MaxDepth {
+			return
+		}
+		x := it.units[it.pos]
+		if x.failure != nil {
+			continue
+		}
+		it.examined++
+		res.Examined++
+		g := *f
+		g.Inferred, g.Covering = true, false
+		it.record(x, &g, res)
+	}
+}
+
 func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {
+	if u.failure == nil {
+		it.q.untried--
+	}
 	changed := u.failure == nil || u.failure.Reason != f.Reason || u.failure.Blocking != f.Blocking
 	u.failure, u.failEpoch = f, it.epochs.global
 	res.Failed = append(res.Failed, Outcome{Unit: u, Queue: it.q.Name, Failure: f, Changed: changed})

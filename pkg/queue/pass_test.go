@@ -333,3 +333,67 @@ func TestHeldBackUntilCohortChanges(t *testing.T) {
 		t.Errorf("after the cohort changed (-want +got):\n%s", diff)
 	}
 }
+
+// A covering refusal ends the queue's turn when every unit asks at least as
+// much; units never tried get the refusal, inferred.
+func TestCoveringRefusalEndsTheQueue(t *testing.T) {
+	setup := func(less Less, small bool) *harness {
+		h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
+		h.m = NewManager(less)
+		h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+		h.tree.Charge("a", cpu(4))
+		h.add("q", "u1", "a", 5, 2)
+		h.add("q", "u2", "a", 5, 3)
+		h.add("q", "u3", "a", 1, 2)
+		if small {
+			h.add("q", "u4", "a", 1, 1)
+		}
+		return h
+	}
+	covering := func(h *harness) Try {
+		return func(u *Unit, s Settings) *Failure {
+			f := h.try(u, s)
+			if f != nil {
+				f.Covering = true
+			}
+			return f
+		}
+	}
+
+	h := setup(nil, false)
+	res := h.m.Pass(covering(h))
+	if diff := cmp.Diff([]string{"u1"}, h.tries); diff != "" {
+		t.Errorf("tried (-want +got):\n%s", diff)
+	}
+	inferred := map[string]bool{}
+	for _, o := range res.Failed {
+		inferred[o.Unit.Name] = o.Failure.Inferred
+	}
+	if diff := cmp.Diff(map[string]bool{"u1": false, "u2": true, "u3": true}, inferred); diff != "" {
+		t.Errorf("failures, inferred (-want +got):\n%s", diff)
+	}
+	// Once everyone has a reason, a retry tries the head alone and reports nothing new.
+	h.tries = nil
+	h.m.Freed("a")
+	res = h.m.Pass(covering(h))
+	if diff := cmp.Diff([]string{"u1"}, h.tries); diff != "" || len(res.Failed) != 1 {
+		t.Errorf("retry tried %v, %d failures", h.tries, len(res.Failed))
+	}
+
+	// A smaller unit behind keeps the queue going.
+	h = setup(nil, true)
+	h.tree.Release("a", cpu(1))
+	if diff := cmp.Diff([]string{"u4"}, h.pass()); diff != "" {
+		t.Errorf("admitted with a smaller unit behind (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"u1", "u2", "u3", "u4"}, h.tries); diff != "" {
+		t.Errorf("tried with a smaller unit behind (-want +got):\n%s", diff)
+	}
+
+	// An order that is not by priority first tries everyone.
+	h = setup(func(a, b *Unit) bool { return a.Name < b.Name }, false)
+	h.m.Pass(covering(h))
+	if diff := cmp.Diff([]string{"u1", "u2", "u3"}, h.tries); diff != "" {
+		t.Errorf("tried under a custom order (-want +got):\n%s", diff)
+	}
+}

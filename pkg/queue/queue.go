@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
 // Settings are a Queue's policy and tuning.
@@ -26,6 +27,16 @@ type pendingQueue struct {
 	units []*Unit
 	// waitingFor is the last admitted unit whose pods do not run yet.
 	waitingFor string
+
+	// What every unit of the queue is known to share, for a pass to stop
+	// early (see Failure.Covering). minRequest is a lower bound of every
+	// unit's request, per resource; quota is the units' quota, unless mixed.
+	// Both are reset when the queue empties, and only loosen in between.
+	minRequest quota.Resources
+	quota      string
+	mixed      bool
+	// untried counts the units never tried (no failure yet).
+	untried int
 }
 
 func (q *pendingQueue) index(u *Unit, less Less) int {
@@ -33,6 +44,21 @@ func (q *pendingQueue) index(u *Unit, less Less) int {
 }
 
 func (q *pendingQueue) insert(u *Unit, less Less) {
+	if len(q.units) == 0 {
+		q.minRequest, q.quota, q.mixed, q.untried = u.Request.Clone(), u.Quota, false, 0
+	} else {
+		for r, v := range q.minRequest {
+			if u.Request[r] < v {
+				q.minRequest[r] = u.Request[r]
+			}
+		}
+		if u.Quota != q.quota {
+			q.mixed = true
+		}
+	}
+	if u.failure == nil {
+		q.untried++
+	}
 	i := q.index(u, less)
 	q.units = append(q.units, nil)
 	copy(q.units[i+1:], q.units[i:])
@@ -40,6 +66,25 @@ func (q *pendingQueue) insert(u *Unit, less Less) {
 }
 
 func (q *pendingQueue) remove(u *Unit, less Less) bool {
+	if !q.removeAt(u, less) {
+		return false
+	}
+	if u.failure == nil {
+		q.untried--
+	}
+	if len(q.units) == 0 {
+		q.minRequest, q.quota, q.mixed, q.untried = nil, "", false, 0
+	}
+	return true
+}
+
+// allCover reports whether every unit of the queue is of quotaName and asks
+// at least req of every resource req names.
+func (q *pendingQueue) allCover(quotaName string, req quota.Resources) bool {
+	return !q.mixed && q.quota == quotaName && q.minRequest.Covers(req)
+}
+
+func (q *pendingQueue) removeAt(u *Unit, less Less) bool {
 	i := q.index(u, less)
 	// Units equal under less sit together; find this one among them.
 	for j := i; j < len(q.units); j++ {

@@ -55,6 +55,12 @@ type Failure struct {
 	// unit's refusal in the same pass, so Message may carry that unit's
 	// numbers; the queue does not read it.
 	Inferred bool
+	// Covering is set by the caller when, for the rest of the pass, every
+	// unit of the same queue and quota asking at least as much of every
+	// resource, at no higher priority, would be refused the same way. When
+	// the queue is ordered by priority first and all its units qualify, the
+	// pass stops trying the queue.
+	Covering bool
 }
 
 // Less orders units inside a queue: true when a goes first.

@@ -83,6 +83,7 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
 	if f := s.borrowingPaused(info, u.Cohort); f != nil {
 		// WouldBorrow is monotone in the request too.
+		f.Covering = true
 		memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
 		return f
 	}
@@ -95,6 +96,7 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 		s.unnominate(u.Key)
 		f := failureOf(status)
 		if !f.NeverFits {
+			f.Covering = true
 			memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
 		}
 		return f

@@ -121,6 +121,9 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	}
 	s.fw = fw
 	s.queues = queue.NewManager(fw.Less())
+	if fw.PriorityMajor() {
+		s.queues.DeclarePriorityMajor()
+	}
 	if err := s.watch(context.Background()); err != nil {
 		return nil, err
 	}

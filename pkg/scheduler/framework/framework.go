@@ -88,6 +88,16 @@ func (f *Framework) Less() queue.Less {
 	return f.sorter.Less
 }
 
+// PriorityMajor reports whether Less orders by priority before anything
+// else: without a sort plugin, or when the plugin says so.
+func (f *Framework) PriorityMajor() bool {
+	if f.sorter == nil {
+		return true
+	}
+	pm, ok := f.sorter.(interface{ PriorityMajor() bool })
+	return ok && pm.PriorityMajor()
+}
+
 // Map returns the unit's queue and quota.
 func (f *Framework) Map(u *v1alpha1.QueueUnit) (string, string) { return f.mapper.Map(u) }
 

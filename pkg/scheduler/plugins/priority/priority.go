@@ -25,3 +25,6 @@ func (*Plugin) Name() string { return configv1.PluginPriority }
 
 // Less is priority descending, creation ascending, namespace and name.
 func (*Plugin) Less(a, b *queue.Unit) bool { return queue.DefaultLess(a, b) }
+
+// PriorityMajor says Less orders by priority first.
+func (*Plugin) PriorityMajor() bool { return true }
