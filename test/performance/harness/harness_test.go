@@ -115,6 +115,9 @@ func TestSmallRun(t *testing.T) {
 	if s.Quota.Violations > 0 {
 		t.Errorf("quota above max in the timeline: %v", s.Quota.Details)
 	}
+	if c := s.CPU; c.Note != "" || c.APIServerSeconds <= 0 || c.EtcdSeconds <= 0 || c.KoordQueueSeconds <= 0 || c.APIBoundSeconds <= 0 {
+		t.Errorf("CPU figures incomplete: %+v", c)
+	}
 	data, err := os.ReadFile(filepath.Join(dir, "summary.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // sample is one line of Prometheus text exposition.
@@ -148,6 +153,36 @@ func (c apiCounts) writes() float64 {
 	return n
 }
 
+// apiServerWrites reads the writes the API server has handled so far, from
+// its own apiserver_request_total; ok is false when it cannot be read.
+func apiServerWrites(ctx context.Context, cfg *rest.Config) (float64, bool) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, false
+	}
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, false
+	}
+	samples, err := parseProm(bytes.NewReader(raw))
+	if err != nil {
+		return 0, false
+	}
+	var n float64
+	found := false
+	for _, s := range samples {
+		if s.name != "apiserver_request_total" {
+			continue
+		}
+		found = true
+		switch s.labels["verb"] {
+		case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY":
+			n += s.value
+		}
+	}
+	return n, found
+}
+
 // PassesMetric is the counter of scheduling passes koord-queue may export.
 const PassesMetric = "koord_queue_scheduling_passes_total"
 
@@ -264,6 +299,26 @@ func machineCPU(koordQueuePID int) cpuReading {
 		}
 	}
 	return r
+}
+
+// MinWritesPerUnit is what one unit costs the API server at the least: its
+// creation, Running and Succeed from the job extension, and from koord-queue
+// the admission and its Scheduled event.
+const MinWritesPerUnit = 5
+
+// apiBound fills the API-bound figures from the writes the API server
+// handled during the run.
+func (c *CPUFigures) apiBound(writes float64, units, nproc int, wall float64) {
+	if writes <= 0 || nproc <= 0 {
+		return
+	}
+	c.APIServerWrites = writes
+	perWrite := (c.APIServerSeconds + c.EtcdSeconds) / writes
+	c.ControlPlaneMillisPerWrite = round(perWrite*1000, 3)
+	c.APIBoundSeconds = round(float64(units*MinWritesPerUnit)*perWrite/float64(nproc), 1)
+	if c.APIBoundSeconds > 0 {
+		c.WallToAPIBound = round(wall/c.APIBoundSeconds, 3)
+	}
 }
 
 // minus gives the figures of the span between two readings.

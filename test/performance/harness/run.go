@@ -164,6 +164,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		LoadAverageStart: loadAverage(),
 	}}
 	cpuBefore := machineCPU(kq.cmd.Process.Pid)
+	writesBefore, writesOK := apiServerWrites(runCtx, hcfg)
 	origin := time.Now()
 	o.logf("creating %d units (%s)", cfg.Units(), cfg.Name)
 	createErr := make(chan error, 1)
@@ -210,6 +211,7 @@ wait:
 		return nil, fmt.Errorf("read koord-queue's /proc: %w", err)
 	}
 	cpuAfter := machineCPU(kq.cmd.Process.Pid)
+	writesAfter, writesAfterOK := apiServerWrites(fin, hcfg)
 	events, err := countEvents(fin, c, cfg.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
@@ -226,6 +228,9 @@ wait:
 	s.fill(cfg, tl, end)
 	s.fillProcess(before, after, ps)
 	s.CPU = cpuAfter.minus(cpuBefore, end.Sub(origin).Seconds(), s.Setup.Machine.NProc)
+	if writesOK && writesAfterOK {
+		s.CPU.apiBound(writesAfter-writesBefore, s.Units, s.Setup.Machine.NProc, s.WallSeconds)
+	}
 	s.API.UnitStatusWrites = ext.schedulerUnitWrites()
 	s.API.EventsByReason = events
 	for _, n := range events {

@@ -133,7 +133,17 @@ type CPUFigures struct {
 	HarnessSeconds float64 `json:"harnessSeconds"`
 	// MachineBusy is the sum of the above over nproc x the run's duration.
 	MachineBusy float64 `json:"machineBusy"`
-	Note        string  `json:"note,omitempty"`
+	// APIServerWrites are the writes the API server handled in the run (all
+	// clients), and ControlPlaneMillisPerWrite the kube-apiserver and etcd CPU
+	// per write (reads and watches included).
+	APIServerWrites            float64 `json:"apiServerWrites,omitempty"`
+	ControlPlaneMillisPerWrite float64 `json:"controlPlaneMillisPerWrite,omitempty"`
+	// APIBoundSeconds is a lower bound on this machine: MinWritesPerUnit
+	// writes per unit at that CPU cost, with every core given to the control
+	// plane. Compare wallSeconds with it as with the quota-bound ideal.
+	APIBoundSeconds float64 `json:"apiBoundSeconds,omitempty"`
+	WallToAPIBound  float64 `json:"wallToAPIBoundRatio,omitempty"`
+	Note            string  `json:"note,omitempty"`
 }
 
 // PassFigures come from koord_queue_scheduling_passes_total when exported.
