@@ -84,7 +84,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		if q.WaitForPodsRunning && !intelligent && q.waitingFor != "" {
 			return false
 		}
-		if q.MaxDepth > 0 && !intelligent && it.examined >= q.MaxDepth {
+		if it.depthReached() {
 			return false
 		}
 		u := it.units[it.pos]
@@ -144,7 +144,7 @@ func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
 		return
 	}
 	for ; it.pos < len(it.units); it.pos++ {
-		if q.MaxDepth > 0 && q.Policy != v1alpha1.QueuePolicyIntelligent && it.examined >= q.MaxDepth {
+		if it.depthReached() {
 			return
 		}
 		x := it.units[it.pos]
@@ -157,6 +157,13 @@ func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
 		g.Inferred, g.Covering = true, false
 		it.record(x, &g, res)
 	}
+}
+
+// depthReached reports whether the queue's max-depth (ignored by
+// Intelligent) is used up for this pass.
+func (it *queueIter) depthReached() bool {
+	q := it.q
+	return q.MaxDepth > 0 && q.Policy != v1alpha1.QueuePolicyIntelligent && it.examined >= q.MaxDepth
 }
 
 func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {

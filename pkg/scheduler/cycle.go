@@ -71,7 +71,7 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 	if st == nil || st.deleted || st.inflight || !isPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
 		return &queue.Failure{Reason: reasonStale, HeldBack: true}
 	}
-	if sf, ok := memo.match(u.Quota, q.Name, u.Request, u.Priority); ok && sf.unit != u.Key {
+	if sf, ok := memo.match(u.Quota, q.Name, u.Request, u.Priority); ok {
 		if _, nominated := s.nominated.byUnit[u.Key]; !nominated {
 			u.Cohort = sf.cohort
 			f := sf.failure
@@ -80,7 +80,7 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 		}
 	}
 	u.Cohort = s.fw.Cohort(u.Quota)
-	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
+	info := st.info(u)
 	if f := s.borrowingPaused(info, u.Cohort); f != nil {
 		// WouldBorrow is monotone in the request too.
 		f.Covering = true
@@ -109,6 +109,11 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 	return nil
 }
 
+// info is what plugins see of pending unit u.
+func (st *unitState) info(u *queue.Unit) *framework.UnitInfo {
+	return &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
+}
+
 // unnominate ends unit key's nomination, if any; units of its cohort paused
 // for it are worth trying again. It runs under s.mu.
 func (s *Scheduler) unnominate(key string) {
@@ -120,7 +125,7 @@ func (s *Scheduler) unnominate(key string) {
 // refine replaces an inferred failure by the unit's own, for its report. It
 // runs under s.mu.
 func (s *Scheduler) refine(ctx context.Context, st *unitState, u *queue.Unit, f *queue.Failure) *queue.Failure {
-	info := &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
+	info := st.info(u)
 	status := s.fw.Filter(ctx, info)
 	if status.IsSuccess() || status.Reason != f.Reason {
 		// Usage moved since the pass; the next pass tells the unit again.

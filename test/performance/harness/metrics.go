@@ -210,20 +210,11 @@ const clockTicks = 100
 
 func readProc(pid int) (procStats, error) {
 	var ps procStats
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := readStat(pid)
 	if err != nil {
 		return ps, err
 	}
-	// Fields after the command, which is in parentheses and may hold spaces:
-	// state is field 3, utime field 14, stime field 15.
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return ps, fmt.Errorf("short /proc/%d/stat", pid)
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	ps.UserSeconds, ps.SystemSeconds = ut/clockTicks, st/clockTicks
+	ps.UserSeconds, ps.SystemSeconds = st.user, st.system
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return ps, err
@@ -234,6 +225,38 @@ func readProc(pid int) (procStats, error) {
 			ps.PeakRSSBytes = kb * 1024
 		}
 	}
+	return ps, nil
+}
+
+// procStat is what /proc/<pid>/stat says of a process.
+type procStat struct {
+	comm         string
+	ppid         int
+	user, system float64
+}
+
+func readStat(pid int) (procStat, error) {
+	var ps procStat
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ps, err
+	}
+	// The command is in parentheses and may hold spaces; after it come state
+	// (field 3), ppid (4), ..., utime (14) and stime (15).
+	s := string(stat)
+	open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || closing < open {
+		return ps, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[closing+1:])
+	if len(f) < 13 {
+		return ps, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	ps.comm = s[open+1 : closing]
+	ps.ppid, _ = strconv.Atoi(f[1])
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	ps.user, ps.system = ut/clockTicks, st/clockTicks
 	return ps, nil
 }
 
@@ -248,8 +271,8 @@ type cpuReading struct {
 func machineCPU(koordQueuePID int) cpuReading {
 	var r cpuReading
 	total := func(pid int) (float64, bool) {
-		ps, err := readProc(pid)
-		return ps.UserSeconds + ps.SystemSeconds, err == nil
+		st, err := readStat(pid)
+		return st.user + st.system, err == nil
 	}
 	var ok bool
 	if r.koordQueue, ok = total(koordQueuePID); !ok {
@@ -265,32 +288,15 @@ func machineCPU(koordQueuePID int) cpuReading {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
+		st, err := readStat(pid)
+		if err != nil || st.ppid != os.Getpid() || (st.comm != "kube-apiserver" && st.comm != "etcd") {
 			continue
 		}
-		st := string(stat)
-		open, closing := strings.IndexByte(st, '('), strings.LastIndexByte(st, ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		f := strings.Fields(st[closing+1:])
-		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		comm := st[open+1 : closing]
-		if comm != "kube-apiserver" && comm != "etcd" {
-			continue
-		}
-		v, ok := total(pid)
-		if !ok {
-			continue
-		}
-		found[comm] = true
-		if comm == "etcd" {
-			r.etcd += v
+		found[st.comm] = true
+		if st.comm == "etcd" {
+			r.etcd += st.user + st.system
 		} else {
-			r.apiServer += v
+			r.apiServer += st.user + st.system
 		}
 	}
 	for _, comm := range []string{"kube-apiserver", "etcd"} {
