@@ -98,4 +98,23 @@ func TestRunningTimeout(t *testing.T) {
 	if again.ResourceVersion != u.ResourceVersion {
 		t.Errorf("unchanged unit written: resourceVersion %s -> %s", u.ResourceVersion, again.ResourceVersion)
 	}
+
+	// A unit reserved long ago that spent its time in admission checks: the
+	// timeout counts from Admitted=True (Dequeued), not from lastAllocateTime.
+	clk.SetTime(t0.Add(time.Hour))
+	dequeued := metav1.NewTime(clk.Now())
+	u.Status.Phase = schedv1alpha1.QueueUnitPhaseDequeued
+	u.Status.LastAllocateTime = &metav1.Time{Time: t0}
+	u.Status.Admissions = []schedv1alpha1.Admission{{Name: "main", Replicas: 1}}
+	u.Status.Conditions = []metav1.Condition{
+		{Type: schedv1alpha1.ConditionQuotaReserved, Status: metav1.ConditionTrue, Reason: "Reserved", LastTransitionTime: metav1.Time{Time: t0}},
+		{Type: schedv1alpha1.ConditionAdmitted, Status: metav1.ConditionTrue, Reason: "Admitted", LastTransitionTime: dequeued},
+	}
+	if err := c.Status().Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	step(0, 10*time.Second, schedv1alpha1.QueueUnitPhaseDequeued, false)
+	step(3*time.Second, 7*time.Second, schedv1alpha1.QueueUnitPhaseDequeued, false)
+	// The re-check it asked for is the only event: it times the unit out.
+	step(7*time.Second, 30*time.Second, schedv1alpha1.QueueUnitPhaseTimeoutBackoff, true)
 }

@@ -48,15 +48,19 @@ func ownBackoff(unit *schedv1alpha1.QueueUnit) bool {
 		qr != nil && qr.Reason == reasonRunningTimeout
 }
 
-// dequeuedAt is when the unit was admitted, as well as the unit tells.
+// dequeuedAt is when the unit became Dequeued, as well as the unit tells: the
+// scheduler turns Admitted True when it writes Dequeued, while
+// lastAllocateTime marks the reservation, which admission checks may have
+// held for long before.
 func dequeuedAt(unit *schedv1alpha1.QueueUnit) time.Time {
+	if c := meta.FindStatusCondition(unit.Status.Conditions, schedv1alpha1.ConditionAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
 	if unit.Status.LastAllocateTime != nil {
 		return unit.Status.LastAllocateTime.Time
 	}
-	for _, t := range []string{schedv1alpha1.ConditionAdmitted, schedv1alpha1.ConditionQuotaReserved} {
-		if c := meta.FindStatusCondition(unit.Status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
+	if c := meta.FindStatusCondition(unit.Status.Conditions, schedv1alpha1.ConditionQuotaReserved); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
 	}
 	return unit.CreationTimestamp.Time
 }
