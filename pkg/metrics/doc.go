@@ -5,5 +5,7 @@
 // stale and cost nothing between scrapes.
 //
 // The unprefixed names are the ones existing dashboards use; names added by
-// this project start with koord_queue_.
+// this project start with koord_queue_. koord_queue_build_info is exported by
+// both binaries: the scheduler through Register, the job extensions through
+// RegisterBuildInfo.
 package metrics

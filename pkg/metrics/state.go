@@ -96,14 +96,18 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Register exposes the recorder's metrics and the state gauges on reg.
+// Register exposes the recorder's metrics, the state gauges and
+// koord_queue_build_info on reg.
 func Register(reg prometheus.Registerer, r *Recorder, state State) error {
 	for _, c := range r.collectors() {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}
-	return reg.Register(stateCollector{state: state})
+	if err := reg.Register(stateCollector{state: state}); err != nil {
+		return err
+	}
+	return RegisterBuildInfo(reg)
 }
 
 // Names lists every metric name this package defines, for checks such as the
@@ -114,6 +118,6 @@ func Names() []string {
 		"koord_queue_admission_wait_seconds", "koord_queue_evictions_total", "koord_queue_admission_check_outcomes_total",
 		"koord_queue_scheduling_passes_total", "dequeued_quota_usage_by_quota", "dequeued_quota_usage_by_namespace",
 		"queueunits_by_job_type", "queueunits_in_active_queue", "queueunits_in_backoff_queue", "koord_queue_pending_units",
-		"koord_queue_quota_min", "koord_queue_quota_max", "koord_queue_quota_used",
+		"koord_queue_quota_min", "koord_queue_quota_max", "koord_queue_quota_used", BuildInfoName,
 	}
 }
