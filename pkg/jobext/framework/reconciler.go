@@ -227,10 +227,7 @@ func (r *Reconciler) newUnit(gj GenericJob, key types.NamespacedName, spec sched
 		Spec: spec,
 	}
 	copyMeta(obj, unit)
-	if unit.Annotations == nil {
-		unit.Annotations = map[string]string{}
-	}
-	unit.Annotations[JobPriorityAnnotation] = formatPriority(prio.Value)
+	recordJobValues(unit, &spec, prio)
 	if !hasQuota {
 		unit.Annotations[NoQuotaAnnotation] = NoQuotaMessage
 	}

@@ -20,6 +20,14 @@ const (
 	// user's edit of spec.priority survives until the job's own priority
 	// source changes.
 	JobPriorityAnnotation = "koord-queue/job-priority"
+	// JobActiveAnnotation records the job's scheduling.x-k8s.io/active value
+	// last written into spec.active, so a user's edit of spec.active survives
+	// until the job's own annotation changes.
+	JobActiveAnnotation = "koord-queue/job-active"
+	// JobMaxExecTimeAnnotation records the job's
+	// scheduling.x-k8s.io/max-exec-time-seconds value last written into
+	// spec.maximumExecutionTimeSeconds, for the same reason.
+	JobMaxExecTimeAnnotation = "koord-queue/job-max-exec-time-seconds"
 	// NoQuotaAnnotation marks a unit of a job that has no quota label and was
 	// taken over by --manage-all-jobs.
 	NoQuotaAnnotation = "koord-queue/no-quota"
@@ -137,12 +145,31 @@ func DesiredSpec(ext *Extension, gj GenericJob, sets []PodSet, prio Priority, ga
 	return spec, nil
 }
 
-// formatPriority renders a job priority for JobPriorityAnnotation.
+// formatPriority renders a job priority for JobPriorityAnnotation, and a
+// maximum execution time for JobMaxExecTimeAnnotation.
 func formatPriority(p *int32) string {
 	if p == nil {
 		return ""
 	}
 	return strconv.FormatInt(int64(*p), 10)
+}
+
+// formatActive renders a job's active value for JobActiveAnnotation.
+func formatActive(a *bool) string {
+	if a == nil {
+		return ""
+	}
+	return strconv.FormatBool(*a)
+}
+
+// recordJobValues notes on the unit the values of spec it took from the job.
+func recordJobValues(unit *schedv1alpha1.QueueUnit, spec *schedv1alpha1.QueueUnitSpec, prio Priority) {
+	if unit.Annotations == nil {
+		unit.Annotations = map[string]string{}
+	}
+	unit.Annotations[JobPriorityAnnotation] = formatPriority(prio.Value)
+	unit.Annotations[JobActiveAnnotation] = formatActive(spec.Active)
+	unit.Annotations[JobMaxExecTimeAnnotation] = formatPriority(spec.MaximumExecutionTimeSeconds)
 }
 
 // copyMeta copies the job's labels and annotations onto the unit, leaving the

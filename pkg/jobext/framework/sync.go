@@ -61,8 +61,9 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 }
 
 // syncSpec brings the unit's metadata, and while it waits its spec, in step
-// with the job. A user's edit of spec.priority stays until the job's own
-// priority changes.
+// with the job. A user's edit of spec.priority, spec.active or
+// spec.maximumExecutionTimeSeconds stays until the job's own value changes
+// (the last one taken is recorded in an annotation on the unit).
 func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) error {
 	sets, err := gj.PodSets()
 	if err != nil {
@@ -78,8 +79,14 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 	}
 	desired := unit.DeepCopy()
 	copyMeta(gj.Object(), desired)
-	desired.Spec.Active = spec.Active
-	desired.Spec.MaximumExecutionTimeSeconds = spec.MaximumExecutionTimeSeconds
+	if v := formatActive(spec.Active); desired.Annotations[JobActiveAnnotation] != v {
+		desired.Spec.Active = spec.Active
+		setAnnotation(desired, JobActiveAnnotation, v)
+	}
+	if v := formatPriority(spec.MaximumExecutionTimeSeconds); desired.Annotations[JobMaxExecTimeAnnotation] != v {
+		desired.Spec.MaximumExecutionTimeSeconds = spec.MaximumExecutionTimeSeconds
+		setAnnotation(desired, JobMaxExecTimeAnnotation, v)
+	}
 	if waiting(unit.Status.Phase) {
 		desired.Spec.ConsumerRef = spec.ConsumerRef
 		desired.Spec.Queue = spec.Queue
@@ -89,7 +96,7 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 		desired.Spec.PriorityClassName = spec.PriorityClassName
 		if jp := formatPriority(prio.Value); desired.Annotations[JobPriorityAnnotation] != jp {
 			desired.Spec.Priority = prio.Value
-			desired.Annotations[JobPriorityAnnotation] = jp
+			setAnnotation(desired, JobPriorityAnnotation, jp)
 		}
 	}
 	if equality.Semantic.DeepEqual(unit.ObjectMeta, desired.ObjectMeta) && equality.Semantic.DeepEqual(unit.Spec, desired.Spec) {
@@ -101,6 +108,13 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 	ctrl.LoggerFrom(ctx).V(2).Info("Updated queue unit spec", "queueUnit", klog.KObj(unit))
 	desired.DeepCopyInto(unit)
 	return nil
+}
+
+func setAnnotation(unit *schedv1alpha1.QueueUnit, key, value string) {
+	if unit.Annotations == nil {
+		unit.Annotations = map[string]string{}
+	}
+	unit.Annotations[key] = value
 }
 
 // hold keeps a job that is not admitted suspended.
