@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -24,7 +25,10 @@ type node struct {
 	spec Spec
 	// exists is false for a placeholder: a quota named as a parent, or one that
 	// was deleted while units still used it. A placeholder has no limits.
-	exists   bool
+	exists bool
+	// refused is true when the quota's parent link would make a cycle: it
+	// hangs under the root until the link is fixed.
+	refused  bool
 	parent   *node
 	children map[string]*node
 	// used is what units charged to this quota and its descendants use.
@@ -74,10 +78,29 @@ func (t *Tree) Upsert(s Spec) error {
 	if parentName == "" {
 		parentName = RootName
 	}
+	err := t.link(n)
+	// A change can end another quota's cycle.
+	for _, other := range t.refusedNodes() {
+		if other != n {
+			_ = t.link(other)
+		}
+	}
+	return err
+}
+
+// link hangs n under the parent its spec names, or under the root, marked
+// refused, when that would make a cycle.
+func (t *Tree) link(n *node) error {
+	parentName := n.spec.Parent
+	if parentName == "" {
+		parentName = RootName
+	}
 	var err error
 	newParent := t.getOrPlaceholder(parentName)
-	if parentName == s.Name || t.isAncestor(n, newParent) {
-		err = fmt.Errorf("quota %s: parent %s would make a cycle; treated as a child of %s", s.Name, parentName, RootName)
+	n.refused = false
+	if parentName == n.spec.Name || t.isAncestor(n, newParent) {
+		err = fmt.Errorf("quota %s: parent %s would make a cycle; its units wait until the cycle is broken", n.spec.Name, parentName)
+		n.refused = true
 		newParent = t.root
 		t.pruneIfUnused(t.nodes[parentName])
 	}
@@ -85,6 +108,40 @@ func (t *Tree) Upsert(s Spec) error {
 		t.move(n, newParent)
 	}
 	return err
+}
+
+func (t *Tree) refusedNodes() []*node {
+	var out []*node
+	for _, n := range t.nodes {
+		if n.refused && n.exists {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.spec.Name, b.spec.Name) })
+	return out
+}
+
+// Problem reports why units of quota name cannot be admitted whatever the
+// usage: the quota does not exist, an ancestor it names does not exist, or
+// a parent link on its path would make a cycle. nil when the path is sound.
+func (t *Tree) Problem(name string) *Shortage {
+	leaf, ok := t.nodes[name]
+	if !ok || !leaf.exists {
+		return &Shortage{Quota: name, NotFound: true}
+	}
+	for n := leaf; n != t.root; n = n.parent {
+		switch {
+		case n.refused:
+			return &Shortage{Quota: name, Broken: fmt.Sprintf("the parent %s of quota %s would make a cycle", n.spec.Parent, n.spec.Name)}
+		case !n.exists:
+			child := leaf
+			for child.parent != n {
+				child = child.parent
+			}
+			return &Shortage{Quota: name, Broken: fmt.Sprintf("the parent %s of quota %s does not exist", n.spec.Name, child.spec.Name)}
+		}
+	}
+	return nil
 }
 
 // isAncestor reports whether a is an ancestor of (or is) b.
@@ -120,6 +177,7 @@ func (t *Tree) Delete(name string) {
 		return
 	}
 	n.exists = false
+	n.refused = false
 	n.spec = Spec{Name: name}
 	if n.parent != t.root {
 		t.move(n, t.root)
@@ -176,6 +234,9 @@ type Shortage struct {
 	NeverFits bool
 	// NotFound is true when the unit's own quota does not exist.
 	NotFound bool
+	// Broken, when set, says what is wrong with the tree above the quota (a
+	// missing parent, a cycle): units wait until it is fixed.
+	Broken string
 }
 
 // Missing is how much more room the request needs.
@@ -187,6 +248,9 @@ func (s *Shortage) Message() string {
 	switch {
 	case s.NotFound:
 		return fmt.Sprintf("ElasticQuota %s not found", s.Quota)
+	case s.Broken != "":
+		return fmt.Sprintf("invalid quota tree: %s (label %s); the unit waits until the tree is fixed",
+			s.Broken, "quota.scheduling.koordinator.sh/parent")
 	case s.NeverFits:
 		return fmt.Sprintf("can never fit: quota %s allows at most %s %s, the unit requests %s",
 			s.Quota, Format(r, s.Limit), r, Format(r, s.Requested))
@@ -203,6 +267,8 @@ func (s *Shortage) Key() string {
 	switch {
 	case s.NotFound:
 		return "notfound/" + s.Quota
+	case s.Broken != "":
+		return "tree/" + s.Quota + "/" + s.Broken
 	case s.NeverFits:
 		return "never/" + s.Quota + "/" + string(s.Resource) + "/" + strconv.FormatInt(s.Requested, 10)
 	default:
@@ -225,10 +291,10 @@ func (t *Tree) limit(n *node, r corev1.ResourceName) (int64, bool) {
 // fits. A request that can never fit is reported before one that must wait;
 // among several short resources of one quota the first by name is reported.
 func (t *Tree) Check(name string, req Resources) *Shortage {
-	leaf, ok := t.nodes[name]
-	if !ok || !leaf.exists {
-		return &Shortage{Quota: name, NotFound: true}
+	if s := t.Problem(name); s != nil {
+		return s
 	}
+	leaf := t.nodes[name]
 	if s := t.neverFits(leaf, req); s != nil {
 		return s
 	}

@@ -122,13 +122,15 @@ func TestParentArrivesLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Charge("child", res("cpu", "3"))
-	if s := tr.Check("child", res("cpu", "5")); s != nil {
-		t.Fatalf("placeholder parent limits: %v", s.Message())
+	// Units of a quota whose parent is missing wait: the parent's limits are unknown.
+	s := tr.Check("child", res("cpu", "1"))
+	if s == nil || s.Broken != "the parent parent of quota child does not exist" {
+		t.Fatalf("missing parent admitted or misreported: %+v", s)
 	}
 	if err := tr.Upsert(Spec{Name: "parent", Max: res("cpu", "4")}); err != nil {
 		t.Fatal(err)
 	}
-	s := tr.Check("child", res("cpu", "2"))
+	s = tr.Check("child", res("cpu", "2"))
 	if s == nil || s.Quota != "parent" {
 		t.Fatalf("parent's max not applied to usage charged before it arrived: %+v", s)
 	}
@@ -143,6 +145,41 @@ func TestCycleRefused(t *testing.T) {
 	}
 	if err := tr.Upsert(Spec{Name: "c", Parent: "c"}); err == nil {
 		t.Error("self-parent accepted")
+	}
+	// Every quota on the cycle, and every quota below one, refuses its units.
+	_ = tr.Upsert(Spec{Name: "leaf", Parent: "a", Max: res("cpu", "10")})
+	for _, name := range []string{"a", "b", "c", "leaf"} {
+		if s := tr.Check(name, res("cpu", "1")); s == nil || s.Broken == "" {
+			t.Errorf("%s: %+v, want a broken-tree refusal", name, s)
+		}
+	}
+	// Breaking the cycle on the other quota than the refused one re-links it.
+	_ = tr.Upsert(Spec{Name: "a"})
+	for _, name := range []string{"a", "b", "leaf"} {
+		if s := tr.Check(name, res("cpu", "1")); s != nil {
+			t.Errorf("%s after the fix: %s", name, s.Message())
+		}
+	}
+	if got := tr.Path("b"); len(got) != 2 || got[1] != "a" {
+		t.Errorf("b's path after the fix = %v, want [b a]", got)
+	}
+}
+
+func TestDeletedParentBreaksChildren(t *testing.T) {
+	tr := New(1)
+	_ = tr.Upsert(Spec{Name: "org", Max: res("cpu", "10")})
+	_ = tr.Upsert(Spec{Name: "team", Parent: "org", Max: res("cpu", "10")})
+	_ = tr.Upsert(Spec{Name: "leaf", Parent: "team", Max: res("cpu", "10")})
+	if s := tr.Check("leaf", res("cpu", "1")); s != nil {
+		t.Fatal(s.Message())
+	}
+	tr.Delete("org")
+	s := tr.Check("leaf", res("cpu", "1"))
+	if s == nil || s.Broken != "the parent org of quota team does not exist" {
+		t.Fatalf("after the grandparent's deletion: %+v", s)
+	}
+	if v := tr.SelectVictims(Preemption{Quota: "leaf", Request: res("cpu", "1"), Preempt: true, Reclaim: true, Priority: 10}, nil); len(v.Units) > 0 {
+		t.Errorf("victims chosen for a broken tree: %+v", v)
 	}
 }
 

@@ -28,7 +28,8 @@ type Preemption struct {
 	// Reclaim allows a quota within its min to evict units of quotas that
 	// borrow above their own min, in the same cohort.
 	Reclaim bool
-	// Protection keeps units admitted less than this long ago from reclaim.
+	// Protection keeps units admitted less than this long ago from
+	// preemption and reclaim.
 	Protection time.Duration
 	Now        time.Time
 }
@@ -42,6 +43,10 @@ type Victims struct {
 	Waiting bool
 	// Reclaim is true when the victims were chosen by reclaim.
 	Reclaim bool
+	// RetryAt, when no victims were found, is the earliest end of a
+	// protection period that kept a candidate out: the search is worth
+	// repeating then, even if nothing else changes. Zero when none did.
+	RetryAt time.Time
 }
 
 // SelectVictims finds the fewest admitted units whose eviction lets the
@@ -49,7 +54,7 @@ type Victims struct {
 // lists the admitted units by quota. It returns an empty answer when
 // evictions cannot make the request fit. The tree is left as it was.
 func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
-	if s := t.NeverFits(p.Quota, p.Request); s != nil {
+	if t.Problem(p.Quota) != nil || t.NeverFits(p.Quota, p.Request) != nil {
 		return Victims{}
 	}
 	cohort := t.Cohort(p.Quota)
@@ -78,10 +83,26 @@ func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
 	if len(released) > 0 && t.Check(p.Quota, p.Request) == nil {
 		return Victims{Waiting: true}
 	}
+	var retryAt time.Time
+	// protected reports a unit still in its protection period, and keeps the
+	// earliest end of such periods.
+	protected := func(h Holding) bool {
+		if p.Protection <= 0 {
+			return false
+		}
+		end := h.AllocatedAt.Add(p.Protection)
+		if !p.Now.Before(end) {
+			return false
+		}
+		if retryAt.IsZero() || end.Before(retryAt) {
+			retryAt = end
+		}
+		return true
+	}
 	if p.Preempt {
 		var cands []Holding
 		for _, h := range held[p.Quota] {
-			if !h.Evicting && h.Priority < p.Priority {
+			if !h.Evicting && h.Priority < p.Priority && !protected(h) {
 				cands = append(cands, h)
 			}
 		}
@@ -90,23 +111,23 @@ func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
 		}
 	}
 	if p.Reclaim && t.withinMin(p.Quota, p.Request) {
+		borrowing := func(h Holding) bool { return t.overMin(h.Quota, p.Request) }
 		var cands []Holding
 		for q, hs := range held {
 			if q == p.Quota || t.Cohort(q) != cohort {
 				continue
 			}
 			for _, h := range hs {
-				if !h.Evicting && (p.Protection <= 0 || p.Now.Sub(h.AllocatedAt) >= p.Protection) {
+				if !h.Evicting && !(borrowing(h) && protected(h)) {
 					cands = append(cands, h)
 				}
 			}
 		}
-		borrowing := func(h Holding) bool { return t.overMin(h.Quota, p.Request) }
 		if v := t.evictUntilFit(p, cands, borrowing, r); len(v) > 0 {
 			return Victims{Units: v, Reclaim: true}
 		}
 	}
-	return Victims{}
+	return Victims{RetryAt: retryAt}
 }
 
 type releaser struct {

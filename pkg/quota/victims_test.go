@@ -143,3 +143,43 @@ func TestEvictingUnitsAreWaitedFor(t *testing.T) {
 		t.Errorf("got %+v, want waiting", v)
 	}
 }
+
+// A protection period that keeps victims out says when it ends, so the
+// caller can look again then; at that moment the same search finds them.
+func TestProtectionEndIsReported(t *testing.T) {
+	tr := twoLevel(t)
+	held := map[string][]Holding{
+		"a": {holding("a-young", "a", 0, time.Minute, 5), holding("a-younger", "a", 0, 30*time.Second, 5)},
+	}
+	chargeAll(tr, held)
+	p := Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
+	v := tr.SelectVictims(p, held)
+	if len(v.Units) != 0 {
+		t.Fatalf("reclaimed protected units %v", keys(v))
+	}
+	// a-young was admitted a minute ago: its protection ends first.
+	if want := now.Add(4 * time.Minute); !v.RetryAt.Equal(want) {
+		t.Errorf("RetryAt = %v, want %v", v.RetryAt, want)
+	}
+	p.Now = v.RetryAt
+	if diff := cmp.Diff([]string{"a-young"}, keys(tr.SelectVictims(p, held))); diff != "" {
+		t.Errorf("victims at the end of the protection (-want +got):\n%s", diff)
+	}
+}
+
+// Preemption inside a quota honours the protection period too.
+func TestPreemptionHonoursProtection(t *testing.T) {
+	tr := New(1)
+	_ = tr.Upsert(Spec{Name: "q", Max: Resources{"cpu": 4000}})
+	held := map[string][]Holding{"q": {holding("low", "q", 1, 10*time.Second, 4)}}
+	chargeAll(tr, held)
+	p := Preemption{Quota: "q", Request: Resources{"cpu": 4000}, Priority: 5, Preempt: true, Protection: time.Minute, Now: now}
+	v := tr.SelectVictims(p, held)
+	if len(v.Units) != 0 || !v.RetryAt.Equal(now.Add(50*time.Second)) {
+		t.Fatalf("victims %v, RetryAt %v; want none until %v", keys(v), v.RetryAt, now.Add(50*time.Second))
+	}
+	p.Now = v.RetryAt
+	if diff := cmp.Diff([]string{"low"}, keys(tr.SelectVictims(p, held))); diff != "" {
+		t.Errorf("victims after the protection (-want +got):\n%s", diff)
+	}
+}
