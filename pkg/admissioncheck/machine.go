@@ -81,8 +81,8 @@ type Decision struct {
 }
 
 // Decide looks at a Reserved unit. timeout bounds the wait for answers,
-// counted from the reservation (lastAllocateTime); a unit waiting on a check
-// that does not exist stays Reserved and says so.
+// counted from the reservation (lastAllocateTime), also for checks whose
+// AdmissionCheck object does not exist (the unit says so while it waits).
 func Decide(u *v1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeout time.Duration, backoff time.Duration) Decision {
 	var pending, missing []string
 	for _, st := range u.Status.AdmissionChecks {
@@ -107,23 +107,28 @@ func Decide(u *v1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeo
 		return Decision{Action: Admit}
 	}
 	sort.Strings(missing)
+	waitMsg := "waiting for admission checks " + strings.Join(pending, ", ")
 	if len(missing) > 0 {
-		return Decision{Action: Wait, Missing: missing,
-			Message: fmt.Sprintf("waiting for admission checks %s; AdmissionCheck %s not found", strings.Join(pending, ", "), strings.Join(missing, ", "))}
+		waitMsg += "; AdmissionCheck " + strings.Join(missing, ", ") + " not found"
 	}
 	var since time.Time
 	if u.Status.LastAllocateTime != nil {
 		since = u.Status.LastAllocateTime.Time
 	}
-	if timeout > 0 && !since.IsZero() {
-		if left := since.Add(timeout).Sub(now); left <= 0 {
-			return Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: now.Add(backoff),
-				Message: fmt.Sprintf("admission checks %s did not answer within %s", strings.Join(pending, ", "), timeout)}
-		} else {
-			return Decision{Action: Wait, RequeueAfter: left, Message: "waiting for admission checks " + strings.Join(pending, ", ")}
-		}
+	if timeout <= 0 || since.IsZero() {
+		return Decision{Action: Wait, Missing: missing, Message: waitMsg}
 	}
-	return Decision{Action: Wait, Message: "waiting for admission checks " + strings.Join(pending, ", ")}
+	// The timeout holds whether or not the checks exist: a check nobody
+	// answers never keeps quota reserved for longer.
+	left := since.Add(timeout).Sub(now)
+	if left > 0 {
+		return Decision{Action: Wait, Missing: missing, RequeueAfter: left, Message: waitMsg}
+	}
+	msg := fmt.Sprintf("admission checks %s did not answer within %s", strings.Join(pending, ", "), timeout)
+	if len(missing) > 0 {
+		msg += fmt.Sprintf(" (AdmissionCheck %s not found)", strings.Join(missing, ", "))
+	}
+	return Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: now.Add(backoff), Missing: missing, Message: msg}
 }
 
 // OwnBackoff reports whether a unit in TimeoutBackoff was sent there by its

@@ -39,8 +39,12 @@ func TestDecide(t *testing.T) {
 			Decision{Action: Backoff, Reason: ReasonCheckRejected, RequeueAt: t0.Add(10 * time.Second), Message: "admission check b rejected the unit: "}},
 		{"silence past the timeout", reserved(v1alpha1.CheckStatePending), checks, t0.Add(10 * time.Minute),
 			Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Message: "admission checks a did not answer within 10m0s"}},
-		{"missing check waits and says so", reserved(v1alpha1.CheckStatePending), map[string]Check{}, t0.Add(time.Hour),
-			Decision{Action: Wait, Missing: []string{"a"}, Message: "waiting for admission checks a; AdmissionCheck a not found"}},
+		{"missing check waits and says so", reserved(v1alpha1.CheckStatePending), map[string]Check{}, t0.Add(4 * time.Minute),
+			Decision{Action: Wait, Missing: []string{"a"}, RequeueAfter: 6 * time.Minute, Message: "waiting for admission checks a; AdmissionCheck a not found"}},
+		// A check that names no AdmissionCheck never keeps quota reserved past the timeout.
+		{"missing check times out", reserved(v1alpha1.CheckStatePending), map[string]Check{}, t0.Add(10 * time.Minute),
+			Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Missing: []string{"a"},
+				Message: "admission checks a did not answer within 10m0s (AdmissionCheck a not found)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
