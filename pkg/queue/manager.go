@@ -17,6 +17,12 @@ type Manager struct {
 	unitQueue map[string]string
 	// orphans are units whose queue does not exist, by queue name.
 	orphans map[string]map[string]*Unit
+	// starting are the admitted units whose pods do not run yet, by key, with
+	// their queue; startingIn counts them by queue (wait-for-pods-running).
+	// Callers rebuild them from the API (AdmittedNotRunning), so a restart
+	// keeps a queue waiting.
+	starting   map[string]string
+	startingIn map[string]int
 
 	// epochs has its own lock so that Freed and Invalidate never wait for a
 	// pass: callers may hold locks that a pass takes.
@@ -40,6 +46,7 @@ func NewManager(less Less) *Manager {
 	return &Manager{
 		less: less, queues: map[string]*pendingQueue{}, units: map[string]*Unit{},
 		unitQueue: map[string]string{}, orphans: map[string]map[string]*Unit{},
+		starting: map[string]string{}, startingIn: map[string]int{},
 		epochs: epochs{global: 1, cohort: map[string]uint64{}}, rr: map[int32]int{},
 		kick: make(chan struct{}, 1), priorityMajor: priorityMajor,
 	}
@@ -214,14 +221,36 @@ func (m *Manager) Invalidate() {
 	m.signal()
 }
 
-// SetWaitingFor records the last unit a queue admitted, for
-// wait-for-pods-running; PodsRunning clears it.
-func (m *Manager) SetWaitingFor(queueName, key string) {
+// AdmittedNotRunning records that unit key, admitted by queueName, has no
+// running pods yet: a queue with wait-for-pods-running admits nothing more
+// until PodsRunning(key).
+func (m *Manager) AdmittedNotRunning(queueName, key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if q, ok := m.queues[queueName]; ok {
-		q.waitingFor = key
+	m.setStartingLocked(queueName, key)
+}
+
+func (m *Manager) setStartingLocked(queueName, key string) {
+	if old, ok := m.starting[key]; ok {
+		if old == queueName {
+			return
+		}
+		m.clearStartingLocked(key)
 	}
+	m.starting[key] = queueName
+	m.startingIn[queueName]++
+}
+
+func (m *Manager) clearStartingLocked(key string) bool {
+	name, ok := m.starting[key]
+	if !ok {
+		return false
+	}
+	delete(m.starting, key)
+	if m.startingIn[name]--; m.startingIn[name] <= 0 {
+		delete(m.startingIn, name)
+	}
+	return true
 }
 
 // PodsRunning says a unit's pods run (or it finished, or went away): a queue
@@ -229,12 +258,23 @@ func (m *Manager) SetWaitingFor(queueName, key string) {
 func (m *Manager) PodsRunning(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, q := range m.queues {
-		if q.waitingFor == key {
-			q.waitingFor = ""
-			m.signal()
+	if m.clearStartingLocked(key) {
+		m.signal()
+	}
+}
+
+// Starting returns the admitted units of a queue whose pods do not run yet.
+func (m *Manager) Starting(queueName string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for key, q := range m.starting {
+		if q == queueName {
+			out = append(out, key)
 		}
 	}
+	slices.Sort(out)
+	return out
 }
 
 // Position is one pending unit with its place in its queue.

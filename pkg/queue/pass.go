@@ -81,7 +81,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 	q, m := it.q, it.m
 	intelligent := q.Policy == v1alpha1.QueuePolicyIntelligent
 	for ; it.pos < len(it.units); it.pos++ {
-		if q.WaitForPodsRunning && !intelligent && q.waitingFor != "" {
+		if q.WaitForPodsRunning && !intelligent && m.startingIn[q.Name] > 0 {
 			return false
 		}
 		if it.depthReached() {
@@ -114,9 +114,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			delete(m.units, u.Key)
 			delete(m.unitQueue, u.Key)
 			res.Admitted = append(res.Admitted, Admitted{Unit: u, Queue: q.Name})
-			if q.WaitForPodsRunning && !intelligent {
-				q.waitingFor = u.Key
-			}
+			m.setStartingLocked(q.Name, u.Key)
 			return true
 		}
 		f.Blocking = (blocking || f.Preempting) && !f.NeverFits

@@ -176,6 +176,30 @@ func TestWaitForPodsRunning(t *testing.T) {
 	}
 }
 
+// A fresh manager told which admitted units do not run yet (as the scheduler
+// does from the API after a restart) keeps the queue waiting for them, and
+// only for units of that queue.
+func TestWaitForPodsRunningRebuilt(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.m.UpsertQueue(Settings{Name: "other", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.m.AdmittedNotRunning("q", "ns/admitted-before-restart")
+	h.m.AdmittedNotRunning("other", "ns/also-starting")
+	h.m.PodsRunning("ns/also-starting")
+	h.add("q", "next", "a", 1, 1)
+	h.add("other", "free", "a", 1, 1)
+	if diff := cmp.Diff([]string{"free"}, h.pass()); diff != "" {
+		t.Fatalf("pass with q waiting (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"ns/admitted-before-restart"}, h.m.Starting("q")); diff != "" {
+		t.Errorf("starting units of q (-want +got):\n%s", diff)
+	}
+	h.m.PodsRunning("ns/admitted-before-restart")
+	if diff := cmp.Diff([]string{"next"}, h.pass()); diff != "" {
+		t.Errorf("after its pods run (-want +got):\n%s", diff)
+	}
+}
+
 func TestOrdering(t *testing.T) {
 	m := NewManager(nil)
 	m.UpsertQueue(Settings{Name: "q"})

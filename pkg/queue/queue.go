@@ -20,13 +20,14 @@ type Settings struct {
 	// WaitForPodsRunning holds the queue until the last unit it admitted has
 	// its pods running. Ignored by Intelligent.
 	WaitForPodsRunning bool
+	// Preempt lets a unit that does not fit evict lower-priority admitted
+	// units of its own quota (preemption policy LowerPriority).
+	Preempt bool
 }
 
 type pendingQueue struct {
 	Settings
 	units []*Unit
-	// waitingFor is the last admitted unit whose pods do not run yet.
-	waitingFor string
 
 	// What every unit of the queue is known to share, for a pass to stop
 	// early (see Failure.Covering). minRequest is a lower bound of every
