@@ -32,17 +32,25 @@ verify: ## Fail on stale generated files or chart, gofmt, go vet or golangci-lin
 	hack/tools.sh golangci-lint >/dev/null
 	$(TOOLS_BIN)/golangci-lint run ./...
 
+# What the binaries report with --version and koord_queue_build_info (package
+# pkg/version): git describe of the checkout (a release tag, or
+# <tag>-<n>-g<commit>, -dirty with local changes) and the commit.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_LDFLAGS = -X github.com/koordinator-sh/koord-queue/pkg/version.version=$(VERSION) -X github.com/koordinator-sh/koord-queue/pkg/version.revision=$(REVISION)
+
 .PHONY: build
-build: ## Build the binaries into bin/.
-	go build -o bin/ ./cmd/...
+build: ## Build the binaries into bin/ (with VERSION and REVISION).
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./cmd/...
 
 .PHONY: test
-test: ## The whole suite: verify, unit, integration, chart and end-to-end tests.
+test: ## The whole suite: verify, unit, integration, chart, image and end-to-end tests.
 	@hack/tools.sh >/dev/null
 	$(MAKE) verify
 	$(MAKE) test-unit
 	$(MAKE) test-integration
 	$(MAKE) test-chart
+	$(MAKE) test-images
 	$(MAKE) test-e2e
 	$(MAKE) test-harness
 
@@ -81,11 +89,19 @@ test-e2e: ## End-to-end tests on a fresh local cluster with both binaries (free 
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...
 
-# The Helm chart (charts/koord-queue) and the container images (build/Dockerfile).
-# Prefix the image names get; set it to your registry and organisation.
+# The Helm chart (charts/koord-queue) and the container images (hack/imagebuild).
+# Prefix of the image names: the chart's default image is
+# $(IMAGE_PREFIX)/koord-queue:<appVersion>; `make push` needs your registry in it.
 IMAGE_PREFIX ?= koordinator-sh
-IMAGE_TAG ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-CONTAINER_ENGINE ?=
+# The chart's appVersion is the tag of the images it runs by default.
+CHART_APP_VERSION = $(shell sed -n 's/^appVersion: *//p' charts/koord-queue/Chart.yaml | tr -d "\"'")
+IMAGE_TAG ?= $(CHART_APP_VERSION)
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+# The OCI image layouts of `make images`, one folder per image.
+IMAGE_OUTPUT ?= _output/images
+# Every file time in the images and their creation time: the commit's time.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGEBUILD = go run ./hack/imagebuild --output $(IMAGE_OUTPUT) --tag $(IMAGE_TAG)
 
 .PHONY: chart-crds
 chart-crds: ## Copy config/crd (and config/grafana) into the chart.
@@ -103,11 +119,21 @@ verify-chart: ## Fail when the chart's CRDs, dashboard or values table are stale
 .PHONY: test-chart
 test-chart: ## Chart tests: helm lint/template, server-side apply and RBAC on a real kube-apiserver.
 	@hack/tools.sh etcd kube-apiserver kubectl helm >/dev/null
-	go test $(GO_TEST_FLAGS) -p 1 -timeout 15m ./test/chart/...
+	go test $(GO_TEST_FLAGS) -p 1 -timeout 15m -skip '^TestImages$$' ./test/chart/...
 
 .PHONY: images
-images: ## Build both images with docker or podman (fails when no container engine works).
-	build/images.sh "$(IMAGE_PREFIX)" "$(IMAGE_TAG)" "$(CONTAINER_ENGINE)"
+images: ## Build both images (linux/amd64 and arm64) as OCI layouts in _output/images; no container engine needed.
+	$(IMAGEBUILD) --version $(VERSION) --revision $(REVISION) --source-date-epoch $(SOURCE_DATE_EPOCH) --platforms $(IMAGE_PLATFORMS)
+
+.PHONY: push
+push: ## Push the images of `make images` to IMAGE_PREFIX/<name>:IMAGE_TAG (credentials of docker login).
+	$(IMAGEBUILD) --push --image-prefix $(IMAGE_PREFIX)
+
+.PHONY: test-images
+test-images: ## Check the images (config, files, no shell) and run their binaries through the quick start; builds them when absent or stale.
+	@hack/tools.sh etcd kube-apiserver kubectl helm >/dev/null
+	@grep -qF ' version=$(VERSION) revision=$(REVISION)' $(IMAGE_OUTPUT)/digests.txt 2>/dev/null || $(MAKE) images
+	KOORD_QUEUE_IMAGES=$(abspath $(IMAGE_OUTPUT)) KOORD_QUEUE_IMAGE_TAG=$(IMAGE_TAG) go test $(GO_TEST_FLAGS) -p 1 -timeout 15m -run '^TestImages$$' ./test/chart/...
 
 # Performance harness (test/performance): envtest control plane, koord-queue as
 # a separate process, QueueUnits from a generator config, execution faked.
