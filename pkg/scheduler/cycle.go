@@ -88,8 +88,8 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 		return f
 	}
 	if status := s.fw.Filter(ctx, info); !status.IsSuccess() {
-		if status.Code == framework.Unschedulable && q.Policy != v1alpha1.QueuePolicyIntelligent {
-			if f := s.preempt(ctx, info, u.Cohort); f != nil {
+		if status.Code == framework.Unschedulable {
+			if f := s.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
 				return f
 			}
 		}

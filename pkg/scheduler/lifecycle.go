@@ -21,9 +21,12 @@ import (
 // evictions for deactivation and the execution budget. It runs
 // --admissionCheckControllerWorker workers over a queue of unit keys.
 
-func newLifecycleQueue() workqueue.TypedRateLimitingInterface[string] {
+// newLifecycleQueue runs its delays on clk, so every deadline the controller
+// keeps (check timeout, backoff end, execution budget) follows the
+// scheduler's clock.
+func newLifecycleQueue(clk Clock) workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "queueunit-lifecycle"})
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "queueunit-lifecycle", Clock: clk})
 }
 
 // needsLifecycle reports whether the controller has something to watch on u.

@@ -45,17 +45,25 @@ func isEvicting(u *v1alpha1.QueueUnit) bool {
 
 // preempt looks for victims for a unit that did not fit; it runs under s.mu
 // inside a pass. It returns nil when eviction cannot help.
-func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohort string) *queue.Failure {
+// queuePreempts is the unit's queue's preemption policy (LowerPriority);
+// reclaim does not depend on it.
+func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohort string, queuePreempts bool) *queue.Failure {
 	cfg := s.opts.Config
 	// Units whose admission is being written are not victims yet.
 	skip := func(key string) bool { st := s.units[key]; return st == nil || st.inflight }
-	victims, waiting := s.fw.Preempt(ctx, info, ptr.Deref(cfg.EnablePreemption, true), ptr.Deref(cfg.EnableReclaim, true), skip)
-	if waiting {
+	preempt := queuePreempts && ptr.Deref(cfg.EnablePreemption, true)
+	v := s.fw.Preempt(ctx, info, preempt, ptr.Deref(cfg.EnableReclaim, true), skip)
+	victims := v.Units
+	if v.Waiting {
 		s.nominated.add(info.Key, cohort)
 		return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
 			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}
 	}
 	if len(victims) == 0 {
+		if !v.RetryAt.IsZero() {
+			// Candidates are protected until then: look again at that moment.
+			s.wakeups.wakeAt(cohort, v.RetryAt)
+		}
 		return nil
 	}
 	s.nominated.add(info.Key, cohort)

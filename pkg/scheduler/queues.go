@@ -57,6 +57,16 @@ func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
 			bad(v1alpha1.MaxDepthAnnotation, v, "a non-negative integer")
 		}
 	}
+	policy := q.Spec.PreemptionPolicy
+	if v, ok := q.Annotations[v1alpha1.PreemptionPolicyAnnotation]; ok && policy == "" {
+		switch p := v1alpha1.PreemptionPolicy(strings.TrimSpace(v)); p {
+		case v1alpha1.PreemptionNever, v1alpha1.PreemptionLowerPriority:
+			policy = p
+		default:
+			bad(v1alpha1.PreemptionPolicyAnnotation, v, "Never or LowerPriority")
+		}
+	}
+	set.Preempt = policy == v1alpha1.PreemptionLowerPriority
 	if v, ok := q.Annotations[v1alpha1.WaitForPodsRunningAnnotation]; ok {
 		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
 			set.WaitForPodsRunning = b
@@ -67,14 +77,27 @@ func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
 	return set
 }
 
+// served reports whether koord-queue serves Queue q: only Queues in
+// v1alpha1.QueueNamespace are; a same-named Queue elsewhere changes nothing.
+func (s *Scheduler) served(q *v1alpha1.Queue) bool {
+	if q.Namespace == v1alpha1.QueueNamespace {
+		return true
+	}
+	if s.leading.Load() {
+		s.recorder.Eventf(q, corev1.EventTypeWarning, "QueueIgnored",
+			"only Queues in namespace %s are served; units of quota %s wait in Queue %s/%s, and this Queue changes nothing",
+			v1alpha1.QueueNamespace, q.Name, v1alpha1.QueueNamespace, q.Name)
+	}
+	return false
+}
+
 func (s *Scheduler) onQueue(obj any) {
 	q, ok := obj.(*v1alpha1.Queue)
-	if !ok {
+	if !ok || !s.served(q) {
 		return
 	}
 	set := s.settingsOf(q)
 	s.mu.Lock()
-	s.queueNamespaces[q.Name] = q.Namespace
 	s.queueObjs[q.Name] = q
 	s.mu.Unlock()
 	if cur, ok := s.queues.QueueSettings(q.Name); ok && cur == set {
@@ -88,14 +111,11 @@ func (s *Scheduler) onQueueDelete(obj any) {
 		obj = t.Obj
 	}
 	q, ok := obj.(*v1alpha1.Queue)
-	if !ok {
+	if !ok || q.Namespace != v1alpha1.QueueNamespace {
 		return
 	}
 	s.mu.Lock()
-	if s.queueNamespaces[q.Name] == q.Namespace {
-		delete(s.queueNamespaces, q.Name)
-		delete(s.queueObjs, q.Name)
-	}
+	delete(s.queueObjs, q.Name)
 	s.mu.Unlock()
 	s.queues.DeleteQueue(q.Name)
 	// Its units stay pending and say why.
@@ -124,12 +144,12 @@ func (s *Scheduler) updateQueueStatuses(ctx context.Context) {
 			admitted[st.queue]++
 		}
 	}
-	namespaces := make(map[string]string, len(s.queueNamespaces))
-	for k, v := range s.queueNamespaces {
-		namespaces[k] = v
+	names := make([]string, 0, len(s.queueObjs))
+	for name := range s.queueObjs {
+		names = append(names, name)
 	}
 	s.mu.Unlock()
-	for name, ns := range namespaces {
+	for _, name := range names {
 		pending, ok := s.queues.Pending(name)
 		if !ok {
 			continue
@@ -144,7 +164,7 @@ func (s *Scheduler) updateQueueStatuses(ctx context.Context) {
 			})
 		}
 		q := &v1alpha1.Queue{}
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, q); err != nil {
+		if err := s.client.Get(ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: name}, q); err != nil {
 			continue
 		}
 		if equality.Semantic.DeepEqual(q.Status, status) {

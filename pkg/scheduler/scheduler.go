@@ -33,7 +33,9 @@ type Options struct {
 	Oversell float64
 	// StatusWorkers write QueueUnit status in parallel.
 	StatusWorkers int
-	Clock         clock.Clock
+	// Clock tells time and runs the deadlines (protection ends, lifecycle
+	// timeouts); tests pass a fake one.
+	Clock Clock
 	// Metrics records what happens; nil records nothing.
 	Metrics *metrics.Recorder
 	// Gates are the feature gates in force.
@@ -48,7 +50,7 @@ type Scheduler struct {
 	reader   client.Reader
 	cache    cache.Cache
 	recorder record.EventRecorder
-	clock    clock.Clock
+	clock    Clock
 	opts     Options
 
 	fw        *framework.Framework
@@ -58,12 +60,13 @@ type Scheduler struct {
 
 	mu    sync.Mutex
 	units map[string]*unitState
-	// queueNamespaces maps a Queue's name to its namespace; queueObjs holds
-	// the Queue itself (for its admission checks).
-	queueNamespaces map[string]string
-	queueObjs       map[string]*v1alpha1.Queue
+	// queueObjs holds the served Queues (namespace v1alpha1.QueueNamespace)
+	// by name, for their admission checks.
+	queueObjs map[string]*v1alpha1.Queue
 	// nominated are the units waiting for their victims.
 	nominated nominations
+	// wakeups are the deadlines at which a cohort is tried again (see wakeAt).
+	wakeups *wakeups
 
 	registrations []toolscache.ResourceEventHandlerRegistration
 	leading       atomic.Bool
@@ -111,9 +114,10 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr.GetCache(),
 		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
 		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
-		units: map[string]*unitState{}, queueNamespaces: map[string]string{}, nominated: newNominations(),
-		queueObjs: map[string]*v1alpha1.Queue{}, lifecycle: newLifecycleQueue(),
+		units: map[string]*unitState{}, nominated: newNominations(),
+		queueObjs: map[string]*v1alpha1.Queue{}, lifecycle: newLifecycleQueue(opts.Clock),
 	}
+	s.wakeups = newWakeups(opts.Clock, s.Freed)
 	s.writer = newStatusWriter(s.client, s.reader)
 	fw, err := framework.New(opts.Config, registry, s)
 	if err != nil {
@@ -261,6 +265,9 @@ func (s *Scheduler) Invalidate() {
 		s.queues.Invalidate()
 	}
 }
+
+// Clock is the scheduler's clock.
+func (s *Scheduler) Clock() clock.Clock { return s.clock }
 
 // Oversell is the factor applied to every quota max.
 func (s *Scheduler) Oversell() float64 { return s.opts.Oversell }

@@ -81,7 +81,10 @@ func (s *Scheduler) onUnit(obj any) {
 		s.enqueue(u, st, queueName, quotaName, changed)
 	default:
 		s.queues.Delete(key)
-		if phase != v1alpha1.QueueUnitPhaseReserved && phase != v1alpha1.QueueUnitPhaseDequeued {
+		if phase == v1alpha1.QueueUnitPhaseReserved || phase == v1alpha1.QueueUnitPhaseDequeued {
+			// Rebuilt from the API, so wait-for-pods-running survives a restart.
+			s.queues.AdmittedNotRunning(queueName, key)
+		} else {
 			s.queues.PodsRunning(key)
 		}
 	}

@@ -41,8 +41,10 @@ type KoordQueueConfiguration struct {
 	// this long after its quota was allocated. Default 5m.
 	// +optional
 	ReclaimProtectionPeriod *metav1.Duration `json:"reclaimProtectionPeriod,omitempty"`
-	// EnablePreemption lets a higher-priority unit evict lower-priority units
-	// of its own quota. Default true.
+	// EnablePreemption allows preemption inside a quota for the queues that
+	// opt in (koord-queue/preemption-policy: LowerPriority on the ElasticQuota,
+	// or spec.preemptionPolicy of a Queue); false turns it off everywhere.
+	// Queues never preempt by default. Default true.
 	// +optional
 	EnablePreemption *bool `json:"enablePreemption,omitempty"`
 	// EnableReclaim lets a quota under its min take back what others borrowed.

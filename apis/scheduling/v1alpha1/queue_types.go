@@ -30,11 +30,34 @@ const (
 	// WaitForPodsRunningAnnotation serialises admission in a queue until the
 	// previously admitted unit's pods run.
 	WaitForPodsRunningAnnotation = "koord-queue/wait-for-pods-running"
+	// PreemptionPolicyAnnotation opts a queue into preemption inside its
+	// quotas: Never (default) or LowerPriority. spec.preemptionPolicy of a
+	// Queue wins over it.
+	PreemptionPolicyAnnotation = "koord-queue/preemption-policy"
 	// AnnotationPrefix is what every koord-queue tuning annotation starts with.
 	AnnotationPrefix = "koord-queue/"
 
+	// QueueNamespace is the namespace of the Queues koord-queue serves: the
+	// Queue made for each ElasticQuota, and hand-made ones. A Queue in any other
+	// namespace is ignored with a warning event.
+	QueueNamespace = "koord-queue"
+
 	// DefaultPriorityThreshold is the Intelligent split point when none is set.
 	DefaultPriorityThreshold int32 = 4
+)
+
+// PreemptionPolicy says whether a unit that does not fit its quota may evict
+// admitted units of the same quota.
+// +kubebuilder:validation:Enum=Never;LowerPriority
+type PreemptionPolicy string
+
+const (
+	// PreemptionNever never evicts a running unit to make room inside a quota
+	// (reclaim of borrowed capacity is separate and stays on).
+	PreemptionNever PreemptionPolicy = "Never"
+	// PreemptionLowerPriority evicts admitted units of lower priority in the
+	// same quota.
+	PreemptionLowerPriority PreemptionPolicy = "LowerPriority"
 )
 
 // AdmissionCheckWithSelector names an admission check that units of a Queue must
@@ -62,6 +85,11 @@ type QueueSpec struct {
 	// when Priority is unset.
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// PreemptionPolicy is Never (the default) or LowerPriority: whether a unit
+	// that does not fit may evict lower-priority admitted units of its own
+	// quota. When unset, the annotation koord-queue/preemption-policy decides.
+	// +optional
+	PreemptionPolicy PreemptionPolicy `json:"preemptionPolicy,omitempty"`
 	// AdmissionChecks that units of this queue must pass before they are dequeued.
 	// +optional
 	// +listType=map

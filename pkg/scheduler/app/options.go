@@ -11,6 +11,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/pkg/features"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
 )
 
 // Options are the command line of koord-queue.
@@ -45,6 +46,9 @@ type Options struct {
 	// served on --metrics-bind-address. Tests running several schedulers in
 	// one process give each its own.
 	MetricsRegistry prometheus.Registerer
+	// Clock runs the scheduler's deadlines; nil is the real clock. Tests pass
+	// a fake one to move time on by hand.
+	Clock scheduler.Clock
 }
 
 // NewOptions returns the defaults.

@@ -60,7 +60,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	rec := metrics.NewRecorder()
 	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
 		Config: o.Config, Oversell: o.OversellRate, StatusWorkers: o.StatusWorkers, Metrics: rec,
-		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers,
+		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers, Clock: o.Clock,
 	})
 	if err != nil {
 		return err

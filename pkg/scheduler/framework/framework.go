@@ -142,9 +142,9 @@ func (f *Framework) SetUsage(key string, h *quota.Holding) {
 }
 
 // Preempt asks the preemption plugin, if one is enabled, for victims.
-func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(string) bool) ([]quota.Holding, bool) {
+func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(string) bool) quota.Victims {
 	if f.preempter == nil || (!preempt && !reclaim) {
-		return nil, false
+		return quota.Victims{}
 	}
 	return f.preempter.Preempt(ctx, u, preempt, reclaim, skip)
 }

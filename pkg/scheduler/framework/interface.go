@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,11 +77,13 @@ type UsagePlugin interface {
 // did not fit be admitted.
 type PreemptPlugin interface {
 	Plugin
-	// Preempt returns the victims, or waiting when units already evicting will
-	// free enough. preempt allows evicting lower-priority units of the unit's
-	// own quota; reclaim allows taking back what other quotas borrow. Units
-	// for which skip is true are never chosen.
-	Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(key string) bool) (victims []quota.Holding, waiting bool)
+	// Preempt returns the victims, or Waiting when units already evicting
+	// will free enough, or, when there are none yet, RetryAt: when a
+	// protection period that kept candidates out ends. preempt allows
+	// evicting lower-priority units of the unit's own quota; reclaim allows
+	// taking back what other quotas borrow. Units for which skip is true are
+	// never chosen.
+	Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(key string) bool) quota.Victims
 	// WouldBorrow reports whether admitting u would take its quota above its
 	// min. While room is being made for a nominated unit, units that would
 	// borrow wait, so they do not take that room.
@@ -116,8 +119,11 @@ type Handle interface {
 	Invalidate()
 	// Oversell is the factor applied to every quota max.
 	Oversell() float64
-	// ReclaimProtection keeps units admitted less than this long ago from reclaim.
+	// ReclaimProtection keeps units admitted less than this long ago from
+	// preemption and reclaim.
 	ReclaimProtection() time.Duration
+	// Clock is the scheduler's clock.
+	Clock() clock.Clock
 }
 
 // Factory builds a plugin from its arguments.

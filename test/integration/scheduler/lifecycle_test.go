@@ -122,7 +122,8 @@ func TestAdmissionChecks(t *testing.T) {
 }
 
 // Silence past the admission check timeout backs off like a Retry; a check
-// that names no AdmissionCheck keeps the unit Reserved and says so.
+// that names no AdmissionCheck says so while the unit waits, and times out
+// the same way: no missing check holds quota forever.
 func TestAdmissionCheckTimeoutAndMissingCheck(t *testing.T) {
 	const ns, q = "silence", "silent"
 	startScheduler(t, func(o *app.Options) { o.Config.AdmissionCheckTimeout = &metav1.Duration{Duration: 4 * time.Second} })
@@ -146,9 +147,10 @@ func TestAdmissionCheckTimeoutAndMissingCheck(t *testing.T) {
 		dump(t, ns)
 		t.Fatalf("missing check not reported: %+v", u.Status)
 	}
-	time.Sleep(3 * time.Second)
-	if p := getUnit(t, ns, "quiet").Status.Phase; p != v1alpha1.QueueUnitPhaseReserved {
-		t.Errorf("unit with a missing check left Reserved: %s", p)
+	u = waitPhase(t, ns, "quiet", v1alpha1.QueueUnitPhaseTimeoutBackoff)
+	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved); c == nil || c.Reason != "AdmissionCheckTimeout" ||
+		!strings.Contains(c.Message, "not found") {
+		t.Errorf("QuotaReserved = %+v, want reason AdmissionCheckTimeout naming the missing check", c)
 	}
 }
 

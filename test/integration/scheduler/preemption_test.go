@@ -71,7 +71,8 @@ func TestPreemptionInsideQuota(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	startScheduler(t, noProtection, func(o *app.Options) { o.MetricsRegistry = reg })
 	createNamespace(t, ns)
-	create(t, utiltesting.MakeElasticQuota("pq").Namespace(ns).Max("cpu", "4").Obj())
+	create(t, utiltesting.MakeElasticQuota("pq").Namespace(ns).Max("cpu", "4").
+		Annotation(v1alpha1.PreemptionPolicyAnnotation, string(v1alpha1.PreemptionLowerPriority)).Obj())
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &checker{}

@@ -36,8 +36,9 @@ type Plugin struct {
 	noVictims map[string]victimSearch
 	// quotas are the ElasticQuotas seen, by name.
 	quotas map[string]*eqv1alpha1.ElasticQuota
-	// treeErrors are problems of the tree's shape, by quota (e.g. a cycle).
-	treeErrors map[string]error
+	// treeReported is the tree problem last reported on each quota (event
+	// InvalidQuotaTree), so it is reported once.
+	treeReported map[string]string
 
 	sync          workqueue.TypedRateLimitingInterface[string]
 	registrations []toolscache.ResourceEventHandlerRegistration
@@ -70,9 +71,9 @@ func (p *Plugin) HasSynced() bool {
 func New(_ runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
 	p := &Plugin{
 		h: h, tree: quota.New(h.Oversell()), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
-		protection: h.ReclaimProtection(), now: time.Now,
+		protection: h.ReclaimProtection(), now: h.Clock().Now,
 		versions: map[string]uint64{}, noVictims: map[string]victimSearch{},
-		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeErrors: map[string]error{},
+		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeReported: map[string]string{},
 		sync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"}),
 	}
@@ -225,6 +226,9 @@ type victimSearch struct {
 	priority int32
 	request  quota.Resources
 	at       time.Time
+	// retryAt is when a protection period that kept candidates out ends.
+	retryAt          time.Time
+	preempt, reclaim bool
 }
 
 // noVictimsTTL bounds how long a fruitless search is trusted: time alone can
@@ -235,14 +239,15 @@ const noVictimsTTL = time.Second
 // A search that found nobody is not repeated for a unit of no higher priority
 // and no smaller request in the same quota until what units hold in the
 // cohort changes: it could only find a subset of the same candidates.
-func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) ([]quota.Holding, bool) {
+func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) quota.Victims {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cohort := p.tree.Cohort(u.Quota)
 	now := p.now()
 	if last, ok := p.noVictims[u.Quota]; ok && last.version == p.versions[cohort] && now.Sub(last.at) < noVictimsTTL &&
+		(last.retryAt.IsZero() || now.Before(last.retryAt)) && last.preempt == preempt && last.reclaim == reclaim &&
 		u.Priority <= last.priority && covers(u.Request, last.request) {
-		return nil, false
+		return quota.Victims{RetryAt: last.retryAt}
 	}
 	held := map[string][]quota.Holding{}
 	for q, keys := range p.byQuota {
@@ -260,9 +265,10 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now,
 	}, held)
 	if len(v.Units) == 0 && !v.Waiting {
-		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now}
+		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now,
+			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim}
 	}
-	return v.Units, v.Waiting
+	return v
 }
 
 // covers reports whether a asks at least as much as b of every resource b asks.

@@ -21,7 +21,7 @@ import (
 
 const (
 	// QueueNamespace holds the Queues made for ElasticQuotas.
-	QueueNamespace = "koord-queue"
+	QueueNamespace = v1alpha1.QueueNamespace
 	// DefaultQueuePriority is the priority of a Queue made for an ElasticQuota.
 	DefaultQueuePriority int32 = 1000
 	// CreatedByLabel marks a Queue made for an ElasticQuota; its value is the
@@ -38,16 +38,14 @@ func (p *Plugin) onQuota(obj any) {
 	old := p.quotas[eq.Name]
 	p.quotas[eq.Name] = eq
 	changed := old == nil || !equalSpec(old, eq)
+	var recheck []string
 	if changed {
-		err := p.tree.Upsert(quota.Spec{
+		// A cycle is refused by the tree and reported by syncQueue.
+		_ = p.tree.Upsert(quota.Spec{
 			Name: eq.Name, Parent: eq.Labels[eqv1alpha1.ParentLabel],
 			Min: quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
 		})
-		if err != nil {
-			p.treeErrors[eq.Name] = err
-		} else {
-			delete(p.treeErrors, eq.Name)
-		}
+		recheck = p.treeChangedLocked()
 	}
 	p.mu.Unlock()
 	if changed {
@@ -55,6 +53,21 @@ func (p *Plugin) onQuota(obj any) {
 		p.h.Invalidate()
 	}
 	p.sync.Add(eq.Name)
+	for _, name := range recheck {
+		p.sync.Add(name)
+	}
+}
+
+// treeChangedLocked lists the quotas whose tree problem may have appeared or
+// gone with a change of the tree, for syncQueue to report.
+func (p *Plugin) treeChangedLocked() []string {
+	var out []string
+	for name := range p.quotas {
+		if _, reported := p.treeReported[name]; reported || p.tree.Problem(name) != nil {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func equalSpec(a, b *eqv1alpha1.ElasticQuota) bool {
@@ -72,14 +85,19 @@ func (p *Plugin) onQuotaDelete(obj any) {
 		return
 	}
 	p.mu.Lock()
+	var recheck []string
 	if cur, ok := p.quotas[eq.Name]; ok && cur.Namespace == eq.Namespace {
 		delete(p.quotas, eq.Name)
-		delete(p.treeErrors, eq.Name)
+		delete(p.treeReported, eq.Name)
 		p.tree.Delete(eq.Name)
+		recheck = p.treeChangedLocked()
 	}
 	p.mu.Unlock()
 	p.h.Invalidate()
 	p.sync.Add(eq.Name)
+	for _, name := range recheck {
+		p.sync.Add(name)
+	}
 }
 
 func (p *Plugin) onQueue(obj any) {
@@ -140,6 +158,7 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 		}
 		return nil
 	}
+	p.reportTree(eq)
 	policy, policyErr := policyOf(eq)
 	if policyErr != nil {
 		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQueuePolicy", "%v", policyErr)
@@ -194,6 +213,27 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 		return fmt.Errorf("update queue: %w", err)
 	}
 	return nil
+}
+
+// reportTree records a Warning event InvalidQuotaTree on a quota whose place
+// in the tree is broken (missing parent, cycle), once per problem.
+func (p *Plugin) reportTree(eq *eqv1alpha1.ElasticQuota) {
+	p.mu.Lock()
+	msg := ""
+	if s := p.tree.Problem(eq.Name); s != nil && s.Broken != "" {
+		msg = s.Broken
+	}
+	report := msg != "" && p.treeReported[eq.Name] != msg
+	if msg == "" {
+		delete(p.treeReported, eq.Name)
+	} else {
+		p.treeReported[eq.Name] = msg
+	}
+	p.mu.Unlock()
+	if report {
+		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaTree",
+			"%s (label %s): units of this quota and of the quotas below it wait until it is fixed", msg, eqv1alpha1.ParentLabel)
+	}
 }
 
 func (p *Plugin) ensureNamespace(ctx context.Context) error {

@@ -1,0 +1,64 @@
+package scheduler
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Clock is what the scheduler needs of a clock: time, tickers for its work
+// queues and timers for its deadlines. clock.RealClock and the fake clock of
+// k8s.io/utils/clock/testing are both one.
+type Clock interface {
+	clock.WithTicker
+	AfterFunc(d time.Duration, f func()) clock.Timer
+}
+
+// wakeups are deadlines at which a cohort's waiting units are worth trying
+// again although nothing in the cluster changed: the end of a protection
+// period that kept victims out. Each cohort has one timer, at its earliest
+// deadline; a later deadline is asked for again by the retry the timer
+// causes. wakeups has its own lock and calls fire without holding it.
+type wakeups struct {
+	clock Clock
+	fire  func(cohort string)
+
+	mu     sync.Mutex
+	at     map[string]time.Time
+	timers map[string]clock.Timer
+}
+
+func newWakeups(clk Clock, fire func(cohort string)) *wakeups {
+	return &wakeups{clock: clk, fire: fire, at: map[string]time.Time{}, timers: map[string]clock.Timer{}}
+}
+
+// wakeAt makes cohort worth trying again at t.
+func (w *wakeups) wakeAt(cohort string, t time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if cur, ok := w.at[cohort]; ok && !t.Before(cur) {
+		return
+	}
+	if old := w.timers[cohort]; old != nil {
+		old.Stop()
+	}
+	w.at[cohort] = t
+	w.timers[cohort] = w.clock.AfterFunc(max(t.Sub(w.clock.Now()), 0), func() {
+		w.mu.Lock()
+		if w.at[cohort].Equal(t) {
+			delete(w.at, cohort)
+			delete(w.timers, cohort)
+		}
+		w.mu.Unlock()
+		w.fire(cohort)
+	})
+}
+
+// pending returns the deadline set for cohort, if any.
+func (w *wakeups) pending(cohort string) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.at[cohort]
+	return t, ok
+}
