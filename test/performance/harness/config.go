@@ -19,6 +19,10 @@ type Config struct {
 	Namespace string `json:"namespace"`
 	// Policy is the koord-queue/queue-policy label of every quota.
 	Policy string `json:"policy"`
+	// PreemptionPolicy is the koord-queue/preemption-policy annotation of every
+	// quota (Never when empty). Kueue's baseline uses withinClusterQueue:
+	// LowerPriority, so the comparable configs say LowerPriority.
+	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
 	// ReclaimProtectionPeriod goes into the scheduler's config file.
 	ReclaimProtectionPeriod Duration `json:"reclaimProtectionPeriod"`
 	// EnablePreemption and EnableReclaim go into the scheduler's config file;
@@ -95,6 +99,11 @@ func (c *Config) validate() error {
 	}
 	if c.Policy == "" {
 		c.Policy = "Priority"
+	}
+	switch c.PreemptionPolicy {
+	case "", "Never", "LowerPriority":
+	default:
+		return fmt.Errorf("preemptionPolicy %q is not Never or LowerPriority", c.PreemptionPolicy)
 	}
 	if c.Timeout.Duration <= 0 {
 		c.Timeout.Duration = 30 * time.Minute

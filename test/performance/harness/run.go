@@ -292,12 +292,18 @@ func createQuotas(ctx context.Context, c client.Client, cfg *Config) error {
 	for p := range cfg.Parents.Count {
 		pq := utiltesting.MakeElasticQuota(ParentName(p)).Namespace(cfg.Namespace).IsParent(true).Policy(policy)
 		pq.Spec.Min, pq.Spec.Max = cpuList(cfg.Parents.Min), cpuList(cfg.Parents.Max)
+		if cfg.PreemptionPolicy != "" {
+			pq.Annotation(v1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
+		}
 		if err := c.Create(ctx, pq.Obj()); err != nil {
 			return fmt.Errorf("create quota %s: %w", ParentName(p), err)
 		}
 		for ch := range cfg.Children.Count {
 			cq := utiltesting.MakeElasticQuota(ChildName(p, ch)).Namespace(cfg.Namespace).Parent(ParentName(p)).IsParent(false).Policy(policy)
 			cq.Spec.Min, cq.Spec.Max = cpuList(cfg.Children.Min), cpuList(cfg.Children.Max)
+			if cfg.PreemptionPolicy != "" {
+				cq.Annotation(v1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
+			}
 			if err := c.Create(ctx, cq.Obj()); err != nil {
 				return fmt.Errorf("create quota %s: %w", ChildName(p, ch), err)
 			}
