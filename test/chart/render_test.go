@@ -62,7 +62,7 @@ func TestDefaults(t *testing.T) {
 
 	sched := r.deployment(t, "koord-queue")
 	c := container(t, sched, "controller")
-	if want := "registry.cn-beijing.aliyuncs.com/koordinator-sh/koord-queue:v1.8.0"; c.Image != want {
+	if want := "koordinator-sh/koord-queue:" + appVersion(t); c.Image != want {
 		t.Errorf("koord-queue image = %s, want %s", c.Image, want)
 	}
 	wantArgs := []string{
@@ -83,7 +83,7 @@ func TestDefaults(t *testing.T) {
 
 	ctrl := r.deployment(t, "koord-queue-controllers")
 	m := container(t, ctrl, "manager")
-	if want := "registry.cn-beijing.aliyuncs.com/koordinator-sh/koord-queue-controllers:v1.8.0"; m.Image != want {
+	if want := "koordinator-sh/koord-queue-controllers:" + appVersion(t); m.Image != want {
 		t.Errorf("koord-queue-controllers image = %s, want %s", m.Image, want)
 	}
 	wantArgs = []string{
@@ -306,8 +306,7 @@ func TestExtensions(t *testing.T) {
 			want: "job,tfjob,pytorchjob,workflow,sparkapp,rayjob,rayjobv1alpha1,raycluster"},
 		{name: "raycluster only", sets: []string{"extension.batchjob.enable=false", "extension.raycluster.enable=true"}, want: "raycluster"},
 		{name: "ray without batch", sets: []string{"extension.batchjob.enable=false", "extension.ray.enable=true"}, want: "rayjob,rayjobv1alpha1"},
-		{name: "mpi", sets: []string{"extension.mpi.enable=true"}, wantErr: "MPIJob is not supported"},
-		{name: "none", sets: []string{"extension.batchjob.enable=false"}, wantErr: "no job extension is enabled"},
+		{name: "mpi is ignored", sets: []string{"extension.mpi.enable=true"}, want: "job"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.wantErr != "" {
@@ -409,7 +408,7 @@ func TestImagesAndKnobs(t *testing.T) {
 	)
 	sched := r.deployment(t, "koord-queue")
 	c := container(t, sched, "controller")
-	if want := "my.registry.example/team/koordinator-sh/koord-queue:v1.8.0"; c.Image != want {
+	if want := "my.registry.example/team/koordinator-sh/koord-queue:" + appVersion(t); c.Image != want {
 		t.Errorf("image %s, want %s (empty tag means appVersion)", c.Image, want)
 	}
 	if *sched.Spec.Replicas != 2 || sched.Spec.Template.Spec.NodeSelector["pool"] != "system" {
@@ -429,7 +428,7 @@ func TestImagesAndKnobs(t *testing.T) {
 	}
 
 	r = render(t, "global.imagePrefix=")
-	if c := container(t, r.deployment(t, "koord-queue"), "controller"); c.Image != "koordinator-sh/koord-queue:v1.8.0" {
+	if c := container(t, r.deployment(t, "koord-queue"), "controller"); c.Image != "koordinator-sh/koord-queue:"+appVersion(t) {
 		t.Errorf("image without prefix: %s", c.Image)
 	}
 	if r.Find("CustomResourceDefinition", "elasticquotas.scheduling.sigs.k8s.io") == nil {

@@ -27,13 +27,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 extensions lists the --enabled-extensions names from extension.<kind>.enable, in a
-fixed order. MPIJob has no extension: asking for it stops the render.
+fixed order; empty when none is enabled (then koord-queue-controllers is not
+deployed). extension.mpi.enable is accepted and ignored: there is no MPIJob
+extension (NOTES.txt says so).
 */}}
 {{- define "koord-queue.extensions" -}}
 {{- $e := .Values.extension -}}
-{{- if $e.mpi.enable -}}
-{{- fail "extension.mpi.enable=true: MPIJob is not supported by koord-queue (no MPI extension exists); set extension.mpi.enable=false" -}}
-{{- end -}}
 {{- $names := list -}}
 {{- if $e.batchjob.enable }}{{ $names = append $names "job" }}{{ end -}}
 {{- if $e.tf.enable }}{{ $names = append $names "tfjob" }}{{ end -}}
@@ -42,10 +41,34 @@ fixed order. MPIJob has no extension: asking for it stops the render.
 {{- if $e.spark.enable }}{{ $names = append $names "sparkapp" }}{{ end -}}
 {{- if $e.ray.enable }}{{ $names = concat $names (list "rayjob" "rayjobv1alpha1") }}{{ end -}}
 {{- if $e.raycluster.enable }}{{ $names = append $names "raycluster" }}{{ end -}}
-{{- if not $names -}}
-{{- fail "no job extension is enabled: set at least one extension.<kind>.enable=true (batchjob, tf, pytorch, argo, spark, ray, raycluster)" -}}
-{{- end -}}
 {{- join "," $names -}}
+{{- end -}}
+
+{{/*
+placement renders a pod spec's priorityClassName and topology spread
+constraints from a component's values (list root values name). With no
+constraints given and more than one replica, the pods spread softly over nodes.
+*/}}
+{{- define "koord-queue.placement" -}}
+{{- $root := index . 0 -}}
+{{- $v := index . 1 -}}
+{{- $name := index . 2 -}}
+{{- with $v.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- if $v.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml $v.topologySpreadConstraints | nindent 2 }}
+{{- else if gt (int $v.replicas) 1 }}
+topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: kubernetes.io/hostname
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchLabels:
+        app.kubernetes.io/name: {{ $name }}
+        app.kubernetes.io/instance: {{ $root.Release.Name }}
+{{- end }}
 {{- end -}}
 
 {{/* The pod and container security settings both Deployments share. */}}
