@@ -135,7 +135,7 @@ func build(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }()
 
 	base, err := layer(baseEntries(), o.meta.Created)
 	if err != nil {

@@ -30,19 +30,25 @@ import (
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
 
-// runBinaries builds koord-queue and koord-queue-controllers, runs each with
-// the arguments of its rendered Deployment and a kubeconfig with a token of
-// its ServiceAccount, and plays the guide's quick start: an ElasticQuota, its
+// runBinaries runs koord-queue and koord-queue-controllers, each with the
+// arguments of its rendered Deployment and a kubeconfig with a token of its
+// ServiceAccount, and plays the guide's quick start: an ElasticQuota, its
 // Queue created by koord-queue, a suspended Job whose QueueUnit the
 // controllers create, admitted by koord-queue and resumed by the controllers.
 // Every call the binaries make on the way goes through the chart's RBAC.
-func runBinaries(t *testing.T, env *framework.Env, r *Rendered) {
+//
+// The binaries are the ones in binDir (taken out of the images, say), or,
+// when binDir is empty, built from the source here.
+func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "./cmd/koord-queue", "./cmd/koord-queue-controllers")
-	build.Dir = framework.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if binDir == "" {
+		binDir = dir
+		build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "./cmd/koord-queue", "./cmd/koord-queue-controllers")
+		build.Dir = framework.RepoRoot()
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 
 	// koord-queue: the Deployment's args, with the ConfigMap's file and a free port.
@@ -59,7 +65,7 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered) {
 	sched = dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-address")
 	sched = append(sched, "--kubeconfig="+saKubeconfig(t, env.Config, schedulerSA, dir))
 	schedLog := filepath.Join(dir, "koord-queue.log")
-	start(t, filepath.Join(dir, "koord-queue"), sched, schedLog)
+	start(t, filepath.Join(binDir, "koord-queue"), sched, schedLog)
 
 	ctrl := container(t, r.deployment(t, "koord-queue-controllers"), "manager").Args
 	ctrl = replaceFlag(ctrl, "enabled-extensions", "job")
@@ -67,7 +73,7 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered) {
 	ctrl = replaceFlag(ctrl, "health-probe-bind-address", freeAddr(t))
 	ctrl = append(ctrl, "--kubeconfig="+saKubeconfig(t, env.Config, controllersSA, dir))
 	ctrlLog := filepath.Join(dir, "koord-queue-controllers.log")
-	start(t, filepath.Join(dir, "koord-queue-controllers"), ctrl, ctrlLog)
+	start(t, filepath.Join(binDir, "koord-queue-controllers"), ctrl, ctrlLog)
 
 	c := env.Client
 	four := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}

@@ -43,7 +43,24 @@ var fullValues = []string{
 // then proves each ServiceAccount's RBAC there, and finally runs both binaries
 // as those ServiceAccounts through the guide's quick start.
 func TestOnAPIServer(t *testing.T) {
-	kubectlBin := kubectl(t)
+	env := startControlPlane(t)
+	r := render(t, fullValues...)
+	kc := applyChart(t, env, r)
+
+	t.Run("RBAC by SubjectAccessReview", func(t *testing.T) { checkAccessReviews(t, env.Clientset) })
+	t.Run("RBAC by impersonated calls", func(t *testing.T) { checkImpersonatedCalls(t, env) })
+
+	// Nothing serves the visibility API here; without the APIService the
+	// binaries' discovery is clean.
+	if _, err := kc("delete", "apiservice", "v1alpha1.visibility.koord-queue.x-k8s.io"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("binaries as the chart's ServiceAccounts", func(t *testing.T) { runBinaries(t, env, r, "") })
+}
+
+// startControlPlane starts etcd and kube-apiserver for the test.
+func startControlPlane(t *testing.T) *framework.Env {
+	t.Helper()
 	env, err := framework.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -53,14 +70,21 @@ func TestOnAPIServer(t *testing.T) {
 			t.Errorf("stop control plane: %v", err)
 		}
 	})
+	return env
+}
+
+// applyChart applies the rendered chart server-side as `helm install
+// --create-namespace` would, checks that the API server holds every object,
+// and returns a kubectl bound to the control plane as its admin.
+func applyChart(t *testing.T, env *framework.Env, r *Rendered) func(args ...string) (string, error) {
+	t.Helper()
+	kubectlBin := kubectl(t)
 	ctx := t.Context()
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-
-	r := render(t, fullValues...)
 	manifests := filepath.Join(dir, "koord-queue.yaml")
 	if err := os.WriteFile(manifests, []byte(r.Raw), 0o600); err != nil {
 		t.Fatal(err)
@@ -92,16 +116,7 @@ func TestOnAPIServer(t *testing.T) {
 		t.Fatalf("applied %d objects, the API server has %d:\n%s", len(r.Objects), got, out)
 	}
 	t.Logf("server-side applied %d objects: %v", len(r.Objects), r.Kinds())
-
-	t.Run("RBAC by SubjectAccessReview", func(t *testing.T) { checkAccessReviews(t, env.Clientset) })
-	t.Run("RBAC by impersonated calls", func(t *testing.T) { checkImpersonatedCalls(t, env) })
-
-	// Nothing serves the visibility API here; without the APIService the
-	// binaries' discovery is clean.
-	if _, err := kc("delete", "apiservice", "v1alpha1.visibility.koord-queue.x-k8s.io"); err != nil {
-		t.Fatal(err)
-	}
-	t.Run("binaries as the chart's ServiceAccounts", func(t *testing.T) { runBinaries(t, env, r) })
+	return kc
 }
 
 type access struct {
