@@ -101,7 +101,7 @@ IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
 IMAGE_OUTPUT ?= _output/images
 # Every file time in the images and their creation time: the commit's time.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-IMAGEBUILD = go run ./hack/imagebuild --output $(IMAGE_OUTPUT) --tag $(IMAGE_TAG)
+IMAGEBUILD = go run ./hack/imagebuild --output=$(IMAGE_OUTPUT) --tag=$(IMAGE_TAG)
 
 .PHONY: chart-crds
 chart-crds: ## Copy config/crd (and config/grafana) into the chart.
@@ -123,11 +123,11 @@ test-chart: ## Chart tests: helm lint/template, server-side apply and RBAC on a 
 
 .PHONY: images
 images: ## Build both images (linux/amd64 and arm64) as OCI layouts in _output/images; no container engine needed.
-	$(IMAGEBUILD) --version $(VERSION) --revision $(REVISION) --source-date-epoch $(SOURCE_DATE_EPOCH) --platforms $(IMAGE_PLATFORMS)
+	$(IMAGEBUILD) --version=$(VERSION) --revision=$(REVISION) --source-date-epoch=$(SOURCE_DATE_EPOCH) --platforms=$(IMAGE_PLATFORMS)
 
 .PHONY: push
 push: ## Push the images of `make images` to IMAGE_PREFIX/<name>:IMAGE_TAG (credentials of docker login).
-	$(IMAGEBUILD) --push --image-prefix $(IMAGE_PREFIX)
+	$(IMAGEBUILD) --push --image-prefix=$(IMAGE_PREFIX)
 
 .PHONY: test-images
 test-images: ## Check the images (config, files, no shell) and run their binaries through the quick start; builds them when absent or stale.

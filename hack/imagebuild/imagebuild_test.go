@@ -120,7 +120,9 @@ func TestParseFlags(t *testing.T) {
 		{name: "push without prefix", args: []string{"--push", "--tag=v1.9.0"}, wantErr: "--push needs --image-prefix"},
 		{name: "push with a trailing slash", args: []string{"--push", "--tag=v1", "--image-prefix=registry.example/"}, wantErr: "trailing slash"},
 		{name: "push an invalid tag", args: []string{"--push", "--tag=v1+x", "--image-prefix=registry.example/team"}, wantErr: "image reference"},
-		{name: "push an invalid prefix", args: []string{"--push", "--tag=v1", "--image-prefix=Registry Example/team"}, wantErr: "image reference"},
+		{name: "push an invalid prefix", args: []string{"--push", "--tag=v1", "--image-prefix=registry.example/Team A"}, wantErr: "image reference"},
+		{name: "push without a registry", args: []string{"--push", "--tag=v1", "--image-prefix=koordinator-sh"}, wantErr: "names no registry"},
+		{name: "push to localhost", args: []string{"--push", "--tag=v1", "--image-prefix=localhost/team"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,12 @@ func validatePush(o *options) error {
 	if strings.HasSuffix(o.prefix, "/") {
 		return fmt.Errorf("--image-prefix %q: want registry[:port]/path without a trailing slash", o.prefix)
 	}
+	// Without a registry host the reference would silently mean a default
+	// registry; pushing there is never what `make push` is for.
+	host, _, _ := strings.Cut(o.prefix, "/")
+	if !strings.ContainsAny(host, ".:") && host != "localhost" {
+		return fmt.Errorf("--image-prefix %q names no registry: want registry[:port]/path, such as registry.example/koordinator-sh", o.prefix)
+	}
 	for _, b := range o.binaries {
 		if _, err := pushRef(o.prefix, b, o.tag); err != nil {
 			return err
