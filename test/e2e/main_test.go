@@ -53,6 +53,15 @@ func toolsDir() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// schedulerConfig is koord-queue's --config in the suite.
+const schedulerConfig = `apiVersion: scheduling.k8s.io/v1
+kind: KoordQueueConfiguration
+reclaimProtectionPeriod: ` + e2eProtection + `
+`
+
+// e2eProtection is the reclaim and preemption protection period of the suite.
+const e2eProtection = "5s"
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -73,6 +82,20 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	// A short protection period, so the opt-in preemption case sees it end.
+	configFile, err := os.CreateTemp("", "koord-queue-e2e-config-*.yaml")
+	if err == nil {
+		_, err = configFile.WriteString(schedulerConfig)
+		if cerr := configFile.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: scheduler config:", err)
+		return 1
+	}
+	config := configFile.Name()
+	defer func() { _ = os.Remove(config) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	env, err = cluster.Start(ctx, cluster.Options{
@@ -84,6 +107,7 @@ func run(m *testing.M) int {
 		KoordQueue: cluster.KoordQueue{
 			Mode:       cluster.KoordQueueOn,
 			RepoRoot:   repoRoot(),
+			Config:     config,
 			Extensions: extensions(),
 		},
 		DieWithParent: true,
