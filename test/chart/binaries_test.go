@@ -44,8 +44,11 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	dir := t.TempDir()
 	if binDir == "" {
 		binDir = dir
-		build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "./cmd/koord-queue", "./cmd/koord-queue-controllers")
+		// The flags of make images (static, -trimpath), so that the two share
+		// their compiled packages in the build cache.
+		build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/koord-queue", "./cmd/koord-queue-controllers")
 		build.Dir = framework.RepoRoot()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
