@@ -89,7 +89,7 @@ func TestDefaults(t *testing.T) {
 	wantArgs = []string{
 		"--enabled-extensions=job", "--v=2", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
 		"--leader-elect=true", "--leader-elect-resource-name=koord-queue-controllers",
-		"--leader-elect-resource-namespace=koord-queue",
+		"--leader-elect-resource-namespace=koord-queue", "--release-namespace=koord-queue",
 	}
 	if diff := cmp.Diff(wantArgs, m.Args); diff != "" {
 		t.Errorf("koord-queue-controllers args (-want +got):\n%s", diff)
@@ -241,6 +241,9 @@ func checkRBACRules(t *testing.T, r *Rendered) {
 			{"batch", "jobs", "create", false},
 			{"", "secrets", "get", false},
 			{"", "pods", "delete", false},
+			{"", "namespaces", "watch", true},
+			{"", "namespaces", "delete", false},
+			{"", "namespaces", "update", false},
 		}},
 	} {
 		for _, c := range checks.checks {
@@ -404,6 +407,8 @@ func TestImagesAndKnobs(t *testing.T) {
 		"controller.leaderElection.leaseDuration=30s",
 		"controller.nodeSelector.pool=system",
 		"extension.koord-queue-controllers.extraArgs={--manage-all-jobs}",
+		"extension.koord-queue-controllers.managedJobsNamespaceSelector=team in (a\\,b)",
+		"extension.koord-queue-controllers.defaultQuota=team-default",
 		"extension.koord-queue-controllers.leaderElection.enabled=false",
 	)
 	sched := r.deployment(t, "koord-queue")
@@ -425,6 +430,11 @@ func TestImagesAndKnobs(t *testing.T) {
 	}
 	if got, _ := flag(m.Args, "leader-elect"); got != "false" || m.Args[len(m.Args)-1] != "--manage-all-jobs" {
 		t.Errorf("controllers args %v", m.Args)
+	}
+	for name, want := range map[string]string{"managed-jobs-namespace-selector": "team in (a,b)", "default-quota": "team-default"} {
+		if got, _ := flag(m.Args, name); got != want {
+			t.Errorf("koord-queue-controllers --%s=%q, want %q", name, got, want)
+		}
 	}
 
 	r = render(t, "global.imagePrefix=")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
@@ -113,11 +114,16 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 	if err := checkCRDs(mgr.GetRESTMapper(), c.extensions); err != nil {
 		return nil, err
 	}
+	if o.ManageAllJobs {
+		mgr.GetLogger().WithName("setup").Info("Managing all jobs", "namespaceSelector", c.managedNamespaces.String(), "defaultQuota", o.DefaultQuota)
+	}
 	for i := range c.extensions {
 		ext := &c.extensions[i]
 		running, backoff := c.config.TimeoutsFor(ext.Name)
 		r := framework.NewReconciler(mgr.GetClient(), ext, mgr.GetEventRecorder(eventSource), clk, framework.ReconcilerOptions{
 			ManageAllJobs:      o.ManageAllJobs,
+			ManagedNamespaces:  c.managedNamespaces,
+			DefaultQuota:       o.DefaultQuota,
 			Gates:              c.gates,
 			RunningTimeout:     running,
 			BackoffTimeout:     backoff,
@@ -138,13 +144,14 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 
 // completed is what the options turn into once checked.
 type completed struct {
-	extensions []framework.Extension
-	gates      framework.FeatureGates
-	config     *configv1.KoordQueueControllersConfiguration
+	extensions        []framework.Extension
+	gates             framework.FeatureGates
+	config            *configv1.KoordQueueControllersConfiguration
+	managedNamespaces framework.NamespaceSelector
 }
 
 // complete checks the options that need no cluster: extension names, feature
-// gates and the config file.
+// gates, the config file, the namespace selector and the default quota.
 func (o *Options) complete() (*completed, error) {
 	reg := NewRegistry()
 	exts, err := enabledExtensions(reg, o.EnabledExtensions)
@@ -159,7 +166,17 @@ func (o *Options) complete() (*completed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	return &completed{extensions: exts, gates: gates, config: conf}, nil
+	sel, err := framework.ParseNamespaceSelector(o.ManagedJobsNamespaceSelector, o.releaseNamespace())
+	if err != nil {
+		return nil, fmt.Errorf("--managed-jobs-namespace-selector: %w", err)
+	}
+	if o.DefaultQuota != "" {
+		errs := append(validation.IsDNS1123Subdomain(o.DefaultQuota), validation.IsValidLabelValue(o.DefaultQuota)...)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("--default-quota %q is not a quota name: %s", o.DefaultQuota, strings.Join(errs, "; "))
+		}
+	}
+	return &completed{extensions: exts, gates: gates, config: conf, managedNamespaces: sel}, nil
 }
 
 // enabledExtensions builds the named extensions, refusing unknown names.

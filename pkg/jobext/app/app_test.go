@@ -25,3 +25,44 @@ func TestEnabledExtensions(t *testing.T) {
 		t.Error("no extensions accepted")
 	}
 }
+
+func TestCompleteManageAllOptions(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "")
+	cases := map[string]struct {
+		mutate  func(*Options)
+		env     string
+		wantSel string
+		wantErr string
+	}{
+		"default selector":       {wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
+		"release from the env":   {env: "kq-env", wantSel: "kubernetes.io/metadata.name notin (kq-env,kube-system)"},
+		"release flag wins":      {env: "kq-env", mutate: func(o *Options) { o.ReleaseNamespace = "kq-flag" }, wantSel: "kubernetes.io/metadata.name notin (kq-flag,kube-system)"},
+		"custom selector":        {mutate: func(o *Options) { o.ManagedJobsNamespaceSelector = "queue=on" }, wantSel: "queue=on"},
+		"bad selector":           {mutate: func(o *Options) { o.ManagedJobsNamespaceSelector = "queue in (on" }, wantErr: "--managed-jobs-namespace-selector"},
+		"good default quota":     {mutate: func(o *Options) { o.DefaultQuota = "team-a" }, wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
+		"bad default quota":      {mutate: func(o *Options) { o.DefaultQuota = "Team A" }, wantErr: "--default-quota"},
+		"too long default quota": {mutate: func(o *Options) { o.DefaultQuota = strings.Repeat("a", 64) }, wantErr: "--default-quota"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("POD_NAMESPACE", tc.env)
+			o := NewOptions()
+			if tc.mutate != nil {
+				tc.mutate(o)
+			}
+			c, err := o.complete()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.managedNamespaces.String(); got != tc.wantSel {
+				t.Errorf("selector = %q, want %q", got, tc.wantSel)
+			}
+		})
+	}
+}

@@ -91,6 +91,14 @@ type QueueOptIn interface {
 	OptsIn() bool
 }
 
+// StartReporter is an optional power for kinds that record when they started
+// (a status.startTime): Started is true once the job ran, even if no pod is
+// active at this moment. Kinds without it count as started while they have
+// active pods.
+type StartReporter interface {
+	Started() bool
+}
+
 // PriorityClassSource is an optional power for kinds whose priority class is
 // not in a pod template.
 type PriorityClassSource interface {

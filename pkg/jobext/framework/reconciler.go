@@ -33,12 +33,22 @@ const (
 	EventResumed          = "Resumed"
 	EventInvalidJob       = "InvalidJob"
 	EventRunningTimeout   = "RunningTimeout"
+	// EventLeftAlone: --manage-all-jobs found the job already started.
+	EventLeftAlone = "LeftAlone"
 )
 
 // ReconcilerOptions tune one extension's reconciler.
 type ReconcilerOptions struct {
-	// ManageAllJobs takes over every job of the kind, quota label or not.
+	// ManageAllJobs takes over every job of the kind, quota label or not, in
+	// the namespaces ManagedNamespaces selects; it never suspends a job that
+	// already started.
 	ManageAllJobs bool
+	// ManagedNamespaces selects the namespaces of ManageAllJobs; the zero
+	// value selects all.
+	ManagedNamespaces NamespaceSelector
+	// DefaultQuota, when set, is the quota of units whose job has no quota
+	// label.
+	DefaultQuota string
 	// Gates are the feature gates.
 	Gates FeatureGates
 	// RunningTimeout moves a dequeued job whose pods never run to
@@ -57,6 +67,8 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
 	opts     ReconcilerOptions
+
+	leftAlone startedJobs
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -104,6 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	obj := r.ext.NewObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.leftAlone.forget(req.NamespacedName)
 			return ctrl.Result{}, r.deleteUnit(ctx, unitKey, req.Name, "")
 		}
 		return ctrl.Result{}, fmt.Errorf("get job: %w", err)
@@ -160,7 +173,8 @@ func (r *Reconciler) deleteUnit(ctx context.Context, key types.NamespacedName, j
 }
 
 // takeOver creates the unit of a job the extension should manage, suspending
-// the job first when it was not submitted suspended.
+// the job first when it was not submitted suspended (--manage-all-jobs; a job
+// that already started is left alone).
 func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.NamespacedName) (ctrl.Result, error) {
 	obj := gj.Object()
 	if nm, ok := gj.(NeverManaged); ok && nm.NeverManaged() {
@@ -174,6 +188,9 @@ func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.Name
 		return ctrl.Result{}, nil
 	case (hasQuota || explicit) && gj.HeldForQueue():
 	case r.opts.ManageAllJobs:
+		if ok, err := r.takesOverAll(ctx, gj); !ok || err != nil {
+			return ctrl.Result{}, err
+		}
 	default:
 		return ctrl.Result{}, nil
 	}
@@ -231,6 +248,7 @@ func (r *Reconciler) newUnit(gj GenericJob, key types.NamespacedName, spec sched
 	if !hasQuota {
 		unit.Annotations[NoQuotaAnnotation] = NoQuotaMessage
 	}
+	r.defaultQuota(obj, unit)
 	return unit
 }
 

@@ -32,7 +32,7 @@ const (
 	// taken over by --manage-all-jobs.
 	NoQuotaAnnotation = "koord-queue/no-quota"
 	// NoQuotaMessage is the value of NoQuotaAnnotation.
-	NoQuotaMessage = "job has no quota.scheduling.koordinator.sh/name label; taken over by --manage-all-jobs"
+	NoQuotaMessage = "job has no quota.scheduling.koordinator.sh/name label; add it to the job, or start koord-queue-controllers with --default-quota"
 )
 
 // annotationsNotCopied are job annotations that would only bloat the unit.

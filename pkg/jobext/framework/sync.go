@@ -90,6 +90,11 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 	if waiting(unit.Status.Phase) {
 		desired.Spec.ConsumerRef = spec.ConsumerRef
 		desired.Spec.Queue = spec.Queue
+		if spec.Queue == "" {
+			// A job without a quota label keeps the unit's quota: --default-quota.
+			r.defaultQuota(gj.Object(), desired)
+			desired.Spec.Queue = desired.Labels[schedv1alpha1.QuotaNameLabel]
+		}
 		desired.Spec.PodSet = spec.PodSet
 		desired.Spec.Resource = spec.Resource
 		desired.Spec.Request = spec.Request

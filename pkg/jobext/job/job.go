@@ -42,13 +42,19 @@ type Job struct {
 // Wrap wraps a Job.
 func Wrap(j *batchv1.Job) *Job { return &Job{job: j} }
 
-var _ framework.GenericJob = (*Job)(nil)
+var (
+	_ framework.GenericJob    = (*Job)(nil)
+	_ framework.StartReporter = (*Job)(nil)
+)
 
 // Object returns the Job.
 func (j *Job) Object() client.Object { return j.job }
 
 // HeldForQueue: spec.suspend true and never started.
 func (j *Job) HeldForQueue() bool { return j.IsSuspended() && j.job.Status.StartTime == nil }
+
+// Started: the Job controller set status.startTime.
+func (j *Job) Started() bool { return j.job.Status.StartTime != nil }
 
 // IsSuspended reads spec.suspend.
 func (j *Job) IsSuspended() bool { return ptr.Deref(j.job.Spec.Suspend, false) }

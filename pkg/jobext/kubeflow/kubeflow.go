@@ -25,7 +25,10 @@ type Job struct {
 	order     []kfv1.ReplicaType
 }
 
-var _ framework.GenericJob = (*Job)(nil)
+var (
+	_ framework.GenericJob    = (*Job)(nil)
+	_ framework.StartReporter = (*Job)(nil)
+)
 
 // New wraps a training job: its object, replica specs, run policy, status and
 // the order its replica types are listed in (unknown types follow, sorted).
@@ -46,6 +49,9 @@ func (j *Job) HeldForQueue() bool {
 	}
 	return j.IsSuspended() && j.status.StartTime == nil
 }
+
+// Started: the training operator set status.startTime.
+func (j *Job) Started() bool { return j.status.StartTime != nil }
 
 // IsSuspended reads spec.runPolicy.suspend and the suspend annotation.
 func (j *Job) IsSuspended() bool {

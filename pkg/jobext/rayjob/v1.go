@@ -13,7 +13,10 @@ type JobV1 struct {
 	j *rayv1.RayJob
 }
 
-var _ framework.GenericJob = (*JobV1)(nil)
+var (
+	_ framework.GenericJob    = (*JobV1)(nil)
+	_ framework.StartReporter = (*JobV1)(nil)
+)
 
 // WrapV1 wraps a v1 RayJob.
 func WrapV1(j *rayv1.RayJob) *JobV1 { return &JobV1{j: j} }
@@ -23,6 +26,9 @@ func (r *JobV1) Object() client.Object { return r.j }
 
 // HeldForQueue: spec.suspend and never started.
 func (r *JobV1) HeldForQueue() bool { return r.j.Spec.Suspend && r.j.Status.StartTime == nil }
+
+// Started: KubeRay set status.startTime.
+func (r *JobV1) Started() bool { return r.j.Status.StartTime != nil }
 
 // IsSuspended reads spec.suspend.
 func (r *JobV1) IsSuspended() bool { return r.j.Spec.Suspend }

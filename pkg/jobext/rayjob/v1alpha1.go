@@ -13,7 +13,10 @@ type JobV1alpha1 struct {
 	j *rayv1alpha1.RayJob
 }
 
-var _ framework.GenericJob = (*JobV1alpha1)(nil)
+var (
+	_ framework.GenericJob    = (*JobV1alpha1)(nil)
+	_ framework.StartReporter = (*JobV1alpha1)(nil)
+)
 
 // WrapV1alpha1 wraps a v1alpha1 RayJob.
 func WrapV1alpha1(j *rayv1alpha1.RayJob) *JobV1alpha1 { return &JobV1alpha1{j: j} }
@@ -23,6 +26,9 @@ func (r *JobV1alpha1) Object() client.Object { return r.j }
 
 // HeldForQueue: spec.suspend and never started.
 func (r *JobV1alpha1) HeldForQueue() bool { return r.j.Spec.Suspend && r.j.Status.StartTime == nil }
+
+// Started: KubeRay set status.startTime.
+func (r *JobV1alpha1) Started() bool { return r.j.Status.StartTime != nil }
 
 // IsSuspended reads spec.suspend.
 func (r *JobV1alpha1) IsSuspended() bool { return r.j.Spec.Suspend }

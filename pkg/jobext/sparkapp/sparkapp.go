@@ -45,7 +45,10 @@ type App struct {
 	a *sparkv1beta2.SparkApplication
 }
 
-var _ framework.GenericJob = (*App)(nil)
+var (
+	_ framework.GenericJob    = (*App)(nil)
+	_ framework.StartReporter = (*App)(nil)
+)
 
 // Wrap wraps a SparkApplication.
 func Wrap(a *sparkv1beta2.SparkApplication) *App { return &App{a: a} }
@@ -57,6 +60,9 @@ func (s *App) Object() client.Object { return s.a }
 func (s *App) HeldForQueue() bool {
 	return s.IsSuspended() && s.a.Status.AppState.State == sparkv1beta2.ApplicationStateNew
 }
+
+// Started: the operator moved the application past its new state.
+func (s *App) Started() bool { return s.a.Status.AppState.State != sparkv1beta2.ApplicationStateNew }
 
 // IsSuspended reads the suspend annotation.
 func (s *App) IsSuspended() bool {

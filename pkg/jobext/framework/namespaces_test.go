@@ -1,0 +1,52 @@
+package framework
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestNamespaceSelector(t *testing.T) {
+	ns := func(name string, labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	cases := map[string]struct {
+		expr, release string
+		ns            *corev1.Namespace
+		want          bool
+		wantErr       bool
+	}{
+		"default takes a user namespace":   {release: "koord-queue", ns: ns("team-a", nil), want: true},
+		"default leaves kube-system":       {release: "koord-queue", ns: ns("kube-system", nil)},
+		"default leaves the release":       {release: "kq", ns: ns("kq", map[string]string{corev1.LabelMetadataName: "kq"})},
+		"default without a release":        {ns: ns("koord-queue", nil), want: true},
+		"custom selector matches":          {expr: "queue=on", release: "kq", ns: ns("team-a", map[string]string{"queue": "on"}), want: true},
+		"custom selector does not match":   {expr: "queue=on", release: "kq", ns: ns("team-a", nil)},
+		"custom selector replaces default": {expr: "queue=on", release: "kq", ns: ns("kube-system", map[string]string{"queue": "on"}), want: true},
+		"set-based selector on the name":   {expr: corev1.LabelMetadataName + " in (a,b)", ns: ns("b", nil), want: true},
+		"blank means the default":          {expr: "  ", release: "kq", ns: ns("kq", nil)},
+		"bad selector":                     {expr: "team in (a", wantErr: true},
+		"bad operator":                     {expr: "team=~a", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			sel, err := ParseNamespaceSelector(tc.expr, tc.release)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if got := sel.Matches(tc.ns); got != tc.want {
+				t.Errorf("Matches(%s %v) with %q = %v, want %v", tc.ns.Name, tc.ns.Labels, sel, got, tc.want)
+			}
+		})
+	}
+	if got, want := DefaultNamespaceSelector("kq").String(), "kubernetes.io/metadata.name notin (kq,kube-system)"; got != want {
+		t.Errorf("default selector = %q, want %q", got, want)
+	}
+	if !(NamespaceSelector{}).Matches(ns("kube-system", nil)) {
+		t.Error("zero selector does not match everything")
+	}
+}
