@@ -79,8 +79,15 @@ func NewReconciler(c client.Client, ext *Extension, recorder events.EventRecorde
 }
 
 // SetupWithManager watches the extension's jobs and the units that point at
-// them.
+// them; with ManageAllJobs it also caches Namespaces, whose labels the
+// selector reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.opts.ManageAllJobs {
+		// Registered before the manager starts, so the cache syncs it first.
+		if _, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Namespace{}); err != nil {
+			return fmt.Errorf("namespace informer: %w", err)
+		}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.ext.Name).
 		For(r.ext.NewObject()).
