@@ -71,6 +71,9 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 	if st == nil || st.deleted || st.inflight || !isPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
 		return &queue.Failure{Reason: reasonStale, HeldBack: true}
 	}
+	if f := s.nodeMisfit(st); f != nil {
+		return f
+	}
 	if sf, ok := memo.match(u.Quota, q.Name, u.Request, u.Priority); ok {
 		if _, nominated := s.nominated.byUnit[u.Key]; !nominated {
 			u.Cohort = sf.cohort
@@ -218,7 +221,11 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 		st.holding, st.reason = true, ""
 		latest := st.obj
 		s.mu.Unlock()
-		s.recorder.Eventf(written, corev1.EventTypeNormal, "Scheduled", "Admitted by queue %s; quota %s charged %s", info.Queue, info.Quota, info.Request)
+		note := ""
+		if !s.opts.NodeFitCheck {
+			note = "; node fit check skipped (--node-fit-check=false)"
+		}
+		s.recorder.Eventf(written, corev1.EventTypeNormal, "Scheduled", "Admitted by queue %s; quota %s charged %s%s", info.Queue, info.Quota, info.Request, note)
 		s.opts.Metrics.Attempt(info.Queue, metrics.ResultAdmitted)
 		s.opts.Metrics.Admitted(info.Queue, s.clock.Since(written.CreationTimestamp.Time))
 		s.opts.Metrics.Coming(written.Namespace, jobType(written), metrics.StatusAdmitted)

@@ -8,4 +8,14 @@
 // twice while its status write is in flight. A failed write gives the quota
 // back and the unit is decided again. Usage is always rebuilt from the API
 // (see docs/protocol.md), so a restarted scheduler starts from the truth.
+//
+// Time is the scheduler's injected Clock: every deadline (the end of a
+// protection period, admission check timeouts, backoff ends, execution
+// budgets) schedules its own re-evaluation on it (wakeups, the lifecycle
+// queue), so nothing waits for an unrelated change. The nodes it knows, for
+// the node fit check (pkg/nodefit), have an owner of their own (nodes).
+//
+// Locks, in the order they may be taken: the queue manager's (a pass calls
+// try under it), then s.mu, then the plugins' and the leaf locks (nodes,
+// wakeups, the status writer's), none of which calls back.
 package scheduler

@@ -42,6 +42,9 @@ type Options struct {
 	Gates features.Gates
 	// AdmissionCheckWorkers run the lifecycle controller.
 	AdmissionCheckWorkers int
+	// NodeFitCheck refuses units whose pods fit no node (pkg/nodefit). Off
+	// for clusters that add nodes on demand.
+	NodeFitCheck bool
 }
 
 // Scheduler admits QueueUnits.
@@ -67,6 +70,8 @@ type Scheduler struct {
 	nominated nominations
 	// wakeups are the deadlines at which a cohort is tried again (see wakeAt).
 	wakeups *wakeups
+	// nodes are the cluster's nodes for the node fit check; nil when it is off.
+	nodes *nodes
 
 	registrations []toolscache.ResourceEventHandlerRegistration
 	leading       atomic.Bool
@@ -87,6 +92,8 @@ type unitState struct {
 	evicting bool
 	// deleted is true once the unit is gone; queue entries may still point here.
 	deleted bool
+	// fit is the unit's last node fit answer.
+	fit *nodeFit
 }
 
 var (
@@ -177,6 +184,11 @@ func (s *Scheduler) watch(ctx context.Context) error {
 		return err
 	}
 	s.registrations = append(s.registrations, reg)
+	if s.opts.NodeFitCheck {
+		if err := s.watchNodes(ctx); err != nil {
+			return err
+		}
+	}
 	return s.watchAdmissionChecks(ctx)
 }
 

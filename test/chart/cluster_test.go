@@ -152,7 +152,7 @@ func schedulerNeeds() []access {
 	var a []access
 	a = append(a, accesses("default", read, "queueunits.scheduling.x-k8s.io", "elasticquotas.scheduling.sigs.k8s.io", "pods")...)
 	a = append(a, accesses("", read, "admissionchecks.scheduling.x-k8s.io", "provisioningrequestconfigs.scheduling.x-k8s.io",
-		"priorityclasses.scheduling.k8s.io", "namespaces")...)
+		"priorityclasses.scheduling.k8s.io", "namespaces", "nodes")...)
 	a = append(a, accesses(Namespace, append(read, write...), "queues.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"update", "patch"}, "queueunits/status.scheduling.x-k8s.io", "queues/status.scheduling.x-k8s.io")...)
 	a = append(a, accesses("", []string{"create"}, "namespaces", "tokenreviews.authentication.k8s.io", "subjectaccessreviews.authorization.k8s.io")...)
@@ -174,6 +174,7 @@ func schedulerMustNot() []access {
 	a = append(a, accesses(Namespace, []string{"get"}, "secrets")...)
 	a = append(a, accesses("default", []string{"update", "delete"}, "elasticquotas.scheduling.sigs.k8s.io")...)
 	a = append(a, accesses("", []string{"delete"}, "namespaces")...)
+	a = append(a, accesses("", []string{"update", "patch", "delete"}, "nodes")...)
 	a = append(a, accesses("kube-system", []string{"update"}, "leases.coordination.k8s.io")...)
 	a = append(a, accesses("", write, "clusterroles.rbac.authorization.k8s.io", "customresourcedefinitions.apiextensions.k8s.io")...)
 	return a
@@ -195,7 +196,6 @@ func controllersNeed() []access {
 	a = append(a, accesses("default", []string{"update", "patch"}, "queueunits/status.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", read, "pods")...)
 	a = append(a, accesses("", read, "priorityclasses.scheduling.k8s.io")...)
-	a = append(a, accesses("", read, "namespaces")...)
 	a = append(a, accesses("default", []string{"create", "patch"}, "events", "events.events.k8s.io")...)
 	a = append(a, accesses(Namespace, []string{"get", "create", "update"}, "leases.coordination.k8s.io")...)
 	return a
@@ -209,7 +209,6 @@ func controllersMustNot() []access {
 	a = append(a, accesses("default", []string{"delete", "create"}, "pods")...)
 	a = append(a, accesses("default", []string{"update", "get"}, "elasticquotas.scheduling.sigs.k8s.io")...)
 	a = append(a, accesses("", []string{"create"}, "namespaces", "tokenreviews.authentication.k8s.io")...)
-	a = append(a, accesses("", []string{"update", "delete"}, "namespaces")...)
 	a = append(a, accesses("default", []string{"update"}, "leases.coordination.k8s.io")...)
 	return a
 }

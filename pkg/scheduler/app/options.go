@@ -30,6 +30,8 @@ type Options struct {
 	LeaseDuration                time.Duration
 	MetricsBindAddress           string
 	EnablePprof                  bool
+	// NodeFitCheck refuses units whose pods fit no node.
+	NodeFitCheck bool
 	// The visibility aggregated API (pkg/visibility) and the debug API
 	// (pkg/debugapi); both off by default.
 	EnableVisibilityServer bool
@@ -57,7 +59,7 @@ func NewOptions() *Options {
 		QPS: 100, Burst: 200, OversellRate: 1, AdmissionCheckWorkers: 2, StatusWorkers: 8,
 		LeaderElect: true, LeaderElectResourceName: "koord-queue", LeaderElectResourceNamespace: "koord-queue",
 		LeaseDuration: 15 * time.Second, MetricsBindAddress: ":10259",
-		VisibilityBindAddress: ":8443", APIHandlerAddress: "127.0.0.1:10260",
+		VisibilityBindAddress: ":8443", APIHandlerAddress: "127.0.0.1:10260", NodeFitCheck: true,
 	}
 }
 
@@ -70,6 +72,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.OversellRate, "oversellrate", o.OversellRate, "Factor applied to every quota max; 1 means no overselling.")
 	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "Comma list of Gate=true|false. Gates: "+fmt.Sprint(features.Known)+".")
 	fs.IntVar(&o.AdmissionCheckWorkers, "admissionCheckControllerWorker", o.AdmissionCheckWorkers, "Workers of the admission check state machine.")
+	fs.BoolVar(&o.NodeFitCheck, "node-fit-check", o.NodeFitCheck, "Refuse units whose pods fit no schedulable node (by allocatable, taints, node selector and required affinity); turn off where nodes are added on demand.")
 	fs.IntVar(&o.StatusWorkers, "status-workers", o.StatusWorkers, "Workers writing QueueUnit status.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader among replicas; only the leader admits.")
 	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "Name of the leader election Lease.")

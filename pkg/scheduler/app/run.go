@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -20,6 +21,7 @@ import (
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
+	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
@@ -61,6 +63,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
 		Config: o.Config, Oversell: o.OversellRate, StatusWorkers: o.StatusWorkers, Metrics: rec,
 		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers, Clock: o.Clock,
+		NodeFitCheck: o.NodeFitCheck,
 	})
 	if err != nil {
 		return err
@@ -105,6 +108,8 @@ func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
 			// Managed fields are large and unused here.
 			ByObject: map[client.Object]cache.ByObject{
 				&v1alpha1.QueueUnit{}: {Transform: stripUnit},
+				// The node fit check reads allocatable, labels and taints only.
+				&corev1.Node{}: {Transform: stripNode},
 			},
 		},
 	})
@@ -112,6 +117,13 @@ func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
 	return mgr, nil
+}
+
+func stripNode(obj any) (any, error) {
+	if n, ok := obj.(*corev1.Node); ok {
+		return nodefit.Strip(n), nil
+	}
+	return obj, nil
 }
 
 func stripUnit(obj any) (any, error) {

@@ -1,0 +1,129 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
+)
+
+// nodes owns what the scheduler knows of the cluster's nodes, for the node
+// fit check (pkg/nodefit): a snapshot rebuilt on every change that can alter
+// an answer, and a version that counts those changes. It has its own lock,
+// taken after s.mu when both are held.
+type nodes struct {
+	mu       sync.Mutex
+	byName   map[string]*corev1.Node
+	snapshot []*corev1.Node
+	version  uint64
+}
+
+// nodeFit is a unit's last answer, valid while the node version and the
+// unit's generation are the same.
+type nodeFit struct {
+	version    uint64
+	generation int64
+	misfit     *nodefit.Misfit
+}
+
+func (s *Scheduler) watchNodes(ctx context.Context) error {
+	inf, err := s.cache.GetInformer(ctx, &corev1.Node{})
+	if err != nil {
+		return fmt.Errorf("watch Nodes: %w", err)
+	}
+	s.nodes = &nodes{byName: map[string]*corev1.Node{}}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.onNode(nil, obj) },
+		UpdateFunc: func(old, obj any) { s.onNode(old, obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok && s.nodes.set(n.Name, nil) {
+				s.Invalidate()
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.registrations = append(s.registrations, reg)
+	return nil
+}
+
+func (s *Scheduler) onNode(old, obj any) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return
+	}
+	prev, _ := old.(*corev1.Node)
+	if prev != nil && !nodefit.Relevant(prev, n) {
+		return
+	}
+	if s.nodes.set(n.Name, nodefit.Strip(n)) {
+		// A new or bigger node can make a unit that never fitted fit.
+		s.Invalidate()
+	}
+}
+
+// set records node name (nil: gone) and reports whether anything changed.
+func (ns *nodes) set(name string, n *corev1.Node) bool {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	_, had := ns.byName[name]
+	if n == nil {
+		if !had {
+			return false
+		}
+		delete(ns.byName, name)
+	} else {
+		ns.byName[name] = n
+	}
+	ns.snapshot = make([]*corev1.Node, 0, len(ns.byName))
+	for _, x := range ns.byName {
+		ns.snapshot = append(ns.snapshot, x)
+	}
+	ns.version++
+	return true
+}
+
+func (ns *nodes) current() ([]*corev1.Node, uint64) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	return ns.snapshot, ns.version
+}
+
+// nodeMisfit refuses a unit whose pods fit no node, for good: it is tried
+// again only when the nodes or the unit change. It runs under s.mu.
+func (s *Scheduler) nodeMisfit(st *unitState) *queue.Failure {
+	if s.nodes == nil {
+		return nil
+	}
+	list, version := s.nodes.current()
+	if st.fit == nil || st.fit.version != version || st.fit.generation != st.obj.Generation {
+		st.fit = &nodeFit{version: version, generation: st.obj.Generation, misfit: nodefit.Check(list, podSetsOf(st.obj))}
+	}
+	if m := st.fit.misfit; m != nil {
+		return &queue.Failure{Reason: m.Key(), Message: m.Message(), NeverFits: true}
+	}
+	return nil
+}
+
+// podSetsOf is what the node fit check needs of a unit's pod sets. A unit
+// described only by spec.resource has no pods to place and is not checked.
+func podSetsOf(u *v1alpha1.QueueUnit) []nodefit.PodSet {
+	out := make([]nodefit.PodSet, 0, len(u.Spec.PodSet))
+	for i := range u.Spec.PodSet {
+		ps := &u.Spec.PodSet[i]
+		out = append(out, nodefit.PodSet{Name: ps.Name, Spec: &ps.Template.Spec, Request: quota.FromList(resources.PodRequests(&ps.Template.Spec))})
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+// TestJobLargerThanEveryNodeWaits: the local cluster's kwok nodes have 32 CPU
+// each. A job whose pod asks for 64 CPU fits its quota but no node: its unit
+// is not admitted, it says so, and its job stays suspended.
+func TestJobLargerThanEveryNodeWaits(t *testing.T) {
+	elasticQuota(t, "e2e-nodefit", "200", "400Gi", nil)
+	j := suspendedJob("e2e-nodefit-huge", "e2e-nodefit", "64", 2*time.Second)
+	create(t, j)
+	t.Cleanup(func() {
+		_ = env.Client.Delete(context.Background(), &batchv1.Job{ObjectMeta: j.ObjectMeta})
+	})
+	want := "can never fit on any node: largest node has 32 cpu, a pod of pod set"
+	eventually(t, "the unit says no node fits its pod", func(ctx context.Context) (bool, error) {
+		u, err := queueUnit(ctx, "default", j.Name)
+		if err != nil {
+			return false, err
+		}
+		if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued && u.Status.Phase != "" {
+			return false, fmt.Errorf("unit is %s: admitted a job no node can run", u.Status.Phase)
+		}
+		return strings.Contains(u.Status.Message, want), nil
+	})
+	if suspended, err := jobSuspended(ctx(t), "default", j.Name); err != nil || !suspended {
+		t.Errorf("job not suspended (%v)", err)
+	}
+}
