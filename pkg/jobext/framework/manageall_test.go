@@ -116,3 +116,49 @@ func boolString(b bool) string {
 	}
 	return "false"
 }
+
+// TestDefaultQuotaGivesWaitingUnitsAHome: units made without a quota get
+// --default-quota once the controllers run with it, while they wait.
+func TestDefaultQuotaGivesWaitingUnitsAHome(t *testing.T) {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = schedv1alpha1.AddToScheme(s)
+	sets := []PodSet{{Name: "main", Count: 1}}
+	job := newFakeJob("j", nil, nil, sets)
+	ext := &Extension{
+		Name:      "fake",
+		GVK:       corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		NewObject: func() client.Object { return &corev1.ConfigMap{} },
+		Wrap: func(o client.Object) (GenericJob, error) {
+			return &fakeJob{cm: o.(*corev1.ConfigMap), sets: sets}, nil
+		},
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&schedv1alpha1.QueueUnit{}).
+		WithObjects(job.cm, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}).Build()
+	ctx := context.Background()
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
+	unitKey := client.ObjectKey{Namespace: "ns", Name: "j-fake"}
+	run := func(defaultQuota string) *schedv1alpha1.QueueUnit {
+		t.Helper()
+		r := NewReconciler(c, ext, events.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()),
+			ReconcilerOptions{ManageAllJobs: true, DefaultQuota: defaultQuota})
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatalf("reconcile: %v", err)
+		}
+		u := &schedv1alpha1.QueueUnit{}
+		if err := c.Get(ctx, unitKey, u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	if u := run(""); u.Labels[schedv1alpha1.QuotaNameLabel] != "" || u.Annotations[NoQuotaAnnotation] != NoQuotaMessage {
+		t.Fatalf("unit without --default-quota: labels %v annotations %v", u.Labels, u.Annotations)
+	}
+	u := run("dq")
+	if u.Labels[schedv1alpha1.QuotaNameLabel] != "dq" || u.Spec.Queue != "dq" {
+		t.Errorf("waiting unit after --default-quota: label %q queue %q, want dq", u.Labels[schedv1alpha1.QuotaNameLabel], u.Spec.Queue)
+	}
+	if _, ok := u.Annotations[NoQuotaAnnotation]; ok {
+		t.Errorf("unit in the default quota still says it has none")
+	}
+}
