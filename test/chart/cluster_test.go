@@ -196,6 +196,7 @@ func controllersNeed() []access {
 	a = append(a, accesses("default", []string{"update", "patch"}, "queueunits/status.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", read, "pods")...)
 	a = append(a, accesses("", read, "priorityclasses.scheduling.k8s.io")...)
+	a = append(a, accesses("", read, "namespaces")...)
 	a = append(a, accesses("default", []string{"create", "patch"}, "events", "events.events.k8s.io")...)
 	a = append(a, accesses(Namespace, []string{"get", "create", "update"}, "leases.coordination.k8s.io")...)
 	return a
@@ -209,6 +210,7 @@ func controllersMustNot() []access {
 	a = append(a, accesses("default", []string{"delete", "create"}, "pods")...)
 	a = append(a, accesses("default", []string{"update", "get"}, "elasticquotas.scheduling.sigs.k8s.io")...)
 	a = append(a, accesses("", []string{"create"}, "namespaces", "tokenreviews.authentication.k8s.io")...)
+	a = append(a, accesses("", []string{"update", "delete"}, "namespaces")...)
 	a = append(a, accesses("default", []string{"update"}, "leases.coordination.k8s.io")...)
 	return a
 }
