@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Manager holds every pending unit, grouped by queue.
@@ -35,6 +36,8 @@ type Manager struct {
 	// priorityMajor is true when less orders by priority first, so the
 	// units after a position never outrank it.
 	priorityMajor bool
+	// now tells time for MaxWait.
+	now func() time.Time
 }
 
 // NewManager returns an empty manager ordering units with less.
@@ -48,8 +51,15 @@ func NewManager(less Less) *Manager {
 		unitQueue: map[string]string{}, orphans: map[string]map[string]*Unit{},
 		starting: map[string]string{}, startingIn: map[string]int{},
 		epochs: epochs{global: 1, cohort: map[string]uint64{}}, rr: map[int32]int{},
-		kick: make(chan struct{}, 1), priorityMajor: priorityMajor,
+		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now,
 	}
+}
+
+// SetClock makes the manager tell time with now (a fake clock in tests).
+func (m *Manager) SetClock(now func() time.Time) {
+	m.mu.Lock()
+	m.now = now
+	m.mu.Unlock()
 }
 
 // DeclarePriorityMajor tells the manager that its Less orders by priority

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
@@ -42,11 +43,12 @@ func (m *Manager) Pass(try Try) PassResult {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	snap := m.epochs.snapshot()
+	now := m.now()
 	var res PassResult
 	for _, tier := range m.tiers() {
 		iters := make([]*queueIter, 0, len(tier))
 		for _, q := range tier {
-			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}})
+			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}, now: now})
 		}
 		for len(iters) > 0 {
 			next := iters[:0]
@@ -73,6 +75,13 @@ type queueIter struct {
 	// blocked maps a quota to the blocking unit that waits on it.
 	blocked  map[string]*Unit
 	examined int
+	now      time.Time
+}
+
+// starving reports whether u has waited longer than its queue's MaxWait.
+func (it *queueIter) starving(u *Unit) bool {
+	q := it.q
+	return q.MaxWait > 0 && !u.WaitingSince.IsZero() && it.now.Sub(u.WaitingSince) >= q.MaxWait
 }
 
 // step goes on until it admits one unit (true) or the queue is done for this
@@ -93,16 +102,20 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		blocking := q.blocks(u)
 		if blocker := it.blocked[u.Quota]; blocker != nil {
 			// A unit of higher rank waits on this quota: nobody may jump it.
+			why := string(q.Policy) + " policy"
+			if !q.blocks(blocker) {
+				why = fmt.Sprintf("it has waited longer than %s %s", v1alpha1.MaxWaitAnnotation, q.MaxWait)
+			}
 			f := &Failure{
 				Reason:   "heldback/" + blocker.Key,
-				Message:  fmt.Sprintf("held back: %s/%s waits for quota %s first (%s policy)", blocker.Namespace, blocker.Name, u.Quota, q.Policy),
+				Message:  fmt.Sprintf("held back: %s/%s waits for quota %s first (%s)", blocker.Namespace, blocker.Name, u.Quota, why),
 				HeldBack: true,
 			}
 			it.record(u, f, res)
 			continue
 		}
 		if !it.epochs.eligible(u) {
-			if u.failure.Blocking {
+			if u.failure.Blocking || (it.starving(u) && !u.failure.NeverFits && !u.failure.HeldBack) {
 				it.blocked[u.Quota] = u
 			}
 			continue
@@ -116,6 +129,13 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			res.Admitted = append(res.Admitted, Admitted{Unit: u, Queue: q.Name})
 			m.setStartingLocked(q.Name, u.Key)
 			return true
+		}
+		if !blocking && !f.NeverFits && !f.HeldBack && it.starving(u) {
+			// Reserving: later units of its quota may not take its room.
+			blocking = true
+			f.Reason += "/reserving"
+			f.Message += fmt.Sprintf("; reserving: later units of quota %s wait until it is admitted (it has waited longer than %s %s)",
+				u.Quota, v1alpha1.MaxWaitAnnotation, q.MaxWait)
 		}
 		f.Blocking = (blocking || f.Preempting) && !f.NeverFits
 		it.record(u, f, res)

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"sort"
+	"time"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
@@ -23,6 +24,10 @@ type Settings struct {
 	// Preempt lets a unit that does not fit evict lower-priority admitted
 	// units of its own quota (preemption policy LowerPriority).
 	Preempt bool
+	// MaxWait bounds the wait of a unit that does not fit (0: no bound): once
+	// it has waited longer, it holds back later units of its quota, as under
+	// Block, until it is admitted.
+	MaxWait time.Duration
 }
 
 type pendingQueue struct {

@@ -20,6 +20,10 @@ type Unit struct {
 	Request quota.Resources
 	// Enqueued is when the queue first saw the unit (for wait-time metrics).
 	Enqueued time.Time
+	// WaitingSince is when the unit's current wait began, as the caller reads
+	// it from the API (so it survives a restart); the queue's MaxWait counts
+	// from it. Zero: unknown, never starving.
+	WaitingSince time.Time
 	// Object is the caller's own data about the unit; the queue never reads it.
 	Object any
 

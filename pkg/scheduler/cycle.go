@@ -31,7 +31,16 @@ func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
 func (s *Scheduler) schedule(ctx context.Context) {
 	start := s.clock.Now()
 	memo := shortfalls{}
-	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure { return s.try(ctx, u, q, memo) })
+	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure {
+		f := s.try(ctx, u, q, memo)
+		if f != nil && q.MaxWait > 0 && !u.WaitingSince.IsZero() {
+			// The end of its bound is a deadline: look again then.
+			if at := u.WaitingSince.Add(q.MaxWait); at.After(start) {
+				s.wakeups.wakeAt(u.Cohort, at)
+			}
+		}
+		return f
+	})
 	s.opts.Metrics.Pass(s.clock.Since(start))
 	for _, a := range res.Admitted {
 		s.admit(ctx, a)

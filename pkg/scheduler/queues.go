@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -67,6 +68,13 @@ func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
 		}
 	}
 	set.Preempt = policy == v1alpha1.PreemptionLowerPriority
+	if v, ok := q.Annotations[v1alpha1.MaxWaitAnnotation]; ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil && d > 0 {
+			set.MaxWait = d
+		} else {
+			bad(v1alpha1.MaxWaitAnnotation, v, "a positive duration such as 30m")
+		}
+	}
 	if v, ok := q.Annotations[v1alpha1.WaitForPodsRunningAnnotation]; ok {
 		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
 			set.WaitForPodsRunning = b

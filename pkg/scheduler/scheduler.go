@@ -132,6 +132,7 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	}
 	s.fw = fw
 	s.queues = queue.NewManager(fw.Less())
+	s.queues.SetClock(s.clock.Now)
 	if fw.PriorityMajor() {
 		s.queues.DeclarePriorityMajor()
 	}

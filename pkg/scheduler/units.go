@@ -2,8 +2,11 @@ package scheduler
 
 import (
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -95,6 +98,7 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quo
 	qu := &queue.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
 		Quota: quotaName, Cohort: s.fw.Cohort(quotaName), Request: requestOf(u), Enqueued: s.clock.Now(),
+		WaitingSince: waitingSince(u),
 	}
 	if u.Spec.Priority != nil {
 		qu.Priority = *u.Spec.Priority
@@ -127,6 +131,18 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quo
 	if u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
 		s.markEnqueued(u)
 	}
+}
+
+// waitingSince is when a unit's current wait began, from the API: its
+// creation, or the moment it last gave its quota back (QuotaReserved turned
+// False), whichever is later.
+func waitingSince(u *v1alpha1.QueueUnit) time.Time {
+	t := u.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved); c != nil &&
+		c.Status == metav1.ConditionFalse && c.LastTransitionTime.After(t) {
+		t = c.LastTransitionTime.Time
+	}
+	return t
 }
 
 func (s *Scheduler) onUnitDelete(obj any) {

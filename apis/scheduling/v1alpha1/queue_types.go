@@ -34,6 +34,11 @@ const (
 	// quotas: Never (default) or LowerPriority. spec.preemptionPolicy of a
 	// Queue wins over it.
 	PreemptionPolicyAnnotation = "koord-queue/preemption-policy"
+	// MaxWaitAnnotation bounds how long a unit that does not fit waits under
+	// the Priority policy (and Intelligent's low band): a Go duration such as
+	// "30m". Once its head-of-line unit has waited longer, the queue admits no
+	// later unit of the same quota until that unit is admitted. Off by default.
+	MaxWaitAnnotation = "koord-queue/max-wait"
 	// AnnotationPrefix is what every koord-queue tuning annotation starts with.
 	AnnotationPrefix = "koord-queue/"
 

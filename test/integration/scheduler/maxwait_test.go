@@ -1,0 +1,61 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+// Under the Priority policy small units keep overtaking a big one that does
+// not fit. With koord-queue/max-wait on the quota, once the big unit has
+// waited longer the queue reserves for it: it says so, later small units are
+// held back, and it is admitted as soon as the running ones have finished.
+// Only the fake clock crosses the bound.
+func TestMaxWaitReservesForABigUnit(t *testing.T) {
+	const ns, q = "max-wait", "max-wait"
+	fc := clocktesting.NewFakeClock(time.Now())
+	startScheduler(t, withClock(fc))
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "24").
+		Annotation(v1alpha1.MaxWaitAnnotation, "1m").Obj())
+	waitQueue(t, q)
+	small := func(i int) string { return fmt.Sprintf("small-%d", i) }
+	for i := range 8 {
+		create(t, utiltesting.MakeQueueUnit(small(i), ns).Quota(q).Request("cpu", "1").Obj())
+		waitPhase(t, ns, small(i), v1alpha1.QueueUnitPhaseDequeued)
+	}
+	create(t, utiltesting.MakeQueueUnit("big", ns).Quota(q).Request("cpu", "20").Obj())
+	waitMessage(t, ns, "big")
+
+	// Before the bound: a small unit overtakes the big one.
+	setPhase(t, ns, small(0), v1alpha1.QueueUnitPhaseSucceed)
+	create(t, utiltesting.MakeQueueUnit(small(8), ns).Quota(q).Request("cpu", "1").Obj())
+	waitPhase(t, ns, small(8), v1alpha1.QueueUnitPhaseDequeued)
+
+	// The bound passes: the big unit reserves, with nothing else happening.
+	fc.Step(2 * time.Minute)
+	if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
+		return strings.Contains(getUnit(t, ns, "big").Status.Message, "reserving"), nil
+	}); err != nil {
+		dump(t, ns)
+		t.Fatalf("big does not say it reserves: %q", getUnit(t, ns, "big").Status.Message)
+	}
+	create(t, utiltesting.MakeQueueUnit(small(9), ns).Quota(q).Request("cpu", "1").Obj())
+	// It fits, but is held back: marked Enqueued (a unit admitted at once is
+	// written Dequeued instead).
+	waitPhase(t, ns, small(9), v1alpha1.QueueUnitPhaseEnqueued)
+	// The running small units finish; the big unit gets the room, then the small one.
+	for i := 1; i <= 8; i++ {
+		setPhase(t, ns, small(i), v1alpha1.QueueUnitPhaseSucceed)
+	}
+	waitPhase(t, ns, "big", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, small(9), v1alpha1.QueueUnitPhaseDequeued)
+}
