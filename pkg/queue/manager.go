@@ -38,6 +38,9 @@ type Manager struct {
 	priorityMajor bool
 	// now tells time for MaxWait.
 	now func() time.Time
+	// share, when set, orders the queues of a tier by fair share (see
+	// SetShareOrder) instead of taking turns.
+	share func(queueName string) float64
 }
 
 // NewManager returns an empty manager ordering units with less.
@@ -53,6 +56,16 @@ func NewManager(less Less) *Manager {
 		epochs: epochs{global: 1, cohort: map[string]uint64{}}, rr: map[int32]int{},
 		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now,
 	}
+}
+
+// SetShareOrder makes a pass serve queues of equal priority by fair share:
+// share returns how far the queue's quota is into its share (lower: further
+// below, served first). It is called under the manager's lock and must not
+// call back into the manager.
+func (m *Manager) SetShareOrder(share func(queueName string) float64) {
+	m.mu.Lock()
+	m.share = share
+	m.mu.Unlock()
 }
 
 // SetClock makes the manager tell time with now (a fake clock in tests).

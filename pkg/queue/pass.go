@@ -50,6 +50,10 @@ func (m *Manager) Pass(try Try) PassResult {
 		for _, q := range tier {
 			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}, now: now})
 		}
+		if m.share != nil && len(iters) > 1 {
+			m.byShare(iters, try, &res)
+			continue
+		}
 		for len(iters) > 0 {
 			next := iters[:0]
 			for _, it := range iters {
@@ -64,6 +68,31 @@ func (m *Manager) Pass(try Try) PassResult {
 		}
 	}
 	return res
+}
+
+// byShare serves the queues of one tier by fair share: each admission goes
+// to the queue whose quota is furthest below its share (lowest Share), ties
+// in tier order. A queue's share moves only with its own admissions, so only
+// its value is asked again after a step.
+func (m *Manager) byShare(iters []*queueIter, try Try, res *PassResult) {
+	shares := make([]float64, len(iters))
+	for i, it := range iters {
+		shares[i] = m.share(it.q.Name)
+	}
+	for len(iters) > 0 {
+		best := 0
+		for i := 1; i < len(iters); i++ {
+			if shares[i] < shares[best] {
+				best = i
+			}
+		}
+		if iters[best].step(try, res) {
+			shares[best] = m.share(iters[best].q.Name)
+			continue
+		}
+		iters = append(iters[:best], iters[best+1:]...)
+		shares = append(shares[:best], shares[best+1:]...)
+	}
 }
 
 type queueIter struct {

@@ -19,6 +19,13 @@ type Spec struct {
 	Parent string
 	Min    Resources
 	Max    Resources
+	// NoLend keeps the quota's unused min from others (Koordinator's
+	// allow-lent-resource: "false"): its own units get it at once, without
+	// reclaim.
+	NoLend bool
+	// Weight is the quota's share of what its parent has above the mins of
+	// its children (Koordinator's shared-weight); nil means its Max.
+	Weight Resources
 }
 
 type node struct {
@@ -40,6 +47,14 @@ type Tree struct {
 	root     *node
 	nodes    map[string]*node
 	oversell float64
+	// noLend counts the quotas that do not lend their min; while it is 0,
+	// nothing is reserved and checks skip the reservations altogether.
+	noLend int
+	// version counts changes of usage and shape; reserves memoizes what each
+	// node reserves for its non-lending quotas, valid at reservesAt.
+	version    uint64
+	reserves   map[*node]Resources
+	reservesAt uint64
 }
 
 // New returns an empty tree. oversell multiplies every max (1 means none).
@@ -72,12 +87,15 @@ func (t *Tree) Upsert(s Spec) error {
 		return fmt.Errorf("quota name %q is reserved or empty", s.Name)
 	}
 	n := t.getOrPlaceholder(s.Name)
-	n.spec = Spec{Name: s.Name, Parent: s.Parent, Min: s.Min.Clone(), Max: s.Max.Clone()}
-	n.exists = true
-	parentName := s.Parent
-	if parentName == "" {
-		parentName = RootName
+	if n.exists && n.spec.NoLend {
+		t.noLend--
 	}
+	n.spec = Spec{Name: s.Name, Parent: s.Parent, Min: s.Min.Clone(), Max: s.Max.Clone(), NoLend: s.NoLend, Weight: s.Weight.Clone()}
+	n.exists = true
+	if s.NoLend {
+		t.noLend++
+	}
+	t.version++
 	err := t.link(n)
 	// A change can end another quota's cycle.
 	for _, other := range t.refusedNodes() {
@@ -156,6 +174,7 @@ func (t *Tree) isAncestor(a, b *node) bool {
 
 // move re-hangs n (and the usage of its subtree) under p.
 func (t *Tree) move(n, p *node) {
+	t.version++
 	old := n.parent
 	for a := old; a != nil; a = a.parent {
 		a.used = a.used.Sub(n.used)
@@ -176,6 +195,10 @@ func (t *Tree) Delete(name string) {
 	if !ok || n == t.root {
 		return
 	}
+	if n.exists && n.spec.NoLend {
+		t.noLend--
+	}
+	t.version++
 	n.exists = false
 	n.refused = false
 	n.spec = Spec{Name: name}
@@ -208,6 +231,7 @@ func (t *Tree) Charge(name string, r Resources) {
 	for n := t.getOrPlaceholder(name); n != nil; n = n.parent {
 		n.used = n.used.Add(r)
 	}
+	t.version++
 }
 
 // Release takes r off the usage of quota name and its ancestors.
@@ -219,6 +243,7 @@ func (t *Tree) Release(name string, r Resources) {
 	for a := n; a != nil; a = a.parent {
 		a.used = a.used.Sub(r)
 	}
+	t.version++
 	t.pruneIfUnused(n)
 }
 
@@ -237,10 +262,13 @@ type Shortage struct {
 	// Broken, when set, says what is wrong with the tree above the quota (a
 	// missing parent, a cycle): units wait until it is fixed.
 	Broken string
+	// Reserved is the part of Limit that quotas which do not lend their min
+	// keep for themselves.
+	Reserved int64
 }
 
 // Missing is how much more room the request needs.
-func (s *Shortage) Missing() int64 { return s.Used + s.Requested - s.Limit }
+func (s *Shortage) Missing() int64 { return s.Used + s.Reserved + s.Requested - s.Limit }
 
 // Message renders the shortage for a unit's status and events.
 func (s *Shortage) Message() string {
@@ -254,6 +282,10 @@ func (s *Shortage) Message() string {
 	case s.NeverFits:
 		return fmt.Sprintf("can never fit: quota %s allows at most %s %s, the unit requests %s",
 			s.Quota, Format(r, s.Limit), r, Format(r, s.Requested))
+	case s.Reserved > 0:
+		return fmt.Sprintf("insufficient quota: quota %s has %s %s free (max %s, used %s, %s kept by quotas that do not lend their min), the unit requests %s %s: %s more %s needed",
+			s.Quota, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Limit), Format(r, s.Used), Format(r, s.Reserved),
+			Format(r, s.Requested), r, Format(r, s.Missing()), r)
 	default:
 		return fmt.Sprintf("insufficient quota: quota %s has %s %s free (max %s, used %s), the unit requests %s %s: %s more %s needed",
 			s.Quota, Format(r, max(s.Limit-s.Used, 0)), r, Format(r, s.Limit), Format(r, s.Used),
@@ -298,23 +330,95 @@ func (t *Tree) Check(name string, req Resources) *Shortage {
 	if s := t.neverFits(leaf, req); s != nil {
 		return s
 	}
-	for n := leaf; n != t.root; n = n.parent {
+	var from *node // the child of n on the unit's path
+	for n := leaf; n != t.root; from, n = n, n.parent {
 		if !n.exists || len(n.spec.Max) == 0 {
 			continue
 		}
+		reserved := t.reservedBesides(n, from)
 		var worst corev1.ResourceName
 		for r, v := range req {
 			lim, limited := t.limit(n, r)
-			if limited && n.used[r]+v > lim && (worst == "" || r < worst) {
+			if limited && n.used[r]+reserved[r]+v > lim && (worst == "" || r < worst) {
 				worst = r
 			}
 		}
 		if worst != "" {
 			lim, _ := t.limit(n, worst)
-			return &Shortage{Quota: n.spec.Name, Resource: worst, Requested: req[worst], Used: n.used[worst], Limit: lim}
+			return &Shortage{Quota: n.spec.Name, Resource: worst, Requested: req[worst], Used: n.used[worst], Limit: lim, Reserved: reserved[worst]}
 		}
 	}
 	return nil
+}
+
+// reservedBesides is what the non-lending quotas below n, other than those on
+// the branch of child from, keep for themselves: their unused min. A unit
+// under from may not take it.
+func (t *Tree) reservedBesides(n, from *node) Resources {
+	if t.noLend == 0 {
+		return nil
+	}
+	if t.reserves == nil || t.reservesAt != t.version {
+		t.reserves, t.reservesAt = map[*node]Resources{}, t.version
+	}
+	var out Resources
+	for _, c := range n.children {
+		if c != from {
+			out = out.Add(t.reserveOf(c))
+		}
+	}
+	return out
+}
+
+// reserveOf is what node n and its subtree keep from others: for a
+// non-lending quota, its unused min, or what its children keep if that is
+// more (their usage is part of its own); otherwise what its children keep.
+func (t *Tree) reserveOf(n *node) Resources {
+	if r, ok := t.reserves[n]; ok {
+		return r
+	}
+	var kids Resources
+	for _, c := range n.children {
+		kids = kids.Add(t.reserveOf(c))
+	}
+	out := kids
+	if n.exists && n.spec.NoLend {
+		out = Resources{}
+		for r, m := range n.spec.Min {
+			out[r] = max(m-n.used[r], kids[r], 0)
+		}
+		for r, v := range kids {
+			out[r] = max(out[r], v)
+		}
+	}
+	t.reserves[n] = out
+	return out
+}
+
+// Share is how far quota name is into what it may borrow, relative to its
+// weight (its shared weight, else its max), on its dominant resource: the
+// largest (used - min) / weight over the resources it weighs. Negative while
+// it uses less than its min; lower means further below its fair share.
+func (t *Tree) Share(name string) float64 {
+	n, ok := t.nodes[name]
+	if !ok || !n.exists {
+		return 0
+	}
+	weight := n.spec.Weight
+	if len(weight) == 0 {
+		weight = n.spec.Max
+	}
+	share, any := 0.0, false
+	for r, w := range weight {
+		if w <= 0 {
+			continue
+		}
+		s := float64(n.used[r]-n.spec.Min[r]) / float64(w)
+		if !any || s > share {
+			share, any = s, true
+		}
+	}
+	return share
 }
 
 // NeverFits reports a shortage when req is above some limit on the path of

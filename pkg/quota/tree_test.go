@@ -254,3 +254,53 @@ func FuzzUsage(f *testing.F) {
 		}
 	})
 }
+
+// A quota that does not lend its min keeps it: siblings borrow only the
+// rest of the parent, and its own units get their min at once.
+func TestNoLendKeepsUnusedMin(t *testing.T) {
+	tr := New(1)
+	_ = tr.Upsert(Spec{Name: "parent", Max: res("cpu", "10")})
+	_ = tr.Upsert(Spec{Name: "keeper", Parent: "parent", Min: res("cpu", "6"), Max: res("cpu", "10"), NoLend: true})
+	_ = tr.Upsert(Spec{Name: "borrower", Parent: "parent", Max: res("cpu", "10")})
+	if s := tr.Check("borrower", res("cpu", "4")); s != nil {
+		t.Fatalf("borrower refused what is not kept: %s", s.Message())
+	}
+	tr.Charge("borrower", res("cpu", "4"))
+	s := tr.Check("borrower", res("cpu", "1"))
+	if s == nil || s.Quota != "parent" || s.Reserved != 6000 {
+		t.Fatalf("borrower took the keeper's unused min: %+v", s)
+	}
+	want := "insufficient quota: quota parent has 0 cpu free (max 10, used 4, 6 kept by quotas that do not lend their min), the unit requests 1 cpu: 1 more cpu needed"
+	if s.Message() != want {
+		t.Errorf("message %q, want %q", s.Message(), want)
+	}
+	// The keeper's own units use its min at once, no reclaim needed.
+	if s := tr.Check("keeper", res("cpu", "6")); s != nil {
+		t.Fatalf("keeper refused its own min: %s", s.Message())
+	}
+	tr.Charge("keeper", res("cpu", "2"))
+	// 2 of its min are used: 4 stay kept, and the borrower still gets nothing.
+	if s := tr.Check("borrower", res("cpu", "1")); s == nil || s.Reserved != 4000 {
+		t.Fatalf("after the keeper used 2: %+v", s)
+	}
+	// Lending again frees the room for the borrower.
+	_ = tr.Upsert(Spec{Name: "keeper", Parent: "parent", Min: res("cpu", "6"), Max: res("cpu", "10")})
+	if s := tr.Check("borrower", res("cpu", "4")); s != nil {
+		t.Errorf("after lending: %s", s.Message())
+	}
+}
+
+func TestShareIsDominantBorrowingOverWeight(t *testing.T) {
+	tr := New(1)
+	_ = tr.Upsert(Spec{Name: "p", Max: res("cpu", "12", "memory", "48Gi")})
+	_ = tr.Upsert(Spec{Name: "a", Parent: "p", Max: res("cpu", "12", "memory", "48Gi"), Weight: res("cpu", "1", "memory", "4Gi")})
+	_ = tr.Upsert(Spec{Name: "b", Parent: "p", Min: res("cpu", "2"), Max: res("cpu", "12")})
+	tr.Charge("a", res("cpu", "2", "memory", "4Gi"))
+	if got := tr.Share("a"); got != 2 {
+		t.Errorf("a's share = %v, want 2 (cpu 2/1 dominates memory 4Gi/4Gi)", got)
+	}
+	tr.Charge("b", res("cpu", "1"))
+	if got := tr.Share("b"); got >= 0 {
+		t.Errorf("b under its min has share %v, want negative", got)
+	}
+}

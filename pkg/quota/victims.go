@@ -118,7 +118,7 @@ func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
 				continue
 			}
 			for _, h := range hs {
-				if !h.Evicting && !(borrowing(h) && protected(h)) {
+				if !h.Evicting && (!borrowing(h) || !protected(h)) {
 					cands = append(cands, h)
 				}
 			}

@@ -133,6 +133,10 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	s.fw = fw
 	s.queues = queue.NewManager(fw.Less())
 	s.queues.SetClock(s.clock.Now)
+	if sharer := fw.Sharer(); sharer != nil {
+		// Queues are named like the quota that pays for their units.
+		s.queues.SetShareOrder(sharer.Share)
+	}
 	if fw.PriorityMajor() {
 		s.queues.DeclarePriorityMajor()
 	}

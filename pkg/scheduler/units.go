@@ -120,7 +120,8 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quo
 	if queueName == "" {
 		s.queues.Delete(qu.Key)
 		s.reportWaiting(u, &queue.Failure{Reason: reasonNoQuota,
-			Message: "no quota: the unit names no ElasticQuota (label " + v1alpha1.QuotaNameLabel + ") and no queue, so it cannot be admitted"})
+			Message: "no quota: the unit names no ElasticQuota (label " + v1alpha1.QuotaNameLabel + ") and no queue, so it cannot be admitted; add the label " +
+				v1alpha1.QuotaNameLabel + " to the job, or start koord-queue-controllers with --default-quota=<quota>"})
 		return
 	}
 	if !s.queues.Upsert(qu, queueName, changed) {

@@ -61,10 +61,10 @@ func TestRunningJobIsNotPreemptedByDefault(t *testing.T) {
 			return err
 		}
 		if suspended, err := jobSuspended(ctx, "default", low); err != nil || suspended {
-			return fmt.Errorf("low job suspended (%v): preempted by default", err)
+			return fmt.Errorf("low job suspended (err %w): preempted by default", err)
 		}
 		if evicted, err := hasEvent(ctx, "default", low, "Preempted"); err != nil || evicted {
-			return fmt.Errorf("Preempted event on the low job's unit (%v)", err)
+			return fmt.Errorf("the low job's unit has a Preempted event (err %w)", err)
 		}
 		return nil
 	})

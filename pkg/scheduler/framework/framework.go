@@ -174,6 +174,16 @@ func (f *Framework) ListQuotas() []quota.Info {
 	return nil
 }
 
+// Sharer returns the first plugin that orders queues by fair share, or nil.
+func (f *Framework) Sharer() SharePlugin {
+	for _, p := range f.plugins {
+		if s, ok := p.(SharePlugin); ok {
+			return s
+		}
+	}
+	return nil
+}
+
 // Runnables returns the plugins with work of their own.
 func (f *Framework) Runnables() []Runnable { return f.runnables }
 

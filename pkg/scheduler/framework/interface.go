@@ -102,6 +102,13 @@ type Syncer interface {
 	HasSynced() bool
 }
 
+// SharePlugin orders queues of equal priority by fair share: Share says how
+// far a quota is into its share of what it may borrow (lower is further
+// below, served first).
+type SharePlugin interface {
+	Share(quotaName string) float64
+}
+
 // QuotaLister is a plugin that can list its quotas with their usage (for
 // metrics and debugging).
 type QuotaLister interface {

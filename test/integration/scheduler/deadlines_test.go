@@ -111,7 +111,7 @@ func TestReclaimStartsWhenProtectionEnds(t *testing.T) {
 	if evicted != 1 {
 		t.Errorf("%d borrower units evicted, want exactly 1", evicted)
 	}
-	if u.Status.LastAllocateTime.Time.Sub(admittedAt) > protection+time.Second {
+	if u.Status.LastAllocateTime.Sub(admittedAt) > protection+time.Second {
 		t.Errorf("b-0 admitted at %v, more than 1s after the protection ended at %v", u.Status.LastAllocateTime, admittedAt.Add(protection))
 	}
 }

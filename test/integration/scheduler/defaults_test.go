@@ -193,3 +193,18 @@ func TestBrokenQuotaTreeWaits(t *testing.T) {
 		}
 	}
 }
+
+// A unit with no quota says what to add: the label on its job, or a default
+// quota for koord-queue-controllers.
+func TestUnitWithoutQuotaSaysWhatToAdd(t *testing.T) {
+	const ns = "no-quota"
+	startScheduler(t)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeQueueUnit("homeless", ns).Request("cpu", "1").Obj())
+	u := waitMessage(t, ns, "homeless")
+	for _, want := range []string{"no quota", "add the label " + v1alpha1.QuotaNameLabel + " to the job", "--default-quota"} {
+		if !strings.Contains(u.Status.Message, want) {
+			t.Errorf("message %q does not say %q", u.Status.Message, want)
+		}
+	}
+}

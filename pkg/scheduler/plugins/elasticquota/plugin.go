@@ -55,6 +55,7 @@ var (
 	_ framework.Runnable       = (*Plugin)(nil)
 	_ framework.Syncer         = (*Plugin)(nil)
 	_ framework.QuotaLister    = (*Plugin)(nil)
+	_ framework.SharePlugin    = (*Plugin)(nil)
 )
 
 // HasSynced is true once every ElasticQuota has been seen.
@@ -295,6 +296,14 @@ func (p *Plugin) WouldBorrow(u *framework.UnitInfo) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.WouldBorrow(u.Quota, u.Request)
+}
+
+// Share is how far quota name is into its fair share of what it may borrow
+// (see quota.Tree.Share): the pass serves the lowest first.
+func (p *Plugin) Share(quotaName string) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tree.Share(quotaName)
 }
 
 // ListQuotas lists every quota with its usage.

@@ -2,6 +2,7 @@ package elasticquota
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -41,9 +42,11 @@ func (p *Plugin) onQuota(obj any) {
 	var recheck []string
 	if changed {
 		// A cycle is refused by the tree and reported by syncQueue.
+		weight, _ := sharedWeight(eq)
 		_ = p.tree.Upsert(quota.Spec{
 			Name: eq.Name, Parent: eq.Labels[eqv1alpha1.ParentLabel],
 			Min: quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
+			NoLend: eq.Labels[eqv1alpha1.AllowLentResourceLabel] == "false", Weight: weight,
 		})
 		recheck = p.treeChangedLocked()
 	}
@@ -70,8 +73,31 @@ func (p *Plugin) treeChangedLocked() []string {
 	return out
 }
 
+// sharedWeight reads Koordinator's shared-weight annotation, a JSON resource
+// list such as {"cpu":"10"}; nil (the quota's max) when absent or malformed.
+func sharedWeight(eq *eqv1alpha1.ElasticQuota) (quota.Resources, error) {
+	v, ok := eq.Annotations[eqv1alpha1.SharedWeightAnnotation]
+	if !ok || strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var list corev1.ResourceList
+	if err := json.Unmarshal([]byte(v), &list); err != nil {
+		return nil, fmt.Errorf("annotation %s=%q on ElasticQuota %s/%s is not a resource list such as {\"cpu\":\"10\"}: %w; its max is its weight",
+			eqv1alpha1.SharedWeightAnnotation, v, eq.Namespace, eq.Name, err)
+	}
+	for r, q := range list {
+		if q.Sign() < 0 {
+			return nil, fmt.Errorf("annotation %s on ElasticQuota %s/%s gives %s a negative weight; its max is its weight",
+				eqv1alpha1.SharedWeightAnnotation, eq.Namespace, eq.Name, r)
+		}
+	}
+	return quota.FromList(list), nil
+}
+
 func equalSpec(a, b *eqv1alpha1.ElasticQuota) bool {
 	return a.Labels[eqv1alpha1.ParentLabel] == b.Labels[eqv1alpha1.ParentLabel] &&
+		a.Labels[eqv1alpha1.AllowLentResourceLabel] == b.Labels[eqv1alpha1.AllowLentResourceLabel] &&
+		a.Annotations[eqv1alpha1.SharedWeightAnnotation] == b.Annotations[eqv1alpha1.SharedWeightAnnotation] &&
 		quota.FromList(a.Spec.Min).Equal(quota.FromList(b.Spec.Min)) &&
 		quota.FromList(a.Spec.Max).Equal(quota.FromList(b.Spec.Max))
 }
@@ -159,6 +185,9 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 		return nil
 	}
 	p.reportTree(eq)
+	if _, err := sharedWeight(eq); err != nil {
+		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidSharedWeight", "%v", err)
+	}
 	policy, policyErr := policyOf(eq)
 	if policyErr != nil {
 		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQueuePolicy", "%v", policyErr)

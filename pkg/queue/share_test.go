@@ -1,0 +1,66 @@
+package queue
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// Three quotas of min 0 under a 12-CPU parent, weighted 1:1:2, all asking for
+// more than 12: the parent is shared 3/3/6, and stays so (within one job)
+// while jobs finish and others take their room.
+func TestFairShareByWeight(t *testing.T) {
+	weights := map[string]int64{"a": 1, "b": 1, "c": 2}
+	specs := []quota.Spec{{Name: "parent", Max: cpu(12)}}
+	for name, w := range weights {
+		specs = append(specs, quota.Spec{Name: name, Parent: "parent", Max: cpu(12), Weight: cpu(w)})
+	}
+	h := newHarness(t, specs...)
+	h.m.SetShareOrder(h.tree.Share)
+	running := map[string][]string{}
+	for name := range weights {
+		h.m.UpsertQueue(Settings{Name: name, Policy: v1alpha1.QueuePolicyPriority})
+		for i := range 30 {
+			unit := fmt.Sprintf("%s-%02d", name, i)
+			h.m.Upsert(&Unit{Key: "ns/" + unit, Namespace: "ns", Name: unit, Created: t0.Add(time.Duration(i) * time.Second),
+				Quota: name, Cohort: "parent", Request: cpu(1)}, name, true)
+		}
+	}
+	admit := func() {
+		for _, u := range h.pass() {
+			q := u[:1]
+			running[q] = append(running[q], u)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		for name, w := range weights {
+			if got, want := len(running[name]), int(3*w); got < want-1 || got > want+1 {
+				t.Errorf("%s: quota %s runs %d jobs, want %d±1 (all: a=%d b=%d c=%d)", when, name, got, want,
+					len(running["a"]), len(running["b"]), len(running["c"]))
+			}
+		}
+	}
+	admit()
+	for name, w := range weights {
+		if got := len(running[name]); got != int(3*w) {
+			t.Errorf("first pass: %s got %d, want exactly %d", name, got, 3*w)
+		}
+	}
+	// Jobs finish in turn, oldest first across quotas; the freed room goes to
+	// whoever is furthest below its share.
+	order := []string{"c", "a", "c", "b", "a", "c", "c", "b", "a", "b", "c", "a"}
+	for i, name := range order {
+		if len(running[name]) == 0 {
+			continue
+		}
+		h.tree.Release(name, cpu(1))
+		running[name] = running[name][1:]
+		h.m.Freed("parent")
+		admit()
+		check(fmt.Sprintf("after finish %d (%s)", i, name))
+	}
+}
