@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 // Resources maps a resource name to an amount: milli-units for CPU, units for
@@ -25,6 +27,23 @@ func FromList(l corev1.ResourceList) Resources {
 		r[name] = amount(name, q)
 	}
 	return r
+}
+
+// FromListChecked converts a ResourceList a unit asks for, refusing negative
+// amounts and amounts beyond resources.MaxAmount instead of wrapping them.
+func FromListChecked(l corev1.ResourceList) (Resources, error) {
+	if len(l) == 0 {
+		return nil, nil
+	}
+	r := make(Resources, len(l))
+	for name, q := range l {
+		v, err := resources.Amount(name, q)
+		if err != nil {
+			return nil, err
+		}
+		r[name] = v
+	}
+	return r, nil
 }
 
 func amount(name corev1.ResourceName, q resource.Quantity) int64 {

@@ -1,7 +1,10 @@
 package scheduler
 
 import (
+	"fmt"
+
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
@@ -26,9 +29,11 @@ func isPending(p v1alpha1.QueueUnitPhase) bool {
 }
 
 // usageOf is what a unit holds per docs/protocol.md: its admissions, less the
-// pods that finished, while its phase holds quota.
+// pods that finished, while its phase holds quota. A unit being deleted keeps
+// its charge until it is gone: the extension's finalizer holds it while the
+// job's pods terminate.
 func usageOf(u *v1alpha1.QueueUnit) quota.Resources {
-	if !holdsQuota(u.Status.Phase) || u.DeletionTimestamp != nil {
+	if !holdsQuota(u.Status.Phase) {
 		return nil
 	}
 	if len(u.Status.Admissions) == 0 {
@@ -60,6 +65,35 @@ func requestOf(u *v1alpha1.QueueUnit) quota.Resources {
 		total = total.Add(quota.FromList(resources.PodRequests(&ps.Template.Spec)).Scale(int64(ps.Count)))
 	}
 	return total
+}
+
+// invalidRequest says why a unit's demand cannot be counted (a negative
+// amount, or one beyond resources.MaxAmount once multiplied and summed), or
+// nil. Such a unit is never admitted.
+func invalidRequest(u *v1alpha1.QueueUnit) error {
+	if _, err := quota.FromListChecked(u.Spec.Resource); err != nil {
+		return fmt.Errorf("spec.resource: %w", err)
+	}
+	d := resources.Demand{}
+	for i := range u.Spec.PodSet {
+		ps := &u.Spec.PodSet[i]
+		if err := d.Add(fmt.Sprintf("spec.podSet[%s]", ps.Name), resources.PodRequests(&ps.Template.Spec), int64(ps.Count)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refuseInvalid keeps a unit whose demand cannot be counted out of its queue
+// and says why; it reports whether it did.
+func (s *Scheduler) refuseInvalid(u *v1alpha1.QueueUnit, key string) bool {
+	err := invalidRequest(u)
+	if err == nil {
+		return false
+	}
+	s.queues.Delete(key)
+	s.reportWaiting(u, &queue.Failure{Reason: "invalidrequest", Message: "never fits: invalid request: " + err.Error(), NeverFits: true})
+	return true
 }
 
 // admissionsFor is what an admitted unit records per pod set. A unit without

@@ -1,0 +1,65 @@
+package resources
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// MaxAmount bounds every amount a unit may ask for, in the units quota counts
+// (milli-units for CPU, units for everything else): 2^62, so that a sum of two
+// bounded amounts still fits an int64. A larger or negative request is refused,
+// never wrapped or read as zero.
+const MaxAmount int64 = 1 << 62
+
+// Amount is q in the units quota counts, or an error when q is negative or
+// above MaxAmount.
+func Amount(name corev1.ResourceName, q resource.Quantity) (int64, error) {
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("%s: %s is negative", name, q.String())
+	}
+	bound := resource.NewQuantity(MaxAmount, resource.DecimalSI)
+	if name == corev1.ResourceCPU {
+		bound = resource.NewMilliQuantity(MaxAmount, resource.DecimalSI)
+	}
+	if q.Cmp(*bound) > 0 {
+		return 0, fmt.Errorf("%s: %s is above the bound %s", name, q.String(), bound.String())
+	}
+	if name == corev1.ResourceCPU {
+		return q.MilliValue(), nil
+	}
+	return q.Value(), nil
+}
+
+// Demand sums what pod sets ask of quota, refusing any amount that is
+// negative or would pass MaxAmount.
+type Demand map[corev1.ResourceName]int64
+
+// Add adds count pods of perPod to d; what names the pod set in the error.
+// On error d is left as it was.
+func (d Demand) Add(what string, perPod corev1.ResourceList, count int64) error {
+	if count < 0 {
+		return fmt.Errorf("%s: count %d is negative", what, count)
+	}
+	next := make(map[corev1.ResourceName]int64, len(perPod))
+	for name, q := range perPod {
+		v, err := Amount(name, q)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if count > 0 && v > (MaxAmount-d[name])/count {
+			return fmt.Errorf("%s: %s: %d x %s makes more than the bound %d", what, name, count, q.String(), MaxAmount)
+		}
+		next[name] = d[name] + v*count
+	}
+	for name, v := range next {
+		d[name] = v
+	}
+	return nil
+}
+
+// CheckPodSpec checks that one pod of spec asks for amounts quota can count.
+func CheckPodSpec(what string, spec *corev1.PodSpec, count int64) error {
+	return Demand{}.Add(what, PodRequests(spec), count)
+}

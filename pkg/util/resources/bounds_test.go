@@ -1,0 +1,51 @@
+package resources
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDemandAdd(t *testing.T) {
+	cases := []struct {
+		name    string
+		perPod  []string
+		count   int64
+		before  Demand
+		wantErr string
+		want    Demand
+	}{
+		{name: "counted", perPod: []string{"cpu", "1500m", "memory", "1Gi"}, count: 2,
+			want: Demand{"cpu": 3000, "memory": 2 << 30}},
+		{name: "negative", perPod: []string{"cpu", "-1"}, count: 1, wantErr: "cpu: -1 is negative"},
+		{name: "beyond int64 reads as zero elsewhere", perPod: []string{"cpu", "1e30"}, count: 1, wantErr: "above the bound"},
+		{name: "memory beyond int64", perPod: []string{"memory", "100Ei"}, count: 1, wantErr: "above the bound"},
+		{name: "product overflows", perPod: []string{"nvidia.com/gpu", "4e18"}, count: 3, wantErr: "makes more than the bound"},
+		{name: "sum overflows", perPod: []string{"memory", "4e18"}, count: 1, before: Demand{"memory": 1 << 62},
+			wantErr: "makes more than the bound"},
+		{name: "at the bound", perPod: []string{"memory", "4611686018427387904"}, count: 1,
+			want: Demand{"memory": MaxAmount}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.before
+			if d == nil {
+				d = Demand{}
+			}
+			err := d.Add("podSet main", rl(tc.perPod...), tc.count)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "podSet main") {
+					t.Fatalf("err = %v, want one naming the set and %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.want {
+				if d[k] != v {
+					t.Errorf("%s = %d, want %d", k, d[k], v)
+				}
+			}
+		})
+	}
+}
