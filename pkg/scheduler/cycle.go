@@ -190,6 +190,7 @@ func (s *Scheduler) admit(ctx context.Context, a queue.Admitted) {
 			x.Status.Admissions = admissions
 			x.Status.LastAllocateTime = &now
 			x.Status.LastUpdateTime = &now
+			x.Status.Quota = a.Unit.Quota
 			x.Status.Message = ""
 			x.Status.Attempts++
 			x.Status.ReclaimablePods = nil

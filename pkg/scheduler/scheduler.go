@@ -94,6 +94,9 @@ type unitState struct {
 	deleted bool
 	// fit is the unit's last node fit answer.
 	fit *nodeFit
+	// relabelled is the quota its labels named last while it held another
+	// (reported once).
+	relabelled string
 }
 
 var (

@@ -41,6 +41,15 @@ func (s *Scheduler) onUnit(obj any) {
 		s.units[key] = st
 	}
 	prev := st.obj
+	if charged := chargedQuota(u, st); charged != "" && charged != quotaName {
+		// Admitted units keep their quota whatever their labels say now.
+		if st.relabelled != quotaName && s.leading.Load() {
+			s.recorder.Eventf(u, corev1.EventTypeWarning, "QuotaChangeIgnored",
+				"the unit stays charged to quota %s while it holds quota; quota %s applies when it is queued again", charged, quotaName)
+		}
+		st.relabelled = quotaName
+		quotaName = charged
+	}
 	st.obj, st.queue, st.quota = u, queueName, quotaName
 	if st.inflight {
 		// The admission write in flight decides what happens next.
@@ -111,8 +120,6 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quo
 		s.reportWaiting(u, &queue.Failure{Reason: "inactive",
 			Message: "inactive: spec.active is false; the unit is not admitted until it is set back to true"})
 		return
-	case s.refuseInvalid(u, qu.Key):
-		return
 	case s.budgetUsedUp(u):
 		s.queues.Delete(qu.Key)
 		s.reportWaiting(u, &queue.Failure{Reason: "budget",
@@ -134,6 +141,25 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quo
 	if u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
 		s.markEnqueued(u)
 	}
+}
+
+// chargedQuota is the quota an admitted unit is charged to: the one its
+// admission recorded, else (an admission written before that field, or not
+// seen back yet) the one the scheduler charged; "" for a unit that holds
+// nothing.
+func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) string {
+	switch {
+	case st.inflight:
+		// The admission being written decided the quota.
+		return st.quota
+	case !holdsQuota(u.Status.Phase):
+		return ""
+	case u.Status.Quota != "":
+		return u.Status.Quota
+	case st.holding:
+		return st.quota
+	}
+	return ""
 }
 
 // waitingSince is when a unit's current wait began, from the API: its

@@ -219,6 +219,12 @@ type QueueUnitStatus struct {
 	// period counts from it.
 	// +optional
 	LastAllocateTime *metav1.Time `json:"lastAllocateTime,omitempty"`
+	// Quota is the quota the unit's admission is charged to, written by the
+	// scheduler at admission. While the unit holds quota it stays charged
+	// there, whatever its labels say later; a new quota applies when it is
+	// queued again.
+	// +optional
+	Quota string `json:"quota,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -173,11 +173,18 @@ func recordJobValues(unit *schedv1alpha1.QueueUnit, spec *schedv1alpha1.QueueUni
 }
 
 // copyMeta copies the job's labels and annotations onto the unit, leaving the
-// unit's own keys alone. It reports whether anything changed.
+// unit's own keys alone. The quota label is left as it is on a unit that
+// holds quota: relabelling a running job does not move its charge; the new
+// quota applies when the unit is queued again. It reports whether anything
+// changed.
 func copyMeta(job client.Object, unit *schedv1alpha1.QueueUnit) bool {
 	changed := false
 	labels := unit.GetLabels()
+	keepQuota := !waiting(unit.Status.Phase)
 	for k, v := range job.GetLabels() {
+		if keepQuota && k == schedv1alpha1.QuotaNameLabel {
+			continue
+		}
 		if cur, ok := labels[k]; !ok || cur != v {
 			if labels == nil {
 				labels = map[string]string{}
