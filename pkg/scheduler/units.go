@@ -120,6 +120,8 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quo
 		s.reportWaiting(u, &queue.Failure{Reason: "inactive",
 			Message: "inactive: spec.active is false; the unit is not admitted until it is set back to true"})
 		return
+	case s.refuseInvalid(u, qu.Key):
+		return
 	case s.budgetUsedUp(u):
 		s.queues.Delete(qu.Key)
 		s.reportWaiting(u, &queue.Failure{Reason: "budget",
