@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,9 +15,12 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -78,10 +82,14 @@ func NewReconciler(c client.Client, ext *Extension, recorder events.EventRecorde
 	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts}
 }
 
-// SetupWithManager watches the extension's jobs and the units that point at
-// them; with ManageAllJobs it also caches Namespaces, whose labels the
+// SetupWithManager watches the extension's jobs, the units that point at
+// them and the deletion of the pods they control (a deleted unit waits for
+// them); with ManageAllJobs it also caches Namespaces, whose labels the
 // selector reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("pod index: %w", err)
+	}
 	if r.opts.ManageAllJobs {
 		// Registered before the manager starts, so the cache syncs it first.
 		if _, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Namespace{}); err != nil {
@@ -92,6 +100,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(r.ext.Name).
 		For(r.ext.NewObject()).
 		Watches(&schedv1alpha1.QueueUnit{}, handler.EnqueueRequestsFromMapFunc(r.unitToJob)).
+		WatchesMetadata(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToJob),
+			builder.WithPredicates(predicate.Funcs{
+				CreateFunc:  func(event.CreateEvent) bool { return false },
+				UpdateFunc:  func(event.UpdateEvent) bool { return false },
+				GenericFunc: func(event.GenericEvent) bool { return false },
+			})).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation)}).
 		Complete(r)
 }
@@ -146,6 +160,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		}
 		return r.takeOver(ctx, gj, unitKey)
 	}
+	if unit.DeletionTimestamp != nil {
+		// Deleted by hand while its job is here: it goes once the job's pods are.
+		if unit.Spec.ConsumerRef == nil {
+			return ctrl.Result{}, nil
+		}
+		return r.retry(r.releaseWhenPodsGone(ctx, unit, unit.Spec.ConsumerRef.UID), "release queue unit")
+	}
 	if unit.Spec.ConsumerRef == nil || unit.Spec.ConsumerRef.UID != obj.GetUID() {
 		if r.refersToKind(unit) && unit.Spec.ConsumerRef.Name == obj.GetName() {
 			// A unit left over from an earlier job of the same name.
@@ -169,7 +190,7 @@ func (r *Reconciler) deleteUnit(ctx context.Context, key types.NamespacedName, j
 		return nil
 	}
 	if unit.DeletionTimestamp != nil {
-		return nil
+		return r.releaseWhenPodsGone(ctx, unit, unit.Spec.ConsumerRef.UID)
 	}
 	err := r.client.Delete(ctx, unit, client.Preconditions{UID: ptr.To(unit.UID)})
 	if err := client.IgnoreNotFound(err); err != nil {
@@ -201,10 +222,14 @@ func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.Name
 	default:
 		return ctrl.Result{}, nil
 	}
-	sets, err := gj.PodSets()
-	if err != nil {
+	sets, err := r.podSets(ctx, gj)
+	var invalid *invalidJobError
+	if errors.As(err, &invalid) {
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidJob, "Queue", "cannot queue job: %v", err)
 		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	prio, err := JobPriority(ctx, r.client, gj, sets)
 	if err != nil {
@@ -247,6 +272,7 @@ func (r *Reconciler) newUnit(gj GenericJob, key types.NamespacedName, spec sched
 				Controller:         ptr.To(true),
 				BlockOwnerDeletion: ptr.To(true),
 			}},
+			Finalizers: []string{PodsGoneFinalizer},
 		},
 		Spec: spec,
 	}

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,7 +47,12 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 	case phase == schedv1alpha1.QueueUnitPhaseTimeoutBackoff && ownBackoff(unit):
 		result, err = r.backOff(ctx, gj, desired, status)
 	case phase == schedv1alpha1.QueueUnitPhaseDequeued || phase == schedv1alpha1.QueueUnitPhaseRunning:
-		result, err = r.run(ctx, gj, desired, status)
+		var grew string
+		if grew, err = r.grewBeyondAdmission(ctx, gj, unit); err == nil && grew != "" {
+			err = r.holdAtAdmission(ctx, gj, desired, status, grew)
+		} else if err == nil {
+			result, err = r.run(ctx, gj, desired, status)
+		}
 	default:
 		// Enqueued, Reserved, new, or a scheduler's TimeoutBackoff: the job waits.
 		err = r.hold(ctx, gj)
@@ -65,9 +71,13 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 // spec.maximumExecutionTimeSeconds stays until the job's own value changes
 // (the last one taken is recorded in an annotation on the unit).
 func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) error {
-	sets, err := gj.PodSets()
-	if err != nil {
+	sets, err := r.podSets(ctx, gj)
+	var invalid *invalidJobError
+	if errors.As(err, &invalid) {
 		return nil // the job turned invalid; keep the unit as it was
+	}
+	if err != nil {
+		return err
 	}
 	prio, err := JobPriority(ctx, r.client, gj, sets)
 	if err != nil {
@@ -78,6 +88,7 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 		return nil
 	}
 	desired := unit.DeepCopy()
+	ensureFinalizer(desired)
 	copyMeta(gj.Object(), desired)
 	if v := formatActive(spec.Active); desired.Annotations[JobActiveAnnotation] != v {
 		desired.Spec.Active = spec.Active

@@ -18,6 +18,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/app"
+	jobframework "github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
 
@@ -143,7 +144,8 @@ func updateUnitStatus(t *testing.T, c client.Client, ns, name string, change fun
 	})
 }
 
-// admit plays the scheduler's admission: Dequeued with admissions.
+// admit plays the scheduler's admission: Dequeued with admissions, each pod
+// set admitted at its size and its pods' requests.
 func admit(t *testing.T, c client.Client, ns, name string) {
 	t.Helper()
 	updateUnitStatus(t, c, ns, name, func(u *schedv1alpha1.QueueUnit) {
@@ -152,7 +154,8 @@ func admit(t *testing.T, c client.Client, ns, name string) {
 		u.Status.LastAllocateTime = &now
 		u.Status.Admissions = nil
 		for _, ps := range u.Spec.PodSet {
-			u.Status.Admissions = append(u.Status.Admissions, schedv1alpha1.Admission{Name: ps.Name, Replicas: ps.Count})
+			u.Status.Admissions = append(u.Status.Admissions, schedv1alpha1.Admission{Name: ps.Name, Replicas: ps.Count,
+				Resources: jobframework.PodRequests(&ps.Template.Spec)})
 		}
 		for _, ct := range []string{schedv1alpha1.ConditionQuotaReserved, schedv1alpha1.ConditionAdmitted} {
 			meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: ct, Status: metav1.ConditionTrue, Reason: "Admitted", Message: "test"})

@@ -1,0 +1,106 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// PodsGoneFinalizer holds a deleted unit, and with it its quota charge, until
+// the pods its job owns are gone: pods in their termination grace period still
+// hold their node's resources.
+const PodsGoneFinalizer = "scheduling.x-k8s.io/pods-gone"
+
+// podOwnerIndex prefixes the per-extension index of pods by the UID of their
+// controller, when that controller is of the extension's kind.
+const podOwnerIndex = "koord-queue.controllerUID/"
+
+// podMeta is a Pod's metadata: the extension caches no more of pods.
+func podMeta() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	return m
+}
+
+// ownedByKind is the pod's controller owner reference when it is of this
+// extension's kind.
+func (r *Reconciler) ownedByKind(obj client.Object) *metav1.OwnerReference {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != r.ext.GVK.Kind || ref.APIVersion != r.ext.GVK.GroupVersion().String() {
+		return nil
+	}
+	return ref
+}
+
+func (r *Reconciler) indexPods(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, podMeta(), podOwnerIndex+r.ext.Name, func(obj client.Object) []string {
+		if ref := r.ownedByKind(obj); ref != nil {
+			return []string{string(ref.UID)}
+		}
+		return nil
+	})
+}
+
+// podToJob maps a deleted pod to the job that controlled it, whose deleted
+// unit may wait for it.
+func (r *Reconciler) podToJob(_ context.Context, obj client.Object) []reconcile.Request {
+	ref := r.ownedByKind(obj)
+	if ref == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
+}
+
+// podsLeft counts the pods in ns whose controller is the job of uid.
+func (r *Reconciler) podsLeft(ctx context.Context, ns string, uid types.UID) (int, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{podOwnerIndex + r.ext.Name: string(uid)}); err != nil {
+		return 0, fmt.Errorf("list pods: %w", err)
+	}
+	return len(list.Items), nil
+}
+
+// ensureFinalizer puts PodsGoneFinalizer on a unit (units created before it
+// existed get it at their next sync). It reports whether it changed unit.
+func ensureFinalizer(unit client.Object) bool {
+	if unit.GetDeletionTimestamp() != nil {
+		return false
+	}
+	return controllerutil.AddFinalizer(unit, PodsGoneFinalizer)
+}
+
+// releaseWhenPodsGone lets a deleted unit go once its job's pods are gone;
+// until then the unit, and the quota it is charged, stay. A pod's deletion
+// brings the job back here.
+func (r *Reconciler) releaseWhenPodsGone(ctx context.Context, unit client.Object, uid types.UID) error {
+	if !controllerutil.ContainsFinalizer(unit, PodsGoneFinalizer) {
+		return nil
+	}
+	n, err := r.podsLeft(ctx, unit.GetNamespace(), uid)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Deleted queue unit waits for its job's pods", "queueUnit", klog.KObj(unit), "pods", n)
+		return nil
+	}
+	before, ok := unit.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("unit %T does not copy", unit)
+	}
+	controllerutil.RemoveFinalizer(unit, PodsGoneFinalizer)
+	if err := client.IgnoreNotFound(r.client.Patch(ctx, unit, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))); err != nil {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Released deleted queue unit: its job's pods are gone", "queueUnit", klog.KObj(unit))
+	return nil
+}
