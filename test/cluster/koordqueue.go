@@ -71,6 +71,9 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 		"--kubeconfig", c.Kubeconfig,
 		"--leader-elect=false",
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports.QueueMetrics),
+		// A local cluster on loopback: plain HTTP that curl, the tests and the
+		// dashboard check scrape without a token.
+		"--metrics-secure=false",
 	}
 	if kq.Config != "" {
 		queueArgs = append(queueArgs, "--config", kq.Config)
@@ -84,6 +87,7 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 		"--leader-elect=false",
 		"--enabled-extensions", strings.Join(kq.Extensions, ","),
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports.ControllersMetrics),
+		"--metrics-secure=false",
 		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(ports.ControllersHealth),
 	}
 	ctrl, err := c.run(ControllersBinary, filepath.Join(bin, ControllersBinary), append(ctrlArgs, kq.ExtraControllersArgs...)...)

@@ -40,6 +40,7 @@ type Options struct {
 	LeaderElectResourceName      string
 	LeaderElectResourceNamespace string
 	MetricsBindAddress           string
+	MetricsSecure                bool
 	HealthProbeBindAddress       string
 	QPS                          float32
 	Burst                        int
@@ -61,6 +62,7 @@ func NewOptions() *Options {
 		LeaderElectResourceName:      "koord-queue-controllers",
 		LeaderElectResourceNamespace: "koord-queue",
 		MetricsBindAddress:           ":8080",
+		MetricsSecure:                true,
 		HealthProbeBindAddress:       ":8081",
 		QPS:                          50,
 		Burst:                        100,
@@ -85,6 +87,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "name of the leader election lease")
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "namespace of the leader election lease")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of the metrics endpoint; 0 turns it off")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve /metrics over HTTPS with a self-signed certificate, to callers whose bearer token may get the path (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone: for local use only")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns it off")
 	fs.Float32Var(&o.QPS, "qps", o.QPS, "queries per second to the API server")
 	fs.IntVar(&o.Burst, "burst", o.Burst, "burst of queries to the API server")

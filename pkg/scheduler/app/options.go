@@ -29,7 +29,10 @@ type Options struct {
 	LeaderElectResourceNamespace string
 	LeaseDuration                time.Duration
 	MetricsBindAddress           string
-	EnablePprof                  bool
+	// MetricsSecure serves /metrics (and pprof) over HTTPS to callers
+	// allowed to get the path; false is plain HTTP for local use.
+	MetricsSecure bool
+	EnablePprof   bool
 	// NodeFitCheck refuses units whose pods fit no node.
 	NodeFitCheck bool
 	// The visibility aggregated API (pkg/visibility) and the debug API
@@ -58,7 +61,7 @@ func NewOptions() *Options {
 	return &Options{
 		QPS: 100, Burst: 200, OversellRate: 1, AdmissionCheckWorkers: 2, StatusWorkers: 8,
 		LeaderElect: true, LeaderElectResourceName: "koord-queue", LeaderElectResourceNamespace: "koord-queue",
-		LeaseDuration: 15 * time.Second, MetricsBindAddress: ":10259",
+		LeaseDuration: 15 * time.Second, MetricsBindAddress: ":10259", MetricsSecure: true,
 		VisibilityBindAddress: ":8443", APIHandlerAddress: "127.0.0.1:10260", NodeFitCheck: true,
 	}
 }
@@ -78,8 +81,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "Name of the leader election Lease.")
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "Namespace of the leader election Lease.")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a leader's lease lasts.")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the HTTP server for /metrics, /healthz and /readyz.")
-	fs.BoolVar(&o.EnablePprof, "enable-pprof", o.EnablePprof, "Serve Go's /debug/pprof/ profiles on the metrics address (off by default: they expose internals).")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the server for /metrics, /healthz and /readyz; 0 turns it off.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics (and pprof) over HTTPS with a self-signed certificate, to callers whose bearer token may get the path (TokenReview and SubjectAccessReview); /healthz and /readyz stay open. false serves plain HTTP to anyone: for local use only.")
+	fs.BoolVar(&o.EnablePprof, "enable-pprof", o.EnablePprof, "Serve Go's /debug/pprof/ profiles on the metrics address, behind the same authentication as /metrics (off by default: they expose internals).")
 	fs.BoolVar(&o.EnableVisibilityServer, "enableVisibilityServer", o.EnableVisibilityServer, "Serve the visibility aggregated API (visibility.koord-queue.x-k8s.io/v1alpha1) over HTTPS, with authentication and authorization delegated to kube-apiserver.")
 	fs.StringVar(&o.VisibilityBindAddress, "visibility-bind-address", o.VisibilityBindAddress, "Address of the visibility API server.")
 	fs.StringVar(&o.VisibilityCertDir, "visibility-cert-dir", o.VisibilityCertDir, "Folder holding tls.crt and tls.key for the visibility API; empty means a self-signed certificate made at start.")

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -26,6 +25,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/priority"
+	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 )
 
@@ -78,7 +78,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err := addReadAPIs(mgr, cfg, s, o); err != nil {
 		return err
 	}
-	log.Info("Starting koord-queue", "metrics", o.MetricsBindAddress, "leaderElection", o.LeaderElect, "plugins", o.Config.Plugins)
+	log.Info("Starting koord-queue", "metrics", o.MetricsBindAddress, "metricsSecure", o.MetricsSecure, "leaderElection", o.LeaderElect, "plugins", o.Config.Plugins)
 	return mgr.Start(ctx)
 }
 
@@ -95,10 +95,8 @@ func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme.New(),
-		Metrics: metricsserver.Options{
-			BindAddress:   o.MetricsBindAddress,
-			ExtraHandlers: handlers,
-		},
+		// The probes reach /healthz and /readyz without credentials.
+		Metrics:                 metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, handlers, "/healthz", "/readyz"),
 		HealthProbeBindAddress:  "0",
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectResourceName,

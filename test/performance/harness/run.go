@@ -117,7 +117,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	args := append([]string{
 		"--kubeconfig", kubeconfig, "--leader-elect=false",
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port),
+		// Loopback only: the harness scrapes plain HTTP without a token.
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--metrics-secure=false",
 		"--qps", strconv.FormatFloat(float64(o.QPS), 'f', -1, 32), "--burst", strconv.Itoa(o.Burst),
 		"--config", schedCfg,
 	}, o.ExtraArgs...)
