@@ -63,16 +63,18 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	}
 	sched := container(t, r.deployment(t, "koord-queue"), "controller").Args
 	sched = replaceFlag(sched, "config", config)
-	sched = replaceFlag(sched, "metrics-bind-address", freeAddr(t))
+	schedMetrics := freeAddr(t)
+	sched = replaceFlag(sched, "metrics-bind-address", schedMetrics)
 	// The visibility flags come with the visibility server; this run needs neither.
-	sched = dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-address")
+	sched = dropFlag(dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-address"), "visibility-cert-dir")
 	sched = append(sched, "--kubeconfig="+saKubeconfig(t, env.Config, schedulerSA, dir))
 	schedLog := filepath.Join(dir, "koord-queue.log")
 	start(t, filepath.Join(binDir, "koord-queue"), sched, schedLog)
 
 	ctrl := container(t, r.deployment(t, "koord-queue-controllers"), "manager").Args
 	ctrl = replaceFlag(ctrl, "enabled-extensions", "job")
-	ctrl = replaceFlag(ctrl, "metrics-bind-address", freeAddr(t))
+	ctrlMetrics := freeAddr(t)
+	ctrl = replaceFlag(ctrl, "metrics-bind-address", ctrlMetrics)
 	ctrl = replaceFlag(ctrl, "health-probe-bind-address", freeAddr(t))
 	ctrl = append(ctrl, "--kubeconfig="+saKubeconfig(t, env.Config, controllersSA, dir))
 	ctrlLog := filepath.Join(dir, "koord-queue-controllers.log")
@@ -131,6 +133,9 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 			t.Errorf("leader Lease %s/%s has no holder", Namespace, name)
 		}
 	}
+	// Their metrics, served as the Deployments' flags say (HTTPS by default).
+	checkMetricsAccess(t, env, map[string]string{"koord-queue": schedMetrics, "koord-queue-controllers": ctrlMetrics},
+		map[string][]string{"koord-queue": {"/healthz", "/readyz"}})
 	// No request of either binary was refused on the way.
 	for _, log := range []string{schedLog, ctrlLog} {
 		data, err := os.ReadFile(log)

@@ -49,6 +49,7 @@ func TestOnAPIServer(t *testing.T) {
 
 	t.Run("RBAC by SubjectAccessReview", func(t *testing.T) { checkAccessReviews(t, env.Clientset) })
 	t.Run("RBAC by impersonated calls", func(t *testing.T) { checkImpersonatedCalls(t, env) })
+	t.Run("attack: tenants write status.phase=Dequeued", func(t *testing.T) { checkStatusWriters(t, env) })
 
 	// Nothing serves the visibility API here; without the APIService the
 	// binaries' discovery is clean.
@@ -150,7 +151,7 @@ var (
 // things it must not be able to do.
 func schedulerNeeds() []access {
 	var a []access
-	a = append(a, accesses("default", read, "queueunits.scheduling.x-k8s.io", "elasticquotas.scheduling.sigs.k8s.io", "pods")...)
+	a = append(a, accesses("default", read, "queueunits.scheduling.x-k8s.io", "elasticquotas.scheduling.sigs.k8s.io")...)
 	a = append(a, accesses("", read, "admissionchecks.scheduling.x-k8s.io", "provisioningrequestconfigs.scheduling.x-k8s.io",
 		"priorityclasses.scheduling.k8s.io", "namespaces", "nodes")...)
 	a = append(a, accesses(Namespace, append(read, write...), "queues.scheduling.x-k8s.io")...)
@@ -169,6 +170,8 @@ func schedulerMustNot() []access {
 	var a []access
 	a = append(a, accesses("default", []string{"update", "patch", "delete", "create"}, "jobs.batch")...)
 	a = append(a, accesses("default", []string{"delete", "create", "update"}, "pods", "queueunits.scheduling.x-k8s.io")...)
+	// koord-queue reads no pods (the node fit check works from the unit's pod sets).
+	a = append(a, accesses("default", read, "pods")...)
 	a = append(a, accesses("default", []string{"get", "list"}, "secrets", "configmaps")...)
 	a = append(a, access{verb: "get", resource: "configmaps", namespace: "kube-system", name: "kube-proxy"})
 	a = append(a, accesses(Namespace, []string{"get"}, "secrets")...)
@@ -194,9 +197,12 @@ func controllersNeed() []access {
 	}
 	a = append(a, accesses("default", append(read, write...), "queueunits.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"update", "patch"}, "queueunits/status.scheduling.x-k8s.io")...)
+	// Pod metadata: a deleted unit waits for its job's pods to go.
 	a = append(a, accesses("default", read, "pods")...)
 	a = append(a, accesses("", read, "priorityclasses.scheduling.k8s.io")...)
 	a = append(a, accesses("", read, "namespaces")...)
+	// Secure metrics: the callers' tokens and access are reviewed.
+	a = append(a, accesses("", []string{"create"}, "tokenreviews.authentication.k8s.io", "subjectaccessreviews.authorization.k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "patch"}, "events", "events.events.k8s.io")...)
 	a = append(a, accesses(Namespace, []string{"get", "create", "update"}, "leases.coordination.k8s.io")...)
 	return a
@@ -207,9 +213,9 @@ func controllersMustNot() []access {
 	a = append(a, accesses(Namespace, []string{"delete", "create", "update", "get"}, "queues.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "delete"}, jobKinds...)...)
 	a = append(a, accesses("default", []string{"get", "list"}, "secrets")...)
-	a = append(a, accesses("default", []string{"delete", "create"}, "pods")...)
+	a = append(a, accesses("default", []string{"delete", "create", "update", "patch"}, "pods")...)
 	a = append(a, accesses("default", []string{"update", "get"}, "elasticquotas.scheduling.sigs.k8s.io")...)
-	a = append(a, accesses("", []string{"create"}, "namespaces", "tokenreviews.authentication.k8s.io")...)
+	a = append(a, accesses("", []string{"create"}, "namespaces")...)
 	a = append(a, accesses("", []string{"update", "delete"}, "namespaces")...)
 	a = append(a, accesses("default", []string{"update"}, "leases.coordination.k8s.io")...)
 	return a

@@ -82,7 +82,14 @@ func render(t *testing.T, sets ...string) *Rendered {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Rendered{Raw: raw}
+	return &Rendered{Raw: raw, Objects: parseObjects(t, raw)}
+}
+
+// parseObjects splits a multi-document YAML stream into objects, skipping
+// empty documents.
+func parseObjects(t *testing.T, raw string) []*unstructured.Unstructured {
+	t.Helper()
+	var objects []*unstructured.Unstructured
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(raw)))
 	for {
 		doc, err := reader.Read()
@@ -103,9 +110,9 @@ func render(t *testing.T, sets ...string) *Rendered {
 		if err := o.UnmarshalJSON(js); err != nil {
 			t.Fatalf("rendered object: %v\n%s", err, doc)
 		}
-		r.Objects = append(r.Objects, o)
+		objects = append(objects, o)
 	}
-	return r
+	return objects
 }
 
 // Find returns the object of that kind and name (any namespace), or nil.

@@ -44,15 +44,16 @@ func TestDefaults(t *testing.T) {
 	r := render(t)
 
 	wantKinds := map[string]int{
-		"CustomResourceDefinition": 5, "ServiceAccount": 2, "ConfigMap": 1, "ClusterRole": 2,
+		"CustomResourceDefinition": 5, "ServiceAccount": 2, "ConfigMap": 1, "ClusterRole": 5,
 		"ClusterRoleBinding": 2, "Role": 2, "RoleBinding": 2, "Deployment": 2,
+		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	}
 	if diff := cmp.Diff(wantKinds, r.Kinds()); diff != "" {
 		t.Errorf("rendered kinds (-want +got):\n%s", diff)
 	}
 	for _, o := range r.Objects {
 		switch o.GetKind() {
-		case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding":
+		case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 		default:
 			if o.GetNamespace() != Namespace {
 				t.Errorf("%s %s is in namespace %q, want %q", o.GetKind(), o.GetName(), o.GetNamespace(), Namespace)
@@ -66,7 +67,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("koord-queue image = %s, want %s", c.Image, want)
 	}
 	wantArgs := []string{
-		"--config=/etc/koord-queue/config.yaml", "--v=2", "--metrics-bind-address=:10259",
+		"--config=/etc/koord-queue/config.yaml", "--v=2", "--metrics-bind-address=:10259", "--metrics-secure=true",
 		"--leader-elect=true", "--leader-elect-resource-name=koord-queue",
 		"--leader-elect-resource-namespace=koord-queue", "--leader-elect-lease-duration=15s",
 		"--qps=100", "--burst=200",
@@ -77,7 +78,8 @@ func TestDefaults(t *testing.T) {
 	if sched.Spec.Template.Spec.ServiceAccountName != "koord-queue" {
 		t.Errorf("koord-queue runs as %q", sched.Spec.Template.Spec.ServiceAccountName)
 	}
-	checkProbes(t, c, "/healthz", "/readyz", 10259)
+	// The metrics port speaks HTTPS; the probes there need no credentials.
+	checkProbes(t, c, "/healthz", "/readyz", 10259, corev1.URISchemeHTTPS)
 	checkSecurity(t, sched.Spec.Template.Spec, c)
 	checkConfigMount(t, sched.Spec.Template.Spec, c)
 
@@ -87,7 +89,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("koord-queue-controllers image = %s, want %s", m.Image, want)
 	}
 	wantArgs = []string{
-		"--enabled-extensions=job", "--v=2", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
+		"--enabled-extensions=job", "--v=2", "--metrics-bind-address=:8080", "--metrics-secure=true", "--health-probe-bind-address=:8081",
 		"--leader-elect=true", "--leader-elect-resource-name=koord-queue-controllers",
 		"--leader-elect-resource-namespace=koord-queue", "--release-namespace=koord-queue",
 	}
@@ -97,7 +99,7 @@ func TestDefaults(t *testing.T) {
 	if ctrl.Spec.Template.Spec.ServiceAccountName != "koord-queue-controllers" {
 		t.Errorf("koord-queue-controllers runs as %q", ctrl.Spec.Template.Spec.ServiceAccountName)
 	}
-	checkProbes(t, m, "/healthz", "/readyz", 8081)
+	checkProbes(t, m, "/healthz", "/readyz", 8081, "")
 	checkSecurity(t, ctrl.Spec.Template.Spec, m)
 
 	// The configuration file is the guide's pluginConfigs and loads in koord-queue.
@@ -134,7 +136,7 @@ func TestDefaults(t *testing.T) {
 	checkCRDsMatchConfig(t, r)
 }
 
-func checkProbes(t *testing.T, c corev1.Container, live, ready string, port int) {
+func checkProbes(t *testing.T, c corev1.Container, live, ready string, port int, scheme corev1.URIScheme) {
 	t.Helper()
 	for what, p := range map[string]*corev1.Probe{live: c.LivenessProbe, ready: c.ReadinessProbe} {
 		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != what {
@@ -149,6 +151,9 @@ func checkProbes(t *testing.T, c corev1.Container, live, ready string, port int)
 		}
 		if int(got) != port {
 			t.Errorf("container %s: probe %s hits port %v (%d), want %d", c.Name, what, p.HTTPGet.Port.String(), got, port)
+		}
+		if p.HTTPGet.Scheme != scheme {
+			t.Errorf("container %s: probe %s scheme %q, want %q", c.Name, what, p.HTTPGet.Scheme, scheme)
 		}
 	}
 }
@@ -361,14 +366,21 @@ func TestVisibility(t *testing.T) {
 		t.Fatal("APIService v1alpha1.visibility.koord-queue.x-k8s.io not rendered")
 	}
 	spec, _ := api.Object["spec"].(map[string]any)
+	// By default kube-apiserver verifies the server: a caBundle, no insecureSkipTLSVerify.
+	caBundle, _ := spec["caBundle"].(string)
 	want := map[string]any{
 		"group": "visibility.koord-queue.x-k8s.io", "version": "v1alpha1",
-		"groupPriorityMinimum": int64(100), "versionPriority": int64(100), "insecureSkipTLSVerify": true,
+		"groupPriorityMinimum": int64(100), "versionPriority": int64(100), "caBundle": caBundle,
 		"service": map[string]any{"name": "koord-queue-visibility-server", "namespace": Namespace, "port": int64(443)},
 	}
 	if diff := cmp.Diff(want, spec); diff != "" {
 		t.Errorf("APIService spec (-want +got):\n%s", diff)
 	}
+	checkVisibilityCert(t, r, caBundle)
+	if v, _ := flag(c.Args, "visibility-cert-dir"); v != "/etc/koord-queue-visibility" {
+		t.Errorf("--visibility-cert-dir=%q, want the Secret's mount", v)
+	}
+	checkSecretMount(t, r.deployment(t, "koord-queue").Spec.Template.Spec, c, "koord-queue-visibility-tls", "/etc/koord-queue-visibility")
 	svc := &corev1.Service{}
 	r.Into(t, "Service", "koord-queue-visibility-server", svc)
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.StrVal != "visibility" {
@@ -386,11 +398,27 @@ func TestVisibility(t *testing.T) {
 		t.Errorf("no kube-system RoleBinding to extension-apiserver-authentication-reader: %v", rb)
 	}
 
-	// A CA bundle replaces insecureSkipTLSVerify.
+	// A CA bundle of one's own: the Secret is the user's to make, still mounted.
 	r = render(t, "controller.enableVisibilityServer=true", "controller.visibility.caBundle=PEM")
 	spec = r.Find("APIService", "v1alpha1.visibility.koord-queue.x-k8s.io").Object["spec"].(map[string]any)
 	if spec["caBundle"] != "UEVN" || spec["insecureSkipTLSVerify"] != nil {
 		t.Errorf("with a caBundle: caBundle=%v insecureSkipTLSVerify=%v", spec["caBundle"], spec["insecureSkipTLSVerify"])
+	}
+	if r.Find("Secret", "koord-queue-visibility-tls") != nil {
+		t.Error("with a caBundle of one's own the chart still renders the certificate Secret")
+	}
+	c = container(t, r.deployment(t, "koord-queue"), "controller")
+	checkSecretMount(t, r.deployment(t, "koord-queue").Spec.Template.Spec, c, "koord-queue-visibility-tls", "/etc/koord-queue-visibility")
+
+	// Skipping verification is an explicit choice: no Secret, no certificate folder.
+	r = render(t, "controller.enableVisibilityServer=true", "controller.visibility.insecureSkipTLSVerify=true")
+	spec = r.Find("APIService", "v1alpha1.visibility.koord-queue.x-k8s.io").Object["spec"].(map[string]any)
+	if spec["insecureSkipTLSVerify"] != true || spec["caBundle"] != nil {
+		t.Errorf("insecureSkipTLSVerify=true: caBundle=%v insecureSkipTLSVerify=%v", spec["caBundle"], spec["insecureSkipTLSVerify"])
+	}
+	c = container(t, r.deployment(t, "koord-queue"), "controller")
+	if _, ok := flag(c.Args, "visibility-cert-dir"); ok || r.Find("Secret", "koord-queue-visibility-tls") != nil {
+		t.Errorf("insecureSkipTLSVerify=true still passes a certificate: args %v", c.Args)
 	}
 }
 

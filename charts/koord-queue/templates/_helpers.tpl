@@ -92,3 +92,39 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
+
+{{/*
+Rules a binary with secure metrics (metrics.secure) needs to authenticate and
+authorize its /metrics callers: a TokenReview of the bearer token, then a
+SubjectAccessReview of get on the path.
+*/}}
+{{- define "koord-queue.metricsAuthRules" -}}
+{{- if .Values.metrics.secure }}
+  - apiGroups: ["authentication.k8s.io"]
+    resources: ["tokenreviews"]
+    verbs: ["create"]
+  - apiGroups: ["authorization.k8s.io"]
+    resources: ["subjectaccessreviews"]
+    verbs: ["create"]
+{{- end }}
+{{- end }}
+
+{{/*
+How a ServiceMonitor or PodMonitor endpoint scrapes: with secure metrics (the
+argument), HTTPS without verifying the self-signed certificate, and the token
+of ServiceAccount koord-queue-metrics-scraper; otherwise plain HTTP.
+*/}}
+{{- define "koord-queue.scrapeAuth" -}}
+{{- if . -}}
+scheme: https
+tlsConfig:
+  insecureSkipVerify: true
+authorization:
+  type: Bearer
+  credentials:
+    name: koord-queue-metrics-scraper-token
+    key: token
+{{- else -}}
+scheme: http
+{{- end -}}
+{{- end }}

@@ -1,0 +1,204 @@
+package chart
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+// checkVisibilityCert checks that caBundle (base64 PEM, as in the APIService)
+// is a CA that signed the certificate in Secret koord-queue-visibility-tls for
+// the name kube-apiserver dials: the visibility Service's DNS name.
+func checkVisibilityCert(t *testing.T, r *Rendered, caBundle string) {
+	t.Helper()
+	caPEM, err := base64.StdEncoding.DecodeString(caBundle)
+	if err != nil || len(caPEM) == 0 {
+		t.Fatalf("APIService caBundle %q is not base64 PEM: %v", caBundle, err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("APIService caBundle holds no certificate:\n%s", caPEM)
+	}
+	sec := &corev1.Secret{}
+	r.Into(t, "Secret", "koord-queue-visibility-tls", sec)
+	if sec.Type != corev1.SecretTypeTLS || len(sec.Data["tls.key"]) == 0 {
+		t.Errorf("Secret koord-queue-visibility-tls: type %s, key %d bytes", sec.Type, len(sec.Data["tls.key"]))
+	}
+	block, _ := pem.Decode(sec.Data["tls.crt"])
+	if block == nil {
+		t.Fatalf("tls.crt is not PEM")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "koord-queue-visibility-server." + Namespace + ".svc"
+	if _, err := cert.Verify(x509.VerifyOptions{DNSName: host, Roots: roots}); err != nil {
+		t.Errorf("the visibility certificate does not verify for %s against the APIService's caBundle: %v", host, err)
+	}
+}
+
+// checkSecretMount checks that the pod mounts Secret secret at dir in c.
+func checkSecretMount(t *testing.T, pod corev1.PodSpec, c corev1.Container, secret, dir string) {
+	t.Helper()
+	var volume string
+	for _, v := range pod.Volumes {
+		if v.Secret != nil && v.Secret.SecretName == secret {
+			volume = v.Name
+		}
+	}
+	for _, m := range c.VolumeMounts {
+		if volume != "" && m.Name == volume && m.MountPath == dir && m.ReadOnly {
+			return
+		}
+	}
+	t.Errorf("container %s does not mount Secret %s read-only at %s: volumes %v mounts %v", c.Name, secret, dir, pod.Volumes, c.VolumeMounts)
+}
+
+// TestStatusPolicy renders the ValidatingAdmissionPolicy and its binding,
+// checks they are the objects of config/policy for the guide's namespace, and
+// that the value turns them off.
+func TestStatusPolicy(t *testing.T) {
+	r := render(t)
+	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	r.Into(t, "ValidatingAdmissionPolicy", "koord-queue-queueunit-status", vap)
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	r.Into(t, "ValidatingAdmissionPolicyBinding", "koord-queue-queueunit-status", binding)
+	if binding.Spec.PolicyName != vap.Name || !slices.Equal(binding.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
+		t.Errorf("binding %+v does not deny with the policy", binding.Spec)
+	}
+
+	data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "policy", "queueunit-status.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := &Rendered{Raw: string(data), Objects: parseObjects(t, string(data))}
+	cvap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	config.Into(t, "ValidatingAdmissionPolicy", "koord-queue-queueunit-status", cvap)
+	cbinding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	config.Into(t, "ValidatingAdmissionPolicyBinding", "koord-queue-queueunit-status", cbinding)
+	if diff := cmp.Diff(cvap.Spec, vap.Spec); diff != "" {
+		t.Errorf("chart policy differs from config/policy (-config +chart):\n%s", diff)
+	}
+	if diff := cmp.Diff(cbinding.Spec, binding.Spec); diff != "" {
+		t.Errorf("chart binding differs from config/policy (-config +chart):\n%s", diff)
+	}
+
+	r = render(t, "queueUnitStatusPolicy.enabled=false")
+	if r.Find("ValidatingAdmissionPolicy", vap.Name) != nil || r.Find("ValidatingAdmissionPolicyBinding", vap.Name) != nil {
+		t.Error("queueUnitStatusPolicy.enabled=false still renders the policy")
+	}
+}
+
+// TestUserRoles checks the tenant roles: aggregated into view and edit, and
+// neither grants a write of any status subresource.
+func TestUserRoles(t *testing.T) {
+	r := render(t)
+	view, edit := r.clusterRole(t, "koord-queue-view"), r.clusterRole(t, "koord-queue-edit")
+	const agg = "rbac.authorization.k8s.io/aggregate-to-"
+	if view.Labels[agg+"view"] != "true" || edit.Labels[agg+"edit"] != "true" {
+		t.Errorf("aggregation labels: view %v, edit %v", view.Labels, edit.Labels)
+	}
+	for _, role := range []*rbacv1.ClusterRole{view, edit} {
+		for _, res := range []string{"queueunits/status", "queues/status", "queueunits/*", "*"} {
+			for _, verb := range []string{"update", "patch", "create", "delete"} {
+				if allows(role.Rules, "scheduling.x-k8s.io", res, verb) {
+					t.Errorf("%s grants %s on %s", role.Name, verb, res)
+				}
+			}
+		}
+		if allows(role.Rules, "scheduling.x-k8s.io", "queues", "update") {
+			t.Errorf("%s lets tenants change Queues", role.Name)
+		}
+	}
+	if !allows(edit.Rules, "scheduling.x-k8s.io", "queueunits", "patch") || !allows(view.Rules, "scheduling.x-k8s.io", "queueunits", "list") {
+		t.Errorf("tenant roles miss QueueUnit access: view %v edit %v", view.Rules, edit.Rules)
+	}
+	reader := r.clusterRole(t, "koord-queue-metrics-reader")
+	if diff := cmp.Diff([]rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, reader.Rules); diff != "" {
+		t.Errorf("koord-queue-metrics-reader rules (-want +got):\n%s", diff)
+	}
+	if r = render(t, "rbac.userRoles=false"); r.Find("ClusterRole", "koord-queue-edit") != nil {
+		t.Error("rbac.userRoles=false still renders koord-queue-edit")
+	}
+}
+
+// TestSecureScrape checks that both Prometheus Operator monitors scrape over
+// HTTPS with the token of a ServiceAccount bound to the metrics reader role,
+// and scrape plain HTTP with metrics.secure=false.
+func TestSecureScrape(t *testing.T) {
+	type endpoint struct {
+		Scheme    string `json:"scheme"`
+		TLSConfig *struct {
+			InsecureSkipVerify bool `json:"insecureSkipVerify"`
+		} `json:"tlsConfig"`
+		Authorization *struct {
+			Type        string `json:"type"`
+			Credentials struct {
+				Name string `json:"name"`
+				Key  string `json:"key"`
+			} `json:"credentials"`
+		} `json:"authorization"`
+	}
+	endpoints := func(r *Rendered) []endpoint {
+		var all []endpoint
+		for kind, field := range map[string]string{"ServiceMonitor": "endpoints", "PodMonitor": "podMetricsEndpoints"} {
+			o := r.Find(kind, "koord-queue")
+			if o == nil {
+				t.Fatalf("%s not rendered", kind)
+			}
+			var eps []endpoint
+			data, _ := yaml.Marshal(o.Object["spec"].(map[string]any)[field])
+			if err := yaml.Unmarshal(data, &eps); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, eps...)
+		}
+		return all
+	}
+	on := []string{"metrics.serviceMonitor.enabled=true", "metrics.podMonitor.enabled=true"}
+	r := render(t, on...)
+	for _, ep := range endpoints(r) {
+		if ep.Scheme != "https" || ep.TLSConfig == nil || !ep.TLSConfig.InsecureSkipVerify || ep.Authorization == nil ||
+			ep.Authorization.Credentials.Name != "koord-queue-metrics-scraper-token" || ep.Authorization.Credentials.Key != "token" {
+			t.Errorf("secure scrape endpoint %+v", ep)
+		}
+	}
+	sec := &corev1.Secret{}
+	r.Into(t, "Secret", "koord-queue-metrics-scraper-token", sec)
+	if sec.Type != corev1.SecretTypeServiceAccountToken || sec.Annotations[corev1.ServiceAccountNameKey] != "koord-queue-metrics-scraper" {
+		t.Errorf("scraper token Secret: type %s annotations %v", sec.Type, sec.Annotations)
+	}
+	crb := &rbacv1.ClusterRoleBinding{}
+	r.Into(t, "ClusterRoleBinding", "koord-queue-metrics-scraper", crb)
+	if crb.RoleRef.Name != "koord-queue-metrics-reader" || len(crb.Subjects) != 1 || crb.Subjects[0].Name != "koord-queue-metrics-scraper" {
+		t.Errorf("scraper binding %+v", crb)
+	}
+
+	r = render(t, append(on, "metrics.secure=false")...)
+	for _, ep := range endpoints(r) {
+		if ep.Scheme != "http" || ep.Authorization != nil {
+			t.Errorf("plain scrape endpoint %+v", ep)
+		}
+	}
+	if r.Find("Secret", "koord-queue-metrics-scraper-token") != nil {
+		t.Error("metrics.secure=false still renders the scraper's token")
+	}
+	c := container(t, r.deployment(t, "koord-queue"), "controller")
+	if v, _ := flag(c.Args, "metrics-secure"); v != "false" {
+		t.Errorf("metrics.secure=false: koord-queue --metrics-secure=%q", v)
+	}
+	checkProbes(t, c, "/healthz", "/readyz", 10259, corev1.URISchemeHTTP)
+}
