@@ -248,7 +248,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 	var retry *v1alpha1.QueueUnit
 	retryState := st
 	if st != nil {
-		s.fw.SetUsage(key, st.holdingFor(key))
+		s.fw.SetUsage(key, st.holdingFor(key, s.ceilings[st.queue]))
 		if isPending(st.obj.Status.Phase) {
 			retry = st.obj
 		}

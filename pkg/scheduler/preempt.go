@@ -18,12 +18,27 @@ import (
 
 // holdingOf is what a unit holds per docs/protocol.md, with what victim
 // selection needs to know of it; nil when it holds nothing.
-func (st *unitState) holdingFor(key string) *quota.Holding {
+// ceiling is the priority ceiling of the unit's queue (see priorityOf).
+func (st *unitState) holdingFor(key string, ceiling *int32) *quota.Holding {
 	h := holdingOf(key, st.quota, st.obj)
-	if h != nil && st.evicting {
-		h.Evicting = true
+	if h != nil {
+		h.Priority = priorityOf(st.obj, ceiling)
+		if st.evicting {
+			h.Evicting = true
+		}
 	}
 	return h
+}
+
+// priorityOf is a unit's priority, bounded by its queue's ceiling
+// (koord-queue/max-priority) when it has one: a tenant who writes a higher
+// priority on a job gets the ceiling, in its queue and as a victim.
+func priorityOf(u *v1alpha1.QueueUnit, ceiling *int32) int32 {
+	p := ptr.Deref(u.Spec.Priority, 0)
+	if ceiling != nil && p > *ceiling {
+		return *ceiling
+	}
+	return p
 }
 
 func holdingOf(key, quotaName string, u *v1alpha1.QueueUnit) *quota.Holding {

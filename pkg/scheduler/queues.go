@@ -85,6 +85,29 @@ func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
 	return set
 }
 
+// ceilingOf reads a Queue's koord-queue/max-priority: the highest priority
+// its units get, whatever they ask; nil when it has none. A malformed value
+// is ignored with a warning event.
+func (s *Scheduler) ceilingOf(q *v1alpha1.Queue) *int32 {
+	v, ok := q.Annotations[v1alpha1.MaxPriorityAnnotation]
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		if s.leading.Load() {
+			s.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not a 32-bit integer; ignored", v1alpha1.MaxPriorityAnnotation, v)
+		}
+		return nil
+	}
+	c := int32(n)
+	return &c
+}
+
+func equalCeiling(a, b *int32) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
 // served reports whether koord-queue serves Queue q: only Queues in
 // v1alpha1.QueueNamespace are; a same-named Queue elsewhere changes nothing.
 func (s *Scheduler) served(q *v1alpha1.Queue) bool {
@@ -105,9 +128,34 @@ func (s *Scheduler) onQueue(obj any) {
 		return
 	}
 	set := s.settingsOf(q)
+	ceiling := s.ceilingOf(q)
 	s.mu.Lock()
 	s.queueObjs[q.Name] = q
+	old, had := s.ceilings[q.Name]
+	s.ceilings[q.Name] = ceiling
+	type pending struct {
+		obj   *v1alpha1.QueueUnit
+		st    *unitState
+		quota string
+	}
+	var requeue []pending
+	if had && !equalCeiling(old, ceiling) {
+		// The queue's units take the new ceiling: in their order and as victims.
+		for key, st := range s.units {
+			if st.queue != q.Name {
+				continue
+			}
+			if isPending(st.obj.Status.Phase) && !st.inflight {
+				requeue = append(requeue, pending{st.obj, st, st.quota})
+			} else if st.holding {
+				s.fw.SetUsage(key, st.holdingFor(key, ceiling))
+			}
+		}
+	}
 	s.mu.Unlock()
+	for _, p := range requeue {
+		s.enqueue(p.obj, p.st, q.Name, p.quota, true)
+	}
 	if cur, ok := s.queues.QueueSettings(q.Name); ok && cur == set {
 		return
 	}
@@ -124,6 +172,7 @@ func (s *Scheduler) onQueueDelete(obj any) {
 	}
 	s.mu.Lock()
 	delete(s.queueObjs, q.Name)
+	delete(s.ceilings, q.Name)
 	s.mu.Unlock()
 	s.queues.DeleteQueue(q.Name)
 	// Its units stay pending and say why.

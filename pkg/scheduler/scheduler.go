@@ -64,8 +64,10 @@ type Scheduler struct {
 	mu    sync.Mutex
 	units map[string]*unitState
 	// queueObjs holds the served Queues (namespace v1alpha1.QueueNamespace)
-	// by name, for their admission checks.
+	// by name, for their admission checks; ceilings their priority ceilings
+	// (koord-queue/max-priority), when set.
 	queueObjs map[string]*v1alpha1.Queue
+	ceilings  map[string]*int32
 	// nominated are the units waiting for their victims.
 	nominated nominations
 	// wakeups are the deadlines at which a cohort is tried again (see wakeAt).
@@ -125,7 +127,7 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
 		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
 		units: map[string]*unitState{}, nominated: newNominations(),
-		queueObjs: map[string]*v1alpha1.Queue{}, lifecycle: newLifecycleQueue(opts.Clock),
+		queueObjs: map[string]*v1alpha1.Queue{}, ceilings: map[string]*int32{}, lifecycle: newLifecycleQueue(opts.Clock),
 	}
 	s.wakeups = newWakeups(opts.Clock, s.Freed)
 	s.writer = newStatusWriter(s.client, s.reader)

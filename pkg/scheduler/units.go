@@ -62,7 +62,7 @@ func (s *Scheduler) onUnit(obj any) {
 		st.evicting = false
 	}
 	// Usage follows the object (docs/protocol.md).
-	s.fw.SetUsage(key, st.holdingFor(key))
+	s.fw.SetUsage(key, st.holdingFor(key, s.ceilings[st.queue]))
 	if prev == nil && u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
 		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
 	}
@@ -109,9 +109,9 @@ func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quo
 		Quota: quotaName, Cohort: s.fw.Cohort(quotaName), Request: requestOf(u), Enqueued: s.clock.Now(),
 		WaitingSince: waitingSince(u),
 	}
-	if u.Spec.Priority != nil {
-		qu.Priority = *u.Spec.Priority
-	}
+	s.mu.Lock()
+	qu.Priority = priorityOf(u, s.ceilings[queueName])
+	s.mu.Unlock()
 	// The queue entry carries the unit's state, so a pass needs no lookup.
 	qu.Object = st
 	switch {

@@ -52,3 +52,16 @@ func readStrict(path string, into any) error {
 	}
 	return nil
 }
+
+// DecodeElasticQuotaArgs reads the ElasticQuotaV2 plugin's arguments
+// strictly; empty arguments are the defaults.
+func DecodeElasticQuotaArgs(raw []byte) (*ElasticQuotaArgs, error) {
+	args := &ElasticQuotaArgs{}
+	if len(raw) == 0 {
+		return args, nil
+	}
+	if err := yaml.UnmarshalStrict(raw, args); err != nil {
+		return nil, fmt.Errorf("pluginConfigs args of %s: %w", PluginElasticQuotaV2, err)
+	}
+	return args, nil
+}

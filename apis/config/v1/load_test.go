@@ -73,3 +73,15 @@ extensions:
 		t.Errorf("unknown extension: %v", err)
 	}
 }
+
+func TestDecodeElasticQuotaArgs(t *testing.T) {
+	if a, err := DecodeElasticQuotaArgs(nil); err != nil || a.SharedQuotas {
+		t.Errorf("empty args = %+v, %v; want the defaults", a, err)
+	}
+	if a, err := DecodeElasticQuotaArgs([]byte(`{"sharedQuotas":true}`)); err != nil || !a.SharedQuotas {
+		t.Errorf("sharedQuotas: true = %+v, %v", a, err)
+	}
+	if _, err := DecodeElasticQuotaArgs([]byte(`{"sharedQuota":true}`)); err == nil || !strings.Contains(err.Error(), "sharedQuota") {
+		t.Errorf("a misspelt field is accepted or not named: %v", err)
+	}
+}

@@ -83,3 +83,13 @@ type KoordQueueControllersConfiguration struct {
 	// +optional
 	Default ExtensionTimeouts `json:"default,omitempty"`
 }
+
+// ElasticQuotaArgs are the arguments of the ElasticQuotaV2 plugin
+// (pluginConfigs[].args), read strictly.
+type ElasticQuotaArgs struct {
+	// SharedQuotas lets a unit of any namespace use any quota. By default a
+	// namespace may use the quotas in its own namespace and those that list
+	// it in the annotation quota.scheduling.koordinator.sh/namespaces.
+	// +optional
+	SharedQuotas bool `json:"sharedQuotas,omitempty"`
+}

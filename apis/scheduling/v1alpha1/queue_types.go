@@ -34,6 +34,10 @@ const (
 	// quotas: Never (default) or LowerPriority. spec.preemptionPolicy of a
 	// Queue wins over it.
 	PreemptionPolicyAnnotation = "koord-queue/preemption-policy"
+	// MaxPriorityAnnotation is the highest priority a unit of the queue gets,
+	// whatever its job asks (scheduling.x-k8s.io/priority or its pods'
+	// PriorityClass): a tenant cannot outrank the ceiling its quota sets.
+	MaxPriorityAnnotation = "koord-queue/max-priority"
 	// MaxWaitAnnotation bounds how long a unit that does not fit waits under
 	// the Priority policy (and Intelligent's low band): a Go duration such as
 	// "30m". Once its head-of-line unit has waited longer, the queue admits no

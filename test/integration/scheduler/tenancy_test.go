@@ -2,12 +2,18 @@ package scheduler
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -65,4 +71,71 @@ func TestRelabelledUnitKeepsItsQuota(t *testing.T) {
 	}
 	setPhase(t, ns, "first", v1alpha1.QueueUnitPhaseSucceed)
 	waitPhase(t, ns, "second", v1alpha1.QueueUnitPhaseDequeued)
+}
+
+// The attack: a namespace labels its unit with another team's quota. It
+// waits and says why; the quota listing the namespace, or sharedQuotas,
+// lets it in.
+func TestForeignQuotaIsRefused(t *testing.T) {
+	const owner, tenant = "tenancy-owner", "tenancy-tenant"
+	startScheduler(t)
+	createNamespace(t, owner)
+	createNamespace(t, tenant)
+	create(t, utiltesting.MakeElasticQuota("owned").Namespace(owner).Max("cpu", "10").Obj())
+	create(t, utiltesting.MakeQueueUnit("mine", owner).Quota("owned").Request("cpu", "1").Obj())
+	waitPhase(t, owner, "mine", v1alpha1.QueueUnitPhaseDequeued)
+	create(t, utiltesting.MakeQueueUnit("intruder", tenant).Quota("owned").Request("cpu", "1").Obj())
+	u := waitMessage(t, tenant, "intruder")
+	want := "namespace tenancy-tenant may not use quota owned (in namespace tenancy-owner)"
+	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, want) {
+		t.Fatalf("intruder: phase %s, message %q; want Enqueued with %q", u.Status.Phase, u.Status.Message, want)
+	}
+	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
+		return len(events(t, tenant, "intruder", "FailedScheduling")) > 0, nil
+	}); err != nil {
+		t.Error("no warning event on the refused unit")
+	}
+	patchQuota(t, owner, "owned", func(eq *eqv1alpha1.ElasticQuota) {
+		eq.Annotations = map[string]string{eqv1alpha1.NamespacesAnnotation: `["` + tenant + `"]`}
+	})
+	waitPhase(t, tenant, "intruder", v1alpha1.QueueUnitPhaseDequeued)
+}
+
+func TestSharedQuotasLetsAnyNamespaceIn(t *testing.T) {
+	const owner, tenant = "shared-owner", "shared-tenant"
+	startScheduler(t, func(o *app.Options) {
+		o.Config.PluginConfigs = append(o.Config.PluginConfigs, configv1.PluginConfig{
+			Name: configv1.PluginElasticQuotaV2, Args: runtime.RawExtension{Raw: []byte(`{"sharedQuotas":true}`)}})
+	})
+	createNamespace(t, owner)
+	createNamespace(t, tenant)
+	create(t, utiltesting.MakeElasticQuota("everyones").Namespace(owner).Max("cpu", "10").Obj())
+	create(t, utiltesting.MakeQueueUnit("guest", tenant).Quota("everyones").Request("cpu", "1").Obj())
+	waitPhase(t, tenant, "guest", v1alpha1.QueueUnitPhaseDequeued)
+}
+
+// The attack: a tenant writes a huge priority on its job to preempt the
+// quota's other work. The quota's koord-queue/max-priority bounds it: at the
+// ceiling it outranks nobody at the ceiling; raising the ceiling lets it.
+func TestPriorityCeiling(t *testing.T) {
+	const ns, q = "ceiling", "ceiling"
+	startScheduler(t, noProtection)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").
+		Annotation(v1alpha1.PreemptionPolicyAnnotation, string(v1alpha1.PreemptionLowerPriority)).
+		Annotation(v1alpha1.MaxPriorityAnnotation, "10").Obj())
+	runCtx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { fakeExtension(runCtx, ns) })
+	create(t, utiltesting.MakeQueueUnit("regular", ns).Quota(q).Priority(10).Request("cpu", "4").Obj())
+	waitPhase(t, ns, "regular", v1alpha1.QueueUnitPhaseRunning)
+	create(t, utiltesting.MakeQueueUnit("pushy", ns).Quota(q).Priority(1000000).Request("cpu", "4").Obj())
+	waitMessage(t, ns, "pushy")
+	if r := getUnit(t, ns, "regular"); r.Status.Phase != v1alpha1.QueueUnitPhaseRunning || len(events(t, ns, "regular", "Preempted")) > 0 {
+		t.Fatalf("a priority above the ceiling preempted a unit at the ceiling (regular is %s)", r.Status.Phase)
+	}
+	patchQuota(t, ns, q, func(eq *eqv1alpha1.ElasticQuota) { eq.Annotations[v1alpha1.MaxPriorityAnnotation] = "2000000" })
+	waitPhase(t, ns, "pushy", v1alpha1.QueueUnitPhaseRunning)
 }

@@ -33,6 +33,9 @@ const (
 	IsParentLabel = "quota.scheduling.koordinator.sh/is-parent"
 	// AllowLentResourceLabel "false" keeps a quota's unused min from being lent.
 	AllowLentResourceLabel = "quota.scheduling.koordinator.sh/allow-lent-resource"
+	// NamespacesAnnotation lists, as a JSON array of names, the namespaces
+	// other than its own whose units may use the quota.
+	NamespacesAnnotation = "quota.scheduling.koordinator.sh/namespaces"
 	// SharedWeightAnnotation weighs a quota when idle capacity is shared.
 	SharedWeightAnnotation = "quota.scheduling.koordinator.sh/shared-weight"
 	// RootQuotaName is the implicit root of every quota tree.

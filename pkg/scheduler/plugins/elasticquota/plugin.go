@@ -36,6 +36,8 @@ type Plugin struct {
 	noVictims map[string]victimSearch
 	// quotas are the ElasticQuotas seen, by name.
 	quotas map[string]*eqv1alpha1.ElasticQuota
+	// shared lets any namespace use any quota (args sharedQuotas).
+	shared bool
 	// treeReported is the tree problem last reported on each quota (event
 	// InvalidQuotaTree), so it is reported once.
 	treeReported map[string]string
@@ -68,9 +70,14 @@ func (p *Plugin) HasSynced() bool {
 	return true
 }
 
-// New builds the plugin and registers its informers; it takes no arguments.
-func New(_ runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
-	p := &Plugin{
+// New builds the plugin from its arguments (configv1.ElasticQuotaArgs) and
+// registers its informers.
+func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
+	args, err := configv1.DecodeElasticQuotaArgs(raw.Raw)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{shared: args.SharedQuotas,
 		h: h, tree: quota.New(h.Oversell()), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
 		protection: h.ReclaimProtection(), now: h.Clock().Now,
 		versions: map[string]uint64{}, noVictims: map[string]victimSearch{},
@@ -131,6 +138,9 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	if u.Quota == "" {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "noquota",
 			"the unit names no quota: set the label "+v1alpha1.QuotaNameLabel+" on its job")
+	}
+	if s := p.tenancyLocked(u); s != nil {
+		return s
 	}
 	s := p.tree.Check(u.Quota, u.Request)
 	if s == nil {
@@ -243,6 +253,9 @@ const noVictimsTTL = time.Second
 func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) quota.Victims {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.tenancyLocked(u) != nil {
+		return quota.Victims{}
+	}
 	cohort := p.tree.Cohort(u.Quota)
 	now := p.now()
 	if last, ok := p.noVictims[u.Quota]; ok && last.version == p.versions[cohort] && now.Sub(last.at) < noVictimsTTL &&

@@ -98,6 +98,7 @@ func equalSpec(a, b *eqv1alpha1.ElasticQuota) bool {
 	return a.Labels[eqv1alpha1.ParentLabel] == b.Labels[eqv1alpha1.ParentLabel] &&
 		a.Labels[eqv1alpha1.AllowLentResourceLabel] == b.Labels[eqv1alpha1.AllowLentResourceLabel] &&
 		a.Annotations[eqv1alpha1.SharedWeightAnnotation] == b.Annotations[eqv1alpha1.SharedWeightAnnotation] &&
+		a.Annotations[eqv1alpha1.NamespacesAnnotation] == b.Annotations[eqv1alpha1.NamespacesAnnotation] &&
 		quota.FromList(a.Spec.Min).Equal(quota.FromList(b.Spec.Min)) &&
 		quota.FromList(a.Spec.Max).Equal(quota.FromList(b.Spec.Max))
 }
@@ -187,6 +188,9 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 	p.reportTree(eq)
 	if _, err := sharedWeight(eq); err != nil {
 		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidSharedWeight", "%v", err)
+	}
+	if _, err := namespacesOf(eq); err != nil {
+		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidNamespaces", "%v", err)
 	}
 	policy, policyErr := policyOf(eq)
 	if policyErr != nil {
