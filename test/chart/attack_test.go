@@ -88,12 +88,12 @@ func checkStatusWriters(t *testing.T, env *framework.Env) {
 		spec := alice.Patch(ctx, unit.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"probe":"x"}}}`)), client.DryRunAll)
 		status := mallory.Status().Patch(ctx, unit.DeepCopy(), dequeue, client.DryRunAll)
 		switch {
-		case spec != nil:
-			return false, fmt.Errorf("alice's spec patch: %w", spec)
 		case status == nil:
 			return false, fmt.Errorf("mallory's status.phase=Dequeued was admitted")
 		case !strings.Contains(status.Error(), policyMessage):
 			return false, fmt.Errorf("mallory's status write refused, not by the policy: %w", status)
+		case spec != nil:
+			return false, fmt.Errorf("alice's spec patch through the edit role: %w", spec)
 		}
 		return true, nil
 	})

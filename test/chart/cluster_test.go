@@ -197,8 +197,9 @@ func controllersNeed() []access {
 	}
 	a = append(a, accesses("default", append(read, write...), "queueunits.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"update", "patch"}, "queueunits/status.scheduling.x-k8s.io")...)
-	// Pod metadata: a deleted unit waits for its job's pods to go.
-	a = append(a, accesses("default", read, "pods")...)
+	// Pod metadata: a deleted unit waits for its job's pods to go; LimitRange
+	// defaults count in a unit's requests.
+	a = append(a, accesses("default", read, "pods", "limitranges")...)
 	a = append(a, accesses("", read, "priorityclasses.scheduling.k8s.io")...)
 	a = append(a, accesses("", read, "namespaces")...)
 	// Secure metrics: the callers' tokens and access are reviewed.
@@ -213,7 +214,7 @@ func controllersMustNot() []access {
 	a = append(a, accesses(Namespace, []string{"delete", "create", "update", "get"}, "queues.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "delete"}, jobKinds...)...)
 	a = append(a, accesses("default", []string{"get", "list"}, "secrets")...)
-	a = append(a, accesses("default", []string{"delete", "create", "update", "patch"}, "pods")...)
+	a = append(a, accesses("default", []string{"delete", "create", "update", "patch"}, "pods", "limitranges")...)
 	a = append(a, accesses("default", []string{"update", "get"}, "elasticquotas.scheduling.sigs.k8s.io")...)
 	a = append(a, accesses("", []string{"create"}, "namespaces")...)
 	a = append(a, accesses("", []string{"update", "delete"}, "namespaces")...)
