@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -70,11 +69,7 @@ func TestReclaimStartsWhenProtectionEnds(t *testing.T) {
 	for _, name := range []string{"pe-a", "pe-b"} {
 		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent("pe-parent").Min("cpu", "2").Max("cpu", "4").Obj())
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { fakeExtension(runCtx, ns) })
+	runFakeExtension(t, ns)
 
 	// pe-a borrows the whole parent.
 	for _, name := range []string{"a-0", "a-1"} {

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,11 +24,7 @@ func TestPreemptionIsOptIn(t *testing.T) {
 	startScheduler(t, noProtection)
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").Obj())
-	runCtx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { fakeExtension(runCtx, ns) })
+	runFakeExtension(t, ns)
 
 	create(t, utiltesting.MakeQueueUnit("low", ns).Quota(q).Priority(0).Request("cpu", "2").Obj())
 	waitPhase(t, ns, "low", v1alpha1.QueueUnitPhaseRunning)
@@ -60,16 +55,7 @@ func TestPreemptionIsOptIn(t *testing.T) {
 
 func patchQuota(t *testing.T, ns, name string, mutate func(*eqv1alpha1.ElasticQuota)) {
 	t.Helper()
-	if err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
-		eq := &eqv1alpha1.ElasticQuota{}
-		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, eq); err != nil {
-			return false, err
-		}
-		mutate(eq)
-		return true, env.Client.Update(c, eq)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	update(t, &eqv1alpha1.ElasticQuota{}, ns, name, mutate)
 }
 
 // Reclaim of borrowed capacity works for a quota served by an Intelligent queue.
@@ -81,11 +67,7 @@ func TestReclaimForIntelligentQueue(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota("ri-a").Namespace(ns).Parent("ri-parent").Min("cpu", "2").Max("cpu", "4").Obj())
 	create(t, utiltesting.MakeElasticQuota("ri-b").Namespace(ns).Parent("ri-parent").Min("cpu", "2").Max("cpu", "4").
 		Policy(v1alpha1.QueuePolicyIntelligent).Obj())
-	runCtx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { fakeExtension(runCtx, ns) })
+	runFakeExtension(t, ns)
 	for _, name := range []string{"a-0", "a-1"} {
 		create(t, utiltesting.MakeQueueUnit(name, ns).Quota("ri-a").Request("cpu", "2").Obj())
 		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseRunning)

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -65,12 +64,7 @@ func TestUnitThatFitsNoNodeWaits(t *testing.T) {
 		t.Fatalf("too-big: phase %s, message %q; want Enqueued with %q", u.Status.Phase, u.Status.Message, want)
 	}
 	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
-		for _, e := range events(t, ns, "too-big", "FailedScheduling") {
-			if strings.Contains(e.Message, "can never fit on any node") {
-				return true, nil
-			}
-		}
-		return false, nil
+		return hasEvent(t, ns, "too-big", "FailedScheduling", "can never fit on any node"), nil
 	}); err != nil {
 		t.Errorf("no FailedScheduling event naming the node misfit")
 	}
@@ -90,12 +84,7 @@ func TestNodeFitCheckOff(t *testing.T) {
 	create(t, podUnit(ns, "huge", q, "64", 1))
 	waitPhase(t, ns, "huge", v1alpha1.QueueUnitPhaseDequeued)
 	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
-		for _, e := range events(t, ns, "huge", "Scheduled") {
-			if strings.Contains(e.Message, "node fit check skipped") {
-				return true, nil
-			}
-		}
-		return false, nil
+		return hasEvent(t, ns, "huge", "Scheduled", "node fit check skipped"), nil
 	}); err != nil {
 		t.Errorf("Scheduled event does not say the node fit check was skipped")
 	}

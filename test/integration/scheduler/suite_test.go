@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -144,4 +145,43 @@ func events(t *testing.T, ns, name, reason string) []corev1.Event {
 		}
 	}
 	return out
+}
+
+// runFakeExtension plays the job extension for the units of ns (see
+// fakeExtension) until the test ends.
+func runFakeExtension(t *testing.T, ns string) {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { fakeExtension(runCtx, ns) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+}
+
+// update reads obj (ns/name), applies mutate and writes it back, again on a
+// conflict, until it lands.
+func update[T client.Object](t *testing.T, obj T, ns, name string, mutate func(T)) {
+	t.Helper()
+	if err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
+		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+			return false, err
+		}
+		mutate(obj)
+		return true, env.Client.Update(c, obj)
+	}); err != nil {
+		t.Fatalf("update %s/%s: %v", ns, name, err)
+	}
+}
+
+// hasEvent reports whether an event of reason on ns/name says want.
+func hasEvent(t *testing.T, ns, name, reason, want string) bool {
+	t.Helper()
+	for _, e := range events(t, ns, name, reason) {
+		if strings.Contains(e.Message, want) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,12 +3,10 @@ package scheduler
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -20,16 +18,7 @@ import (
 
 func relabel(t *testing.T, ns, name, quotaName string) {
 	t.Helper()
-	if err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
-		u := &v1alpha1.QueueUnit{}
-		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
-			return false, err
-		}
-		u.Labels[v1alpha1.QuotaNameLabel] = quotaName
-		return true, env.Client.Update(c, u)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	update(t, &v1alpha1.QueueUnit{}, ns, name, func(u *v1alpha1.QueueUnit) { u.Labels[v1alpha1.QuotaNameLabel] = quotaName })
 }
 
 // The attack: relabel a running unit to another quota (or to one that does
@@ -124,11 +113,7 @@ func TestPriorityCeiling(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").
 		Annotation(v1alpha1.PreemptionPolicyAnnotation, string(v1alpha1.PreemptionLowerPriority)).
 		Annotation(v1alpha1.MaxPriorityAnnotation, "10").Obj())
-	runCtx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { fakeExtension(runCtx, ns) })
+	runFakeExtension(t, ns)
 	create(t, utiltesting.MakeQueueUnit("regular", ns).Quota(q).Priority(10).Request("cpu", "4").Obj())
 	waitPhase(t, ns, "regular", v1alpha1.QueueUnitPhaseRunning)
 	create(t, utiltesting.MakeQueueUnit("pushy", ns).Quota(q).Priority(1000000).Request("cpu", "4").Obj())
