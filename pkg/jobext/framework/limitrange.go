@@ -14,8 +14,9 @@ import (
 
 // WithLimitRangeDefaults fills in, on a copy of the pod sets, the requests and
 // limits the namespace's LimitRanges give containers that lack them, as the
-// API server's LimitRanger does when the pods are created: a missing request
-// takes the Container item's defaultRequest, a missing limit its default (the
+// API server does when the pods are created: a limit without a request is
+// the request (pod defaulting), then a request still missing takes the
+// LimitRanger's Container item defaultRequest, a missing limit its default (the
 // API server already copied default into an unset defaultRequest when it
 // stored the LimitRange). Where several LimitRanges give a default, the first
 // by name wins. A request still missing then falls back to the limit, as
@@ -42,6 +43,9 @@ func WithLimitRangeDefaults(sets []PodSet, ranges []corev1.LimitRange) []PodSet 
 }
 
 func defaultContainer(c *corev1.Container, ranges []corev1.LimitRange) {
+	// The API server's own defaulting runs before LimitRanger: a limit
+	// without a request becomes the request.
+	fillMissing(&c.Resources.Requests, c.Resources.Limits)
 	for i := range ranges {
 		for _, item := range ranges[i].Spec.Limits {
 			if item.Type != corev1.LimitTypeContainer {
