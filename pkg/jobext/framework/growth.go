@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
@@ -85,19 +86,66 @@ func larger(want, have corev1.ResourceList) (corev1.ResourceName, resource.Quant
 	return "", resource.Quantity{}, resource.Quantity{}, false
 }
 
-// grewBeyondAdmission says how a running job exceeds its unit's admission,
-// or "". A job that turned invalid (its demand cannot be counted any more)
-// exceeds it too.
-func (r *Reconciler) grewBeyondAdmission(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) (string, error) {
+// runAdmitted runs a Dequeued or Running job within its admission: a job
+// that grew beyond it (or turned invalid: its demand cannot be counted any
+// more) is held at its admitted size; one that shrank gives the difference
+// back once its pods fit the new size.
+func (r *Reconciler) runAdmitted(ctx context.Context, gj GenericJob, unit, desired *schedv1alpha1.QueueUnit, status JobStatus) (ctrl.Result, error) {
 	sets, err := r.podSets(ctx, gj)
 	var invalid *invalidJobError
 	if errors.As(err, &invalid) {
-		return err.Error(), nil
+		return ctrl.Result{}, r.holdAtAdmission(ctx, gj, desired, status, err.Error())
 	}
 	if err != nil {
-		return "", err
+		return ctrl.Result{}, err
 	}
-	return Exceeds(sets, admittedSets(unit)), nil
+	if why := Exceeds(sets, admittedSets(unit)); why != "" {
+		return ctrl.Result{}, r.holdAtAdmission(ctx, gj, desired, status, why)
+	}
+	result, err := r.run(ctx, gj, desired, status)
+	if err == nil {
+		GiveBackShrunk(desired, sets, status)
+	}
+	return result, err
+}
+
+// GiveBackShrunk adds to reclaimablePods the admitted pods a set no longer
+// runs (its count was lowered below its admitted replicas), once the set's
+// active pods fit the lower count: pods still terminating keep their share.
+func GiveBackShrunk(unit *schedv1alpha1.QueueUnit, sets []PodSet, status JobStatus) {
+	counts := make(map[string]int32, len(sets))
+	for i := range sets {
+		counts[sets[i].Name] = sets[i].Count
+	}
+	active := map[string]int32{}
+	for _, ps := range status.PodSets {
+		active[ps.Name] = ps.Running + ps.Pending
+	}
+	reclaimable := map[string]int32{}
+	for _, rp := range unit.Status.ReclaimablePods {
+		reclaimable[rp.Name] = rp.Count
+	}
+	changed := false
+	for _, a := range unit.Status.Admissions {
+		n, ok := counts[a.Name]
+		if !ok || n >= a.Replicas || active[a.Name] > n {
+			continue
+		}
+		if give := min(reclaimable[a.Name]+a.Replicas-n, a.Replicas); give > reclaimable[a.Name] {
+			reclaimable[a.Name] = give
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	var out []schedv1alpha1.ReclaimablePod
+	for _, a := range unit.Status.Admissions {
+		if n := reclaimable[a.Name]; n > 0 {
+			out = append(out, schedv1alpha1.ReclaimablePod{Name: a.Name, Count: n})
+		}
+	}
+	unit.Status.ReclaimablePods = out
 }
 
 // holdAtAdmission suspends a job that grew beyond its admission and, once it

@@ -112,3 +112,34 @@ func TestCheckSets(t *testing.T) {
 func cmpDiff(want, got corev1.ResourceList) string {
 	return cmp.Diff(want, got, cmpQuantities)
 }
+
+func TestGiveBackShrunk(t *testing.T) {
+	admitted := []schedv1alpha1.Admission{{Name: "main", Replicas: 4, Resources: rl("cpu", "1")}}
+	cases := map[string]struct {
+		count     int32
+		status    JobStatus
+		finished  []schedv1alpha1.ReclaimablePod
+		wantCount int32
+	}{
+		"same size":                       {count: 4, status: JobStatus{PodSets: []PodSetStatus{{Name: "main", Running: 4}}}},
+		"lowered, extra pods terminating": {count: 2, status: JobStatus{PodSets: []PodSetStatus{{Name: "main", Running: 2, Pending: 2}}}},
+		"lowered, extra pods gone":        {count: 2, status: JobStatus{PodSets: []PodSetStatus{{Name: "main", Running: 2}}}, wantCount: 2},
+		"lowered, and one finished":       {count: 2, status: JobStatus{PodSets: []PodSetStatus{{Name: "main", Running: 1}}}, finished: []schedv1alpha1.ReclaimablePod{{Name: "main", Count: 1}}, wantCount: 3},
+		"never more than admitted":        {count: 0, status: JobStatus{}, finished: []schedv1alpha1.ReclaimablePod{{Name: "main", Count: 4}}, wantCount: 4},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			unit := &schedv1alpha1.QueueUnit{}
+			unit.Status.Admissions = admitted
+			unit.Status.ReclaimablePods = tc.finished
+			GiveBackShrunk(unit, []PodSet{podSet("main", tc.count, rl("cpu", "1"))}, tc.status)
+			var got int32
+			for _, rp := range unit.Status.ReclaimablePods {
+				got += rp.Count
+			}
+			if got != tc.wantCount {
+				t.Errorf("reclaimable = %v, want %d", unit.Status.ReclaimablePods, tc.wantCount)
+			}
+		})
+	}
+}

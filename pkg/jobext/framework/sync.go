@@ -47,12 +47,7 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 	case phase == schedv1alpha1.QueueUnitPhaseTimeoutBackoff && ownBackoff(unit):
 		result, err = r.backOff(ctx, gj, desired, status)
 	case phase == schedv1alpha1.QueueUnitPhaseDequeued || phase == schedv1alpha1.QueueUnitPhaseRunning:
-		var grew string
-		if grew, err = r.grewBeyondAdmission(ctx, gj, unit); err == nil && grew != "" {
-			err = r.holdAtAdmission(ctx, gj, desired, status, grew)
-		} else if err == nil {
-			result, err = r.run(ctx, gj, desired, status)
-		}
+		result, err = r.runAdmitted(ctx, gj, unit, desired, status)
 	default:
 		// Enqueued, Reserved, new, or a scheduler's TimeoutBackoff: the job waits.
 		err = r.hold(ctx, gj)

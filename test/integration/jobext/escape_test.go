@@ -191,3 +191,48 @@ func TestDeletedJobHoldsQuotaUntilPodsGone(t *testing.T) {
 	})
 	waitUnitGone(t, c, ns, "leaving")
 }
+
+// Lowering a running Job's parallelism gives the admitted pods it no longer
+// runs back, once its extra pods are gone.
+func TestLoweredParallelismGivesBack(t *testing.T) {
+	c, ns := startManager(t, []string{job.Name}, nil)
+	ctx := context.Background()
+	j := batchJob(ns, "shrinks", true, map[string]string{schedv1alpha1.QuotaNameLabel: quota})
+	j.Spec.Parallelism = ptr.To[int32](4)
+	j.Spec.Completions = ptr.To[int32](8)
+	if err := c.Create(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	waitUnit(t, c, ns, "shrinks", "queue unit", anyUnit)
+	admit(t, c, ns, "shrinks")
+	waitJobSuspend(t, c, ns, "shrinks", false)
+	setJobStatus(t, c, ns, "shrinks", func(j *batchv1.Job) {
+		now := metav1.Now()
+		j.Status.StartTime = &now
+		j.Status.Active = 4
+		j.Status.Ready = ptr.To[int32](4)
+	})
+	waitUnit(t, c, ns, "shrinks", "Running", phaseIs(schedv1alpha1.QueueUnitPhaseRunning))
+	eventually(t, "parallelism lowered", func(ctx context.Context) (bool, error) {
+		cur := getJob(t, c, ns, "shrinks")
+		cur.Spec.Parallelism = ptr.To[int32](1)
+		return true, c.Update(ctx, cur)
+	})
+	// Three pods terminate: they keep their share.
+	setJobStatus(t, c, ns, "shrinks", func(j *batchv1.Job) {
+		j.Status.Active = 1
+		j.Status.Ready = ptr.To[int32](1)
+		j.Status.Terminating = ptr.To[int32](3)
+	})
+	u := waitUnit(t, c, ns, "shrinks", "pods reported", func(u *schedv1alpha1.QueueUnit) bool {
+		return u.Status.PodState != nil && u.Status.PodState.Pending == 3
+	})
+	if len(u.Status.ReclaimablePods) != 0 || ptr.Deref(getJob(t, c, ns, "shrinks").Spec.Suspend, false) {
+		t.Fatalf("terminating pods gave quota back (%v), or the job was held", u.Status.ReclaimablePods)
+	}
+	setJobStatus(t, c, ns, "shrinks", func(j *batchv1.Job) { j.Status.Terminating = ptr.To[int32](0) })
+	waitUnit(t, c, ns, "shrinks", "three pods given back", func(u *schedv1alpha1.QueueUnit) bool {
+		return len(u.Status.ReclaimablePods) == 1 && u.Status.ReclaimablePods[0].Count == 3 && len(u.Status.Admissions) == 1 &&
+			u.Status.Admissions[0].Replicas == 4
+	})
+}
