@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -47,6 +48,15 @@ func (r *Reconciler) indexPods(ctx context.Context, indexer client.FieldIndexer)
 		}
 		return nil
 	})
+}
+
+// podOrphaned passes a pod update that changed the pod's controller (the
+// garbage collector orphans the pods of a job deleted with propagation
+// Orphan): the job no longer owns the pod, so its deleted unit need not wait.
+// The map function sees the old pod too, so it finds the job.
+func podOrphaned(e event.UpdateEvent) bool {
+	before, after := metav1.GetControllerOf(e.ObjectOld), metav1.GetControllerOf(e.ObjectNew)
+	return before != nil && (after == nil || after.UID != before.UID)
 }
 
 // podToJob maps a deleted pod to the job that controlled it, whose deleted

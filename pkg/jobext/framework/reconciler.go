@@ -103,7 +103,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesMetadata(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToJob),
 			builder.WithPredicates(predicate.Funcs{
 				CreateFunc:  func(event.CreateEvent) bool { return false },
-				UpdateFunc:  func(event.UpdateEvent) bool { return false },
+				UpdateFunc:  podOrphaned,
 				GenericFunc: func(event.GenericEvent) bool { return false },
 			})).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation)}).
