@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -234,5 +235,45 @@ func TestLoweredParallelismGivesBack(t *testing.T) {
 	waitUnit(t, c, ns, "shrinks", "three pods given back", func(u *schedv1alpha1.QueueUnit) bool {
 		return len(u.Status.ReclaimablePods) == 1 && u.Status.ReclaimablePods[0].Count == 3 && len(u.Status.Admissions) == 1 &&
 			u.Status.Admissions[0].Replicas == 4
+	})
+}
+
+// The KubeRay autoscaler raising a worker group's replicas beyond what was
+// admitted is caught like a raised parallelism: the cluster is suspended.
+func TestRayClusterAutoscalingIsRequeued(t *testing.T) {
+	var tc kindCase
+	for _, k := range rayCases() {
+		if k.ext == "raycluster" {
+			tc = k
+		}
+	}
+	c, ns := startManager(t, []string{tc.ext}, nil)
+	ctx := context.Background()
+	if err := c.Create(ctx, tc.newJob(ns)); err != nil {
+		t.Fatal(err)
+	}
+	unitName := "ray-raycluster"
+	waitUnit(t, c, ns, unitName, "queue unit", anyUnit)
+	admit(t, c, ns, unitName)
+	waitSuspend(t, c, tc, ns, "ray", false)
+	writePods(t, c, tc, ns, "ray", true)
+	waitUnit(t, c, ns, unitName, "Running", phaseIs(schedv1alpha1.QueueUnitPhaseRunning))
+
+	// The autoscaler's write: two admitted workers become four.
+	eventually(t, "replicas raised", func(ctx context.Context) (bool, error) {
+		rc := &rayv1.RayCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ray"}, rc); err != nil {
+			return false, err
+		}
+		rc.Spec.WorkerGroupSpecs[0].Replicas = ptr.To[int32](4)
+		return true, c.Update(ctx, rc)
+	})
+	waitSuspend(t, c, tc, ns, "ray", true)
+	if msg := waitEvent(t, c, ns, unitName, jobframework.EventJobGrew); !strings.Contains(msg, "pod set small grew from 2 to 4 pods") {
+		t.Errorf("JobGrew event on the unit says %q", msg)
+	}
+	writePods(t, c, tc, ns, "ray", false)
+	waitUnit(t, c, ns, unitName, "queued again at the new size", func(u *schedv1alpha1.QueueUnit) bool {
+		return requeued(u) && len(u.Spec.PodSet) == 2 && u.Spec.PodSet[1].Count == 4
 	})
 }
