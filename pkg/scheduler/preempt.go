@@ -64,8 +64,12 @@ func isEvicting(u *v1alpha1.QueueUnit) bool {
 // reclaim does not depend on it.
 func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohort string, queuePreempts bool) *queue.Failure {
 	cfg := s.opts.Config
-	// Units whose admission is being written are not victims yet.
-	skip := func(key string) bool { st := s.units[key]; return st == nil || st.inflight }
+	// Units whose admission is being written are not victims yet; units
+	// being deleted give their quota back anyway, and no sooner if evicted.
+	skip := func(key string) bool {
+		st := s.units[key]
+		return st == nil || st.inflight || st.obj.DeletionTimestamp != nil
+	}
 	preempt := queuePreempts && ptr.Deref(cfg.EnablePreemption, true)
 	v := s.fw.Preempt(ctx, info, preempt, ptr.Deref(cfg.EnableReclaim, true), skip)
 	victims := v.Units
