@@ -23,7 +23,7 @@ type Manager struct {
 	// Callers rebuild them from the API (AdmittedNotRunning), so a restart
 	// keeps a queue waiting.
 	starting   map[string]string
-	startingIn map[string]int
+	startingIn map[string]map[string]struct{}
 
 	// epochs has its own lock so that Freed and Invalidate never wait for a
 	// pass: callers may hold locks that a pass takes.
@@ -52,7 +52,7 @@ func NewManager(less Less) *Manager {
 	return &Manager{
 		less: less, queues: map[string]*pendingQueue{}, units: map[string]*Unit{},
 		unitQueue: map[string]string{}, orphans: map[string]map[string]*Unit{},
-		starting: map[string]string{}, startingIn: map[string]int{},
+		starting: map[string]string{}, startingIn: map[string]map[string]struct{}{},
 		epochs: epochs{global: 1, cohort: map[string]uint64{}}, rr: map[int32]int{},
 		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now,
 	}
@@ -261,7 +261,10 @@ func (m *Manager) setStartingLocked(queueName, key string) {
 		m.clearStartingLocked(key)
 	}
 	m.starting[key] = queueName
-	m.startingIn[queueName]++
+	if m.startingIn[queueName] == nil {
+		m.startingIn[queueName] = map[string]struct{}{}
+	}
+	m.startingIn[queueName][key] = struct{}{}
 }
 
 func (m *Manager) clearStartingLocked(key string) bool {
@@ -270,7 +273,8 @@ func (m *Manager) clearStartingLocked(key string) bool {
 		return false
 	}
 	delete(m.starting, key)
-	if m.startingIn[name]--; m.startingIn[name] <= 0 {
+	delete(m.startingIn[name], key)
+	if len(m.startingIn[name]) == 0 {
 		delete(m.startingIn, name)
 	}
 	return true
@@ -290,11 +294,13 @@ func (m *Manager) PodsRunning(key string) {
 func (m *Manager) Starting(queueName string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []string
-	for key, q := range m.starting {
-		if q == queueName {
-			out = append(out, key)
-		}
+	return m.startingOf(queueName)
+}
+
+func (m *Manager) startingOf(queueName string) []string {
+	out := make([]string, 0, len(m.startingIn[queueName]))
+	for key := range m.startingIn[queueName] {
+		out = append(out, key)
 	}
 	slices.Sort(out)
 	return out

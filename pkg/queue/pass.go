@@ -119,7 +119,8 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 	q, m := it.q, it.m
 	intelligent := q.Policy == v1alpha1.QueuePolicyIntelligent
 	for ; it.pos < len(it.units); it.pos++ {
-		if q.WaitForPodsRunning && !intelligent && m.startingIn[q.Name] > 0 {
+		if q.WaitForPodsRunning && !intelligent && len(m.startingIn[q.Name]) > 0 {
+			it.holdForPods(res)
 			return false
 		}
 		if it.depthReached() {
@@ -132,7 +133,10 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		if blocker := it.blocked[u.Quota]; blocker != nil {
 			// A unit of higher rank waits on this quota: nobody may jump it.
 			why := string(q.Policy) + " policy"
-			if !q.blocks(blocker) {
+			switch {
+			case blocker.failure != nil && blocker.failure.Preempting:
+				why = "room is being made for it by preemption"
+			case !q.blocks(blocker):
 				why = fmt.Sprintf("it has waited longer than %s %s", v1alpha1.MaxWaitAnnotation, q.MaxWait)
 			}
 			f := &Failure{
@@ -179,6 +183,21 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		}
 	}
 	return false
+}
+
+// holdForPods tells the units of a queue held by wait-for-pods-running what
+// they wait for; only those whose reason changes are recorded.
+func (it *queueIter) holdForPods(res *PassResult) {
+	starting := it.m.startingOf(it.q.Name)
+	reason := "waitforpods/" + starting[0]
+	f := &Failure{Reason: reason, HeldBack: true, Message: fmt.Sprintf(
+		"waiting for the pods of %s, admitted last by queue %s, to run (%s)", starting[0], it.q.Name, v1alpha1.WaitForPodsRunningAnnotation)}
+	for ; it.pos < len(it.units); it.pos++ {
+		u := it.units[it.pos]
+		if u.failure == nil || u.failure.Reason != reason {
+			it.record(u, f, res)
+		}
+	}
 }
 
 // finish ends the queue's turn after a covering refusal of u: the units

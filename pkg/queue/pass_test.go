@@ -421,3 +421,18 @@ func TestCoveringRefusalEndsTheQueue(t *testing.T) {
 		t.Errorf("tried under a custom order (-want +got):\n%s", diff)
 	}
 }
+
+// Units of a queue waiting for pods to run are told so once, not every pass.
+func TestWaitForPodsRunningSaysWhy(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.m.AdmittedNotRunning("q", "ns/starting")
+	h.add("q", "next", "a", 1, 1)
+	res := h.m.Pass(h.try)
+	if len(res.Failed) != 1 || res.Failed[0].Failure.Message != "waiting for the pods of ns/starting, admitted last by queue q, to run (koord-queue/wait-for-pods-running)" {
+		t.Fatalf("failed = %+v", res.Failed)
+	}
+	if res := h.m.Pass(h.try); len(res.Failed) != 0 {
+		t.Errorf("told again although nothing changed: %+v", res.Failed[0].Failure)
+	}
+}

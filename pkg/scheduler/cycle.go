@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -46,14 +47,17 @@ func (s *Scheduler) schedule(ctx context.Context) {
 		s.admit(ctx, a)
 	}
 	for _, f := range res.Failed {
-		if f.Failure.Reason == reasonStale || f.Failure.HeldBack {
+		if f.Failure.Reason == reasonStale {
 			continue
 		}
-		result := metrics.ResultUnschedulable
-		if f.Failure.NeverFits {
-			result = metrics.ResultNeverFits
+		// Held back units were not tried, but say what they wait for.
+		if !f.Failure.HeldBack {
+			result := metrics.ResultUnschedulable
+			if f.Failure.NeverFits {
+				result = metrics.ResultNeverFits
+			}
+			s.opts.Metrics.Attempt(f.Queue, result)
 		}
-		s.opts.Metrics.Attempt(f.Queue, result)
 		if st, ok := f.Unit.Object.(*unitState); ok && st != nil {
 			s.mu.Lock()
 			obj := st.obj
@@ -100,13 +104,20 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 		return f
 	}
 	if status := s.fw.Filter(ctx, info); !status.IsSuccess() {
+		var protectedUntil time.Time
 		if status.Code == framework.Unschedulable {
-			if f := s.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
+			var f *queue.Failure
+			if f, protectedUntil = s.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
 				return f
 			}
 		}
 		s.unnominate(u.Key)
 		f := failureOf(status)
+		if !protectedUntil.IsZero() {
+			f.Reason += "/protected"
+			f.Message += fmt.Sprintf("; units that could make room are protected until %s (reclaimProtectionPeriod), then it is tried again",
+				protectedUntil.UTC().Format(time.RFC3339))
+		}
 		if !f.NeverFits {
 			f.Covering = true
 			memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
@@ -157,7 +168,7 @@ func (s *Scheduler) borrowingPaused(info *framework.UnitInfo, cohort string) *qu
 	}
 	// Not reported, and tried again only once the cohort changes: room freed
 	// or a nomination ended (unnominate).
-	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true, UntilCohortChanges: true,
+	return &queue.Failure{Reason: "borrowing-paused/" + cohort, HeldBack: true, UntilCohortChanges: true,
 		Message: "waiting: quota " + info.Quota + " would borrow above its min while room is made for " + key}
 }
 

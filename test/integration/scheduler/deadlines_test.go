@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strings"
 	"context"
 	"testing"
 	"time"
@@ -77,9 +78,11 @@ func TestReclaimStartsWhenProtectionEnds(t *testing.T) {
 		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseRunning)
 	}
 	admittedAt := getUnit(t, ns, "a-1").Status.LastAllocateTime.Time
-	// pe-b asks for its min: the borrower is protected, so it waits.
+	// pe-b asks for its min: the borrower is protected, so it waits, and says until when.
 	create(t, utiltesting.MakeQueueUnit("b-0", ns).Quota("pe-b").Request("cpu", "2").Obj())
-	waitMessage(t, ns, "b-0")
+	if m := waitMessage(t, ns, "b-0").Status.Message; !strings.Contains(m, "protected until "+admittedAt.Add(protection).UTC().Format(time.RFC3339)) {
+		t.Errorf("b-0 does not say until when the borrowers are protected: %q", m)
+	}
 	if p := getUnit(t, ns, "b-0").Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("b-0 is %s during the protection period", p)
 	}
@@ -211,8 +214,11 @@ func TestWaitForPodsRunningSurvivesRestart(t *testing.T) {
 
 	startScheduler(t)
 	create(t, utiltesting.MakeQueueUnit("second", ns).Quota(q).Request("cpu", "1").Obj())
-	// The new scheduler marks it Enqueued instead of admitting it.
-	waitPhase(t, ns, "second", v1alpha1.QueueUnitPhaseEnqueued)
+	// The new scheduler keeps it waiting, and it says for what.
+	u := waitMessage(t, ns, "second")
+	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "waiting for the pods of "+ns+"/first") {
+		t.Fatalf("second: phase %s, message %q", u.Status.Phase, u.Status.Message)
+	}
 	setPhase(t, ns, "first", v1alpha1.QueueUnitPhaseRunning)
 	waitPhase(t, ns, "second", v1alpha1.QueueUnitPhaseDequeued)
 }
