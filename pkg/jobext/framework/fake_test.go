@@ -3,7 +3,11 @@ package framework
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
 // fakeJob is a GenericJob held in memory, with its suspension in a
@@ -32,3 +36,11 @@ func (f *fakeJob) Suspend()                   { f.cm.Data["suspend"] = "true" }
 func (f *fakeJob) Resume()                    { f.cm.Data["suspend"] = "false" }
 func (f *fakeJob) PodSets() ([]PodSet, error) { return f.sets, nil }
 func (f *fakeJob) Status() JobStatus          { return f.status }
+
+// testScheme knows the core types and ours, for the fake clients of these tests.
+func testScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = schedv1alpha1.AddToScheme(s)
+	return s
+}

@@ -8,9 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,9 +22,7 @@ import (
 // selected namespaces, never a started job, and unlabelled jobs in
 // --default-quota when set.
 func TestManageAllJobs(t *testing.T) {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = schedv1alpha1.AddToScheme(s)
+	s := testScheme()
 	sets := []PodSet{{Name: "main", Count: 1}}
 	running := JobStatus{PodSets: []PodSetStatus{{Name: "main", Running: 1}}}
 	cases := map[string]struct {
@@ -120,9 +116,7 @@ func boolString(b bool) string {
 // TestDefaultQuotaGivesWaitingUnitsAHome: units made without a quota get
 // --default-quota once the controllers run with it, while they wait.
 func TestDefaultQuotaGivesWaitingUnitsAHome(t *testing.T) {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = schedv1alpha1.AddToScheme(s)
+	s := testScheme()
 	sets := []PodSet{{Name: "main", Count: 1}}
 	job := newFakeJob("j", nil, nil, sets)
 	ext := &Extension{

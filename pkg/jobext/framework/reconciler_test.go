@@ -8,9 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,9 +21,7 @@ import (
 // TestRunningTimeout walks a dequeued unit whose pods never run through
 // TimeoutBackoff and back to Enqueued on a fake clock.
 func TestRunningTimeout(t *testing.T) {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = schedv1alpha1.AddToScheme(s)
+	s := testScheme()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(t0)
 	sets := []PodSet{{Name: "main", Count: 1}}

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -23,9 +21,7 @@ import (
 // spec.maximumExecutionTimeSeconds stay through a resync of the job, and that
 // the unit follows the job's own annotations once they change.
 func TestUserEditsSurvive(t *testing.T) {
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = schedv1alpha1.AddToScheme(s)
+	s := testScheme()
 	sets := []PodSet{{Name: "main", Count: 1}}
 	job := newFakeJob("j", map[string]string{schedv1alpha1.QuotaNameLabel: "q"},
 		map[string]string{schedv1alpha1.MaxExecTimeSecondsAnnotation: "600"}, sets)
