@@ -189,8 +189,9 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 // they wait for; only those whose reason changes are recorded.
 func (it *queueIter) holdForPods(res *PassResult) {
 	starting := it.m.startingOf(it.q.Name)
-	reason := "waitforpods/" + starting[0]
-	f := &Failure{Reason: reason, HeldBack: true, Message: fmt.Sprintf(
+	// One reason for the whole wait, so each unit is told once.
+	reason := "waitforpods/" + it.q.Name
+	f := &Failure{Reason: reason, HeldBack: true, Announce: true, Message: fmt.Sprintf(
 		"waiting for the pods of %s, admitted last by queue %s, to run (%s)", starting[0], it.q.Name, v1alpha1.WaitForPodsRunningAnnotation)}
 	for ; it.pos < len(it.units); it.pos++ {
 		u := it.units[it.pos]

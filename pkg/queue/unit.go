@@ -48,6 +48,10 @@ type Failure struct {
 	// higher rank waits on its quota; it is tried again in every pass (unless
 	// UntilCohortChanges) and is not reported as a refusal.
 	HeldBack bool
+	// Announce asks the caller to report a held-back unit's reason too. Most
+	// held-back reasons change with the unit ahead and would cost a write each
+	// time; one that is stable for as long as the wait lasts may be told.
+	Announce bool
 	// UntilCohortChanges makes a held-back unit wait, like a refused one,
 	// until its cohort's epoch moves (Freed) or everything is invalidated.
 	UntilCohortChanges bool

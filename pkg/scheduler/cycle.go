@@ -47,10 +47,9 @@ func (s *Scheduler) schedule(ctx context.Context) {
 		s.admit(ctx, a)
 	}
 	for _, f := range res.Failed {
-		if f.Failure.Reason == reasonStale {
+		if f.Failure.Reason == reasonStale || (f.Failure.HeldBack && !f.Failure.Announce) {
 			continue
 		}
-		// Held back units were not tried, but say what they wait for.
 		if !f.Failure.HeldBack {
 			result := metrics.ResultUnschedulable
 			if f.Failure.NeverFits {
