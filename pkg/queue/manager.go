@@ -40,7 +40,8 @@ type Manager struct {
 	now func() time.Time
 	// share, when set, orders the queues of a tier by fair share (see
 	// SetShareOrder) instead of taking turns.
-	share func(queueName string) float64
+	share   func(queueName string) float64
+	shareOn func() bool
 }
 
 // NewManager returns an empty manager ordering units with less.
@@ -58,13 +59,13 @@ func NewManager(less Less) *Manager {
 	}
 }
 
-// SetShareOrder makes a pass serve queues of equal priority by fair share:
-// share returns how far the queue's quota is into its share (lower: further
-// below, served first). It is called under the manager's lock and must not
-// call back into the manager.
-func (m *Manager) SetShareOrder(share func(queueName string) float64) {
+// SetShareOrder makes a pass serve queues of equal priority by fair share
+// while on() is true (nil: always): share returns how far the queue's quota
+// is into its share (lower: further below, served first). Both are called
+// under the manager's lock and must not call back into the manager.
+func (m *Manager) SetShareOrder(share func(queueName string) float64, on func() bool) {
 	m.mu.Lock()
-	m.share = share
+	m.share, m.shareOn = share, on
 	m.mu.Unlock()
 }
 

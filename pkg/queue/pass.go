@@ -50,7 +50,7 @@ func (m *Manager) Pass(try Try) PassResult {
 		for _, q := range tier {
 			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}, now: now})
 		}
-		if m.share != nil && len(iters) > 1 {
+		if m.share != nil && len(iters) > 1 && (m.shareOn == nil || m.shareOn()) {
 			m.byShare(iters, try, &res)
 			continue
 		}

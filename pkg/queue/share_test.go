@@ -19,7 +19,7 @@ func TestFairShareByWeight(t *testing.T) {
 		specs = append(specs, quota.Spec{Name: name, Parent: "parent", Max: cpu(12), Weight: cpu(w)})
 	}
 	h := newHarness(t, specs...)
-	h.m.SetShareOrder(h.tree.Share)
+	h.m.SetShareOrder(h.tree.Share, h.tree.Weighted)
 	running := map[string][]string{}
 	for name := range weights {
 		h.m.UpsertQueue(Settings{Name: name, Policy: v1alpha1.QueuePolicyPriority})

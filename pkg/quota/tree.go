@@ -50,6 +50,9 @@ type Tree struct {
 	// noLend counts the quotas that do not lend their min; while it is 0,
 	// nothing is reserved and checks skip the reservations altogether.
 	noLend int
+	// weighted counts the quotas with an explicit shared weight; while it is
+	// 0, nobody asked for fair sharing.
+	weighted int
 	// version counts changes of usage and shape; reserves memoizes what each
 	// node reserves for its non-lending quotas, valid at reservesAt.
 	version    uint64
@@ -89,6 +92,12 @@ func (t *Tree) Upsert(s Spec) error {
 	n := t.getOrPlaceholder(s.Name)
 	if n.exists && n.spec.NoLend {
 		t.noLend--
+	}
+	if n.exists && len(n.spec.Weight) > 0 {
+		t.weighted--
+	}
+	if len(s.Weight) > 0 {
+		t.weighted++
 	}
 	n.spec = Spec{Name: s.Name, Parent: s.Parent, Min: s.Min.Clone(), Max: s.Max.Clone(), NoLend: s.NoLend, Weight: s.Weight.Clone()}
 	n.exists = true
@@ -197,6 +206,9 @@ func (t *Tree) Delete(name string) {
 	}
 	if n.exists && n.spec.NoLend {
 		t.noLend--
+	}
+	if n.exists && len(n.spec.Weight) > 0 {
+		t.weighted--
 	}
 	t.version++
 	n.exists = false
@@ -394,6 +406,10 @@ func (t *Tree) reserveOf(n *node) Resources {
 	t.reserves[n] = out
 	return out
 }
+
+// Weighted reports whether any quota has an explicit shared weight: fair
+// sharing applies only then (see Share).
+func (t *Tree) Weighted() bool { return t.weighted > 0 }
 
 // Share is how far quota name is into what it may borrow, relative to its
 // weight (its shared weight, else its max), on its dominant resource: the

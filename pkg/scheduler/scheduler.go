@@ -140,7 +140,7 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	s.queues.SetClock(s.clock.Now)
 	if sharer := fw.Sharer(); sharer != nil {
 		// Queues are named like the quota that pays for their units.
-		s.queues.SetShareOrder(sharer.Share)
+		s.queues.SetShareOrder(sharer.Share, sharer.Sharing)
 	}
 	if fw.PriorityMajor() {
 		s.queues.DeclarePriorityMajor()

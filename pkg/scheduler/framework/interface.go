@@ -107,6 +107,9 @@ type Syncer interface {
 // below, served first).
 type SharePlugin interface {
 	Share(quotaName string) float64
+	// Sharing reports whether fair sharing is asked for at all; while it is
+	// not, queues of equal priority take turns.
+	Sharing() bool
 }
 
 // QuotaLister is a plugin that can list its quotas with their usage (for

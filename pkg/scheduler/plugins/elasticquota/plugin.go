@@ -319,6 +319,14 @@ func (p *Plugin) Share(quotaName string) float64 {
 	return p.tree.Share(quotaName)
 }
 
+// Sharing reports whether fair sharing is asked for: some quota has a
+// shared-weight annotation.
+func (p *Plugin) Sharing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tree.Weighted()
+}
+
 // ListQuotas lists every quota with its usage.
 func (p *Plugin) ListQuotas() []quota.Info {
 	p.mu.Lock()
