@@ -1,8 +1,8 @@
 package scheduler
 
 import (
-	"strings"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
