@@ -156,15 +156,12 @@ func (t *Tree) Problem(name string) *Shortage {
 	if !ok || !leaf.exists {
 		return &Shortage{Quota: name, NotFound: true}
 	}
-	for n := leaf; n != t.root; n = n.parent {
+	var child *node // the node below n on the path from leaf
+	for n := leaf; n != t.root; child, n = n, n.parent {
 		switch {
 		case n.refused:
 			return &Shortage{Quota: name, Broken: fmt.Sprintf("the parent %s of quota %s would make a cycle", n.spec.Parent, n.spec.Name)}
 		case !n.exists:
-			child := leaf
-			for child.parent != n {
-				child = child.parent
-			}
 			return &Shortage{Quota: name, Broken: fmt.Sprintf("the parent %s of quota %s does not exist", n.spec.Name, child.spec.Name)}
 		}
 	}
@@ -397,7 +394,7 @@ func (t *Tree) reserveOf(n *node) Resources {
 	if n.exists && n.spec.NoLend {
 		out = Resources{}
 		for r, m := range n.spec.Min {
-			out[r] = max(m-n.used[r], kids[r], 0)
+			out[r] = max(m-n.used[r], 0)
 		}
 		for r, v := range kids {
 			out[r] = max(out[r], v)

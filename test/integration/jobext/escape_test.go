@@ -44,24 +44,32 @@ func waitEvent(t *testing.T, c client.Client, ns, name, reason string) string {
 
 // Raising a running Job's parallelism does not run more pods than were
 // admitted: the Job is suspended and its unit queued again at the new size.
-func TestRaisedParallelismIsRequeued(t *testing.T) {
-	c, ns := startManager(t, []string{job.Name}, nil)
-	ctx := context.Background()
-	j := batchJob(ns, "grows", true, map[string]string{schedv1alpha1.QuotaNameLabel: quota})
+// runningJob creates a suspended batch Job of the given parallelism (8
+// completions) in quota, admits its unit, and plays the Job controller until
+// the unit is Running with every pod active.
+func runningJob(t *testing.T, c client.Client, ns, name string, parallelism int32) {
+	t.Helper()
+	j := batchJob(ns, name, true, map[string]string{schedv1alpha1.QuotaNameLabel: quota})
+	j.Spec.Parallelism = ptr.To(parallelism)
 	j.Spec.Completions = ptr.To[int32](8)
-	if err := c.Create(ctx, j); err != nil {
+	if err := c.Create(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
-	waitUnit(t, c, ns, "grows", "queue unit", anyUnit)
-	admit(t, c, ns, "grows")
-	waitJobSuspend(t, c, ns, "grows", false)
-	setJobStatus(t, c, ns, "grows", func(j *batchv1.Job) {
+	waitUnit(t, c, ns, name, "queue unit", anyUnit)
+	admit(t, c, ns, name)
+	waitJobSuspend(t, c, ns, name, false)
+	setJobStatus(t, c, ns, name, func(j *batchv1.Job) {
 		now := metav1.Now()
 		j.Status.StartTime = &now
-		j.Status.Active = 2
-		j.Status.Ready = ptr.To[int32](2)
+		j.Status.Active = parallelism
+		j.Status.Ready = ptr.To(parallelism)
 	})
-	waitUnit(t, c, ns, "grows", "Running", phaseIs(schedv1alpha1.QueueUnitPhaseRunning))
+	waitUnit(t, c, ns, name, "Running", phaseIs(schedv1alpha1.QueueUnitPhaseRunning))
+}
+
+func TestRaisedParallelismIsRequeued(t *testing.T) {
+	c, ns := startManager(t, []string{job.Name}, nil)
+	runningJob(t, c, ns, "grows", 2)
 
 	// The attack: two admitted pods become four.
 	eventually(t, "parallelism raised", func(ctx context.Context) (bool, error) {
@@ -197,23 +205,7 @@ func TestDeletedJobHoldsQuotaUntilPodsGone(t *testing.T) {
 // runs back, once its extra pods are gone.
 func TestLoweredParallelismGivesBack(t *testing.T) {
 	c, ns := startManager(t, []string{job.Name}, nil)
-	ctx := context.Background()
-	j := batchJob(ns, "shrinks", true, map[string]string{schedv1alpha1.QuotaNameLabel: quota})
-	j.Spec.Parallelism = ptr.To[int32](4)
-	j.Spec.Completions = ptr.To[int32](8)
-	if err := c.Create(ctx, j); err != nil {
-		t.Fatal(err)
-	}
-	waitUnit(t, c, ns, "shrinks", "queue unit", anyUnit)
-	admit(t, c, ns, "shrinks")
-	waitJobSuspend(t, c, ns, "shrinks", false)
-	setJobStatus(t, c, ns, "shrinks", func(j *batchv1.Job) {
-		now := metav1.Now()
-		j.Status.StartTime = &now
-		j.Status.Active = 4
-		j.Status.Ready = ptr.To[int32](4)
-	})
-	waitUnit(t, c, ns, "shrinks", "Running", phaseIs(schedv1alpha1.QueueUnitPhaseRunning))
+	runningJob(t, c, ns, "shrinks", 4)
 	eventually(t, "parallelism lowered", func(ctx context.Context) (bool, error) {
 		cur := getJob(t, c, ns, "shrinks")
 		cur.Spec.Parallelism = ptr.To[int32](1)
