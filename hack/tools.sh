@@ -4,8 +4,16 @@
 # modules pinned in hack/tools, into a cache outside the repository keyed by the
 # pinned versions. A tool already in the cache is not built again.
 #
-#   hack/tools.sh [TOOL...]   build the named tools (default: all), print the bin dir
-#   hack/tools.sh dir         print the bin dir without building anything
+# The stock job operators (training-operator, kuberay-operator, spark-operator,
+# workflow-controller) come from their own modules under hack/operators and
+# have a cache key of their own, so pinning an operator never rebuilds
+# kube-apiserver. They are built only when named.
+#
+#   hack/tools.sh [TOOL...]   build the named tools (default: all but the
+#                             operators); print the bin dir of the tools, or
+#                             the operators' bin dir when only operators are named
+#   hack/tools.sh dir         print the tools' bin dir without building anything
+#   hack/tools.sh operators-dir  print the operators' bin dir without building anything
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,10 +36,22 @@ key=$( (cat "$root/hack/tools/go.mod" "$root/hack/tools/go.sum" \
 	sha256sum | cut -c1-16)
 bin="$cache/tools/$(go env GOVERSION)-$key/bin"
 
-if [[ "${1:-}" == "dir" ]]; then
+# The operators' key: their modules and link flags, and nothing of the tools.
+op_ldflags="-s -w"
+op_key=$( (cat "$root"/hack/operators/*/go.mod "$root"/hack/operators/*/go.sum; echo "$op_ldflags") |
+	sha256sum | cut -c1-16)
+op_bin="$cache/operators/$(go env GOVERSION)-$op_key/bin"
+
+case "${1:-}" in
+dir)
 	echo "$bin"
 	exit 0
-fi
+	;;
+operators-dir)
+	echo "$op_bin"
+	exit 0
+	;;
+esac
 
 # name -> module dir and package. Order matters: what envtest needs comes first.
 declare -A pkg=(
@@ -44,26 +64,38 @@ declare -A pkg=(
 	[kwok]="tools sigs.k8s.io/kwok/cmd/kwok"
 	[helm]="tools helm.sh/helm/v3/cmd/helm"
 	[golangci-lint]="tools/lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint"
+	[training-operator]="operators/training-operator github.com/kubeflow/training-operator/cmd/training-operator.v1"
+	[kuberay-operator]="operators/kuberay github.com/ray-project/kuberay/ray-operator"
+	[spark-operator]="operators/spark-operator github.com/kubeflow/spark-operator/v2/cmd/operator"
+	[workflow-controller]="operators/argo github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
 )
 all=(etcd kube-apiserver controller-gen kubectl kube-controller-manager kube-scheduler kwok helm golangci-lint)
+operators=(training-operator kuberay-operator spark-operator workflow-controller)
 
 want=("$@")
 [[ ${#want[@]} -gt 0 ]] || want=("${all[@]}")
 
-mkdir -p "$bin"
+print=$op_bin
 for name in "${want[@]}"; do
 	if [[ -z "${pkg[$name]:-}" ]]; then
-		echo "hack/tools.sh: unknown tool '$name' (known: ${all[*]})" >&2
+		echo "hack/tools.sh: unknown tool '$name' (known: ${all[*]} ${operators[*]})" >&2
 		exit 2
 	fi
-	[[ -x "$bin/$name" ]] && continue
 	read -r dir path <<<"${pkg[$name]}"
-	echo "hack/tools.sh: building $name ($path) into $bin" >&2
+	out=$bin flags=$ldflags
+	if [[ $dir == operators/* ]]; then
+		out=$op_bin flags=$op_ldflags
+	else
+		print=$bin
+	fi
+	[[ -x "$out/$name" ]] && continue
+	mkdir -p "$out"
+	echo "hack/tools.sh: building $name ($path) into $out" >&2
 	start=$SECONDS
 	# Build to a temporary name first so an interrupted build never leaves a
 	# half-written binary that a later run would take as done.
-	(cd "$root/hack/$dir" && go build -trimpath -ldflags "$ldflags" -o "$bin/.$name.tmp" "$path")
-	mv "$bin/.$name.tmp" "$bin/$name"
+	(cd "$root/hack/$dir" && go build -trimpath -ldflags "$flags" -o "$out/.$name.tmp" "$path")
+	mv "$out/.$name.tmp" "$out/$name"
 	echo "hack/tools.sh: built $name in $((SECONDS - start))s" >&2
 done
-echo "$bin"
+echo "$print"
