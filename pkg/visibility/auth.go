@@ -8,14 +8,19 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 )
 
 // The ConfigMap kube-apiserver publishes for extension API servers: the CA
@@ -102,7 +107,12 @@ func (d *Delegated) Run(ctx context.Context) {
 
 // WithAuth authenticates and authorizes every request before next sees it:
 // 401 when nobody is recognised, 403 when the user may not get the resource
-// (or, for discovery, the path). Health paths are open.
+// (or, for discovery and OpenAPI, the path), as kube-apiserver decided before
+// proxying. Health paths are open. Whoever may get a queue's or a quota's
+// units sees those of the namespaces where it may list QueueUnits
+// (scheduling.x-k8s.io):
+// all of them when it may list them cluster-wide, else one
+// SubjectAccessReview per namespace (cached by the authorizer).
 func WithAuth(next http.Handler, authn authenticator.Request, authz authorizer.UnconditionalAuthorizer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if alwaysAllowPaths[r.URL.Path] {
@@ -117,6 +127,9 @@ func WithAuth(next http.Handler, authn authenticator.Request, authz authorizer.U
 		attrs := attributesOf(r, resp)
 		decision, reason, err := authz.Authorize(r.Context(), attrs)
 		if decision == authorizer.DecisionAllow {
+			if attrs.ResourceRequest && (attrs.Resource == visibilityv1alpha1.ResourceQueues || attrs.Resource == visibilityv1alpha1.ResourceElasticQuotas) {
+				r = r.WithContext(withNamespaceFilter(r.Context(), listFilter(authz, resp.User)))
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -126,6 +139,71 @@ func WithAuth(next http.Handler, authn authenticator.Request, authz authorizer.U
 		}
 		writeStatus(w, forbidden(attrs, reason))
 	})
+}
+
+// namespaceFilter says whether the caller may see the units of a namespace.
+type namespaceFilter func(ctx context.Context, namespace string) (bool, error)
+
+type filterKey struct{}
+
+func withNamespaceFilter(ctx context.Context, f namespaceFilter) context.Context {
+	return context.WithValue(ctx, filterKey{}, f)
+}
+
+// listFilter asks the authorizer whether u may list QueueUnits
+// (scheduling.x-k8s.io), the question kube-apiserver answers for `kubectl get
+// queueunits`: first in every namespace, then, if not, in each namespace
+// asked about.
+func listFilter(authz authorizer.UnconditionalAuthorizer, u user.Info) namespaceFilter {
+	may := func(ctx context.Context, ns string) (bool, error) {
+		decision, _, err := authz.Authorize(ctx, authorizer.AttributesRecord{
+			User: u, Verb: "list", Namespace: ns, ResourceRequest: true,
+			APIGroup: schedv1alpha1.GroupVersion.Group, APIVersion: schedv1alpha1.GroupVersion.Version, Resource: "queueunits",
+		})
+		if decision == authorizer.DecisionAllow {
+			return true, nil
+		}
+		return false, err
+	}
+	var everywhere *bool
+	return func(ctx context.Context, ns string) (bool, error) {
+		if everywhere == nil {
+			all, err := may(ctx, metav1.NamespaceAll)
+			if err != nil {
+				return false, err
+			}
+			everywhere = &all
+		}
+		if *everywhere {
+			return true, nil
+		}
+		return may(ctx, ns)
+	}
+}
+
+// visibleTo keeps the items the request's namespace filter lets through, in
+// order; without a filter (no authorization configured: tests) it keeps all.
+func visibleTo(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary) ([]visibilityv1alpha1.QueueUnitSummary, error) {
+	f, ok := ctx.Value(filterKey{}).(namespaceFilter)
+	if !ok {
+		return items, nil
+	}
+	allowed := map[string]bool{}
+	out := items[:0:0]
+	for _, it := range items {
+		may, seen := allowed[it.Namespace]
+		if !seen {
+			var err error
+			if may, err = f(ctx, it.Namespace); err != nil {
+				return nil, fmt.Errorf("may list queueunits in %s: %w", it.Namespace, err)
+			}
+			allowed[it.Namespace] = may
+		}
+		if may {
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }
 
 // attributesOf describes a request for the authorizer: a resource request

@@ -6,7 +6,17 @@
 //	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/elasticquotas/{name}/queueunits
 //
 // with the query parameters limit, offset and phase, plus the discovery
-// documents the aggregator needs to mark the APIService Available.
+// documents the aggregator needs to mark the APIService Available, the
+// OpenAPI documents it merges (/openapi/v2, /openapi/v3: `kubectl explain`),
+// and GET .../featuregates, the scheduler's feature gates for clients.
+//
+// kubectl conventions: GET .../queues/{name} answers what its queueunits
+// subresource answers; asked with Accept application/json;as=Table;
+// g=meta.k8s.io;v=v1 (what `kubectl get` sends), both answer a meta.k8s.io
+// Table, so `kubectl get queues.visibility.koord-queue.x-k8s.io NAME` prints
+// columns. A caller sees the units of the namespaces where it may list
+// QueueUnits (all when it may list them cluster-wide), each still at its
+// position in the whole queue.
 //
 // It owns no scheduling state. It reads the scheduler's memory through the
 // small Source interface (FromScheduler adapts *scheduler.Scheduler), and owns

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
 // DefaultLimit bounds an answer when the request gives no limit.
@@ -31,16 +33,44 @@ var SupportedPhases = []string{
 	visibilityv1alpha1.PhaseDequeued, visibilityv1alpha1.PhaseRunning,
 }
 
-// NewHandler serves the discovery documents and the two queueunits
-// endpoints from src. It does no authentication: see WithAuth.
-func NewHandler(src Source) http.Handler {
+// Option configures NewHandler.
+type Option func(*handlerOptions)
+
+type handlerOptions struct {
+	gates features.Gates
+	now   func() time.Time
+}
+
+// WithGates publishes the scheduler's feature gates at .../featuregates.
+func WithGates(g features.Gates) Option { return func(o *handlerOptions) { o.gates = g } }
+
+// WithClock sets the clock the Table's AGE column is counted on (tests).
+func WithClock(now func() time.Time) Option { return func(o *handlerOptions) { o.now = now } }
+
+// NewHandler serves the discovery documents, the OpenAPI documents, the two
+// queueunits endpoints from src and the feature gates. It does no
+// authentication: see WithAuth.
+func NewHandler(src Source, opts ...Option) http.Handler {
+	o := handlerOptions{now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /apis", serveGroupList)
 	mux.HandleFunc("GET "+groupURL, serveGroup)
 	mux.HandleFunc("GET "+versionURL, serveResourceList)
-	h := &unitsHandler{src: src}
-	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQueues+"/{name}/"+visibilityv1alpha1.SubresourceQueueUnits, h)
-	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceElasticQuotas+"/{name}/"+visibilityv1alpha1.SubresourceQueueUnits, h)
+	mux.HandleFunc("GET "+versionURL+"/"+visibilityv1alpha1.ResourceFeatureGates, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, featureGates(o.gates))
+	})
+	registerOpenAPI(mux)
+	h := &unitsHandler{src: src, now: o.now}
+	for _, r := range []string{visibilityv1alpha1.ResourceQueues, visibilityv1alpha1.ResourceElasticQuotas} {
+		mux.Handle("GET "+versionURL+"/"+r+"/{name}/"+visibilityv1alpha1.SubresourceQueueUnits, h)
+		// The parent answers the same, so that `kubectl get
+		// queues.visibility.koord-queue.x-k8s.io NAME` and `kubectl explain`
+		// work without --subresource.
+		mux.Handle("GET "+versionURL+"/"+r+"/{name}", h)
+	}
 	for path := range alwaysAllowPaths {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	}
@@ -71,9 +101,10 @@ func serveGroup(w http.ResponseWriter, _ *http.Request) {
 }
 
 func serveResourceList(w http.ResponseWriter, _ *http.Request) {
-	parent := func(name, kind string) metav1.APIResource {
-		// Listed so that clients find the subresource's parent; it has no verbs.
-		return metav1.APIResource{Name: name, Kind: kind, Verbs: metav1.Verbs{}}
+	parent := func(name string) metav1.APIResource {
+		// GET of a queue or quota answers what its queueunits subresource
+		// answers (its pending units), so both have that kind.
+		return metav1.APIResource{Name: name, Kind: "QueueUnitsSummary", Verbs: metav1.Verbs{"get"}}
 	}
 	sub := func(name string) metav1.APIResource {
 		return metav1.APIResource{
@@ -84,9 +115,10 @@ func serveResourceList(w http.ResponseWriter, _ *http.Request) {
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
 		APIResources: []metav1.APIResource{
-			parent(visibilityv1alpha1.ResourceElasticQuotas, "ElasticQuota"),
+			parent(visibilityv1alpha1.ResourceElasticQuotas),
 			sub(visibilityv1alpha1.ResourceElasticQuotas),
-			parent(visibilityv1alpha1.ResourceQueues, "Queue"),
+			{Name: visibilityv1alpha1.ResourceFeatureGates, Kind: "FeatureGates", Verbs: metav1.Verbs{"get"}},
+			parent(visibilityv1alpha1.ResourceQueues),
 			sub(visibilityv1alpha1.ResourceQueues),
 		},
 	})
@@ -94,6 +126,7 @@ func serveResourceList(w http.ResponseWriter, _ *http.Request) {
 
 type unitsHandler struct {
 	src Source
+	now func() time.Time
 }
 
 func (h *unitsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -102,6 +135,11 @@ func (h *unitsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q, err := parseQuery(r)
 	if err != nil {
 		writeStatus(w, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	format, err := negotiate(r)
+	if err != nil {
+		writeStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", gr, scope.Name, err.Error(), 0, false))
 		return
 	}
 	items, found, err := h.src.Units(r.Context(), scope, q.phase)
@@ -114,12 +152,23 @@ func (h *unitsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, apierrors.NewNotFound(gr, scope.Name))
 		return
 	}
+	// A tenant sees the units of the namespaces it may list QueueUnits in;
+	// positions stay those of the whole queue.
+	if items, err = visibleTo(r.Context(), items); err != nil {
+		klog.FromContext(r.Context()).Error(err, "Checking access to namespaces failed", "resource", scope.Resource, "name", scope.Name)
+		writeStatus(w, apierrors.NewInternalError(err))
+		return
+	}
 	out := &visibilityv1alpha1.QueueUnitsSummary{
 		TypeMeta: metav1.TypeMeta{Kind: "QueueUnitsSummary", APIVersion: gv.String()},
 		Phase:    q.phase, Total: int32(len(items)), Offset: int32(q.offset),
 		Items: page(items, q.offset, q.limit),
 	}
 	h.src.Explain(r.Context(), out.Items)
+	if format.table {
+		writeJSON(w, http.StatusOK, toTable(out, format, h.now()))
+		return
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -191,4 +240,21 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_, _ = w.Write(data)
+}
+
+// featureGates lists every known gate with its state.
+func featureGates(g features.Gates) *visibilityv1alpha1.FeatureGates {
+	on := map[string]bool{
+		features.QueueUnitActive:       g.QueueUnitActive,
+		features.MaximumExecutionTime:  g.MaximumExecutionTime,
+		features.QueueUnitRequeueState: g.QueueUnitRequeueState,
+	}
+	out := &visibilityv1alpha1.FeatureGates{
+		TypeMeta: metav1.TypeMeta{Kind: "FeatureGates", APIVersion: gv.String()},
+		Gates:    map[string]bool{},
+	}
+	for _, name := range features.Known {
+		out.Gates[name] = on[name]
+	}
+	return out
 }

@@ -98,6 +98,7 @@ func TestQueueUnits(t *testing.T) {
 	}{
 		{name: "queue in order", path: base + "/queues/team-a/queueunits", wantCode: 200, wantNames: []string{"high", "mid", "low"}, wantTotal: 3, wantPhase: "Enqueued"},
 		{name: "quota in order", path: base + "/elasticquotas/team-a/queueunits", wantCode: 200, wantNames: []string{"high", "mid", "low"}, wantTotal: 3, wantPhase: "Enqueued"},
+		{name: "the queue itself answers the same", path: base + "/queues/team-a?limit=2", wantCode: 200, wantNames: []string{"high", "mid"}, wantTotal: 3, wantPhase: "Enqueued"},
 		{name: "limit", path: base + "/queues/team-a/queueunits?limit=2", wantCode: 200, wantNames: []string{"high", "mid"}, wantTotal: 3, wantPhase: "Enqueued"},
 		{name: "offset and limit", path: base + "/queues/team-a/queueunits?offset=1&limit=1", wantCode: 200, wantNames: []string{"mid"}, wantTotal: 3, wantPhase: "Enqueued"},
 		{name: "offset past the end", path: base + "/queues/team-a/queueunits?offset=7", wantCode: 200, wantTotal: 3, wantPhase: "Enqueued"},
@@ -150,7 +151,8 @@ func TestErrors(t *testing.T) {
 		{"unknown phase", base + "/queues/team-a/queueunits?phase=Pending", 400, metav1.StatusReasonBadRequest, "Enqueued, Reserved, Dequeued, Running"},
 		{"bad limit", base + "/queues/team-a/queueunits?limit=-1", 400, metav1.StatusReasonBadRequest, "limit"},
 		{"bad offset", base + "/queues/team-a/queueunits?offset=x", 400, metav1.StatusReasonBadRequest, "offset"},
-		{"unknown path", base + "/queues/team-a", 404, metav1.StatusReasonNotFound, ""},
+		{"unknown path", base + "/queues/team-a/pods", 404, metav1.StatusReasonNotFound, ""},
+		{"unknown queue, parent path", base + "/queues/nope", 404, metav1.StatusReasonNotFound, `"nope" not found`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,8 +189,9 @@ func TestDiscovery(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"queues": {}, "queues/queueunits": {"get"},
-		"elasticquotas": {}, "elasticquotas/queueunits": {"get"},
+		"queues": {"get"}, "queues/queueunits": {"get"},
+		"elasticquotas": {"get"}, "elasticquotas/queueunits": {"get"},
+		"featuregates": {"get"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" || list.GroupVersion != "visibility.koord-queue.x-k8s.io/v1alpha1" {
 		t.Errorf("resources (-want +got):\n%s", diff)

@@ -15,6 +15,8 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
 // Options configure a Server.
@@ -27,6 +29,8 @@ type Options struct {
 	CertDir string
 	// Listener, when set, is used instead of BindAddress (tests).
 	Listener net.Listener
+	// Gates are the scheduler's feature gates, published at .../featuregates.
+	Gates features.Gates
 }
 
 // Server is the aggregated API server, a manager.Runnable that runs on every
@@ -70,7 +74,7 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	srv := &http.Server{
-		Handler: WithAuth(NewHandler(s.src), auth.Authenticator, auth.Authorizer),
+		Handler: WithAuth(NewHandler(s.src, WithGates(s.opts.Gates)), auth.Authenticator, auth.Authorizer),
 		TLSConfig: &tls.Config{
 			MinVersion:   tls.VersionTLS12,
 			Certificates: []tls.Certificate{cert},

@@ -21,6 +21,8 @@ const (
 	ResourceElasticQuotas = "elasticquotas"
 	// SubresourceQueueUnits lists the units of a queue or a quota.
 	SubresourceQueueUnits = "queueunits"
+	// ResourceFeatureGates is the scheduler's feature gates: /featuregates.
+	ResourceFeatureGates = "featuregates"
 )
 
 // Phases a request may filter on (the query parameter phase). They are the
@@ -47,7 +49,9 @@ type QueueUnitsSummary struct {
 
 	// Phase is the phase the items are in.
 	Phase string `json:"phase"`
-	// Total counts every unit in Phase, before offset and limit.
+	// Total counts every unit in Phase the caller may see, before offset and
+	// limit (a tenant sees the units of the namespaces where it may list
+	// QueueUnits; their positions are still those of the whole queue).
 	Total int32 `json:"total"`
 	// Offset is how many units were skipped from the start.
 	Offset int32 `json:"offset,omitempty"`
@@ -82,6 +86,18 @@ type QueueUnitSummary struct {
 	Message string `json:"message,omitempty"`
 }
 
+// FeatureGates is the answer of GET .../featuregates: the feature gates the
+// serving koord-queue scheduler runs with, so that clients (the kubectl
+// plugin) can tell whether a field such as QueueUnit spec.active is honoured.
+//
+// +kubebuilder:object:root=true
+type FeatureGates struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Gates maps every gate the scheduler knows to whether it is enabled.
+	Gates map[string]bool `json:"gates"`
+}
+
 var (
 	// SchemeBuilder registers this package's types.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
@@ -90,7 +106,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &QueueUnitsSummary{})
+	scheme.AddKnownTypes(SchemeGroupVersion, &QueueUnitsSummary{}, &FeatureGates{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

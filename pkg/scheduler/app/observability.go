@@ -21,7 +21,7 @@ func addReadAPIs(mgr manager.Manager, cfg *rest.Config, s *scheduler.Scheduler, 
 		if err != nil {
 			return fmt.Errorf("visibility server client: %w", err)
 		}
-		srv := visibility.NewServer(visibility.Options{BindAddress: o.VisibilityBindAddress, CertDir: o.VisibilityCertDir},
+		srv := visibility.NewServer(visibility.Options{BindAddress: o.VisibilityBindAddress, CertDir: o.VisibilityCertDir, Gates: o.Gates},
 			visibility.FromScheduler(s), cs)
 		if err := mgr.Add(srv); err != nil {
 			return err

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/debugapi"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
@@ -43,6 +44,7 @@ func TestMain(m *testing.M) {
 
 const (
 	ns        = "visibility"
+	otherNS   = "visibility-b"
 	unitsPath = "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/team-a/queueunits"
 )
 
@@ -206,7 +208,8 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Create(ctx, utiltesting.MakeElasticQuota("team-a").Namespace(ns).Max("cpu", "4").Min("cpu", "4").Obj()); err != nil {
+	if err := env.Client.Create(ctx, utiltesting.MakeElasticQuota("team-a").Namespace(ns).Max("cpu", "4").Min("cpu", "4").
+		Annotation(eqv1alpha1.NamespacesAnnotation, `["`+ns+`","`+otherNS+`"]`).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Client.Create(ctx, utiltesting.MakeQueueUnit("first", ns).Quota("team-a").Request("cpu", "4").Obj()); err != nil {
@@ -308,8 +311,12 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 	t.Run("user with RBAC on queues/queueunits may look", func(t *testing.T) {
 		role := &rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue-visibility-viewer"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{visibilityv1alpha1.GroupName},
-				Resources: []string{"queues/queueunits", "elasticquotas/queueunits"}, Verbs: []string{"get"}}},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{visibilityv1alpha1.GroupName},
+					Resources: []string{"queues/queueunits", "elasticquotas/queueunits"}, Verbs: []string{"get"}},
+				// Every namespace's units: QueueUnits listed cluster-wide.
+				{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"queueunits"}, Verbs: []string{"list"}},
+			},
 		}
 		binding := &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue-visibility-viewer"},
@@ -464,6 +471,143 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("team-a not in %+v", quotas)
+		}
+	})
+
+	t.Run("kubectl get prints the Table", func(t *testing.T) {
+		out, err := kubectl(t, admin, "get", "queues.visibility.koord-queue.x-k8s.io", "team-a", "--subresource", "queueunits")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 4 || strings.Join(strings.Fields(lines[0]), " ") != "NAMESPACE NAME POSITION PRIORITY PHASE QUEUE AGE MESSAGE" {
+			t.Fatalf("output:\n%s", out)
+		}
+		for i, want := range []string{"visibility high 1 10 Enqueued team-a", "visibility mid 2 5 Enqueued team-a", "visibility low 3 0 Enqueued team-a"} {
+			if got := strings.Join(strings.Fields(lines[i+1]), " "); !strings.HasPrefix(got, want) {
+				t.Errorf("row %d: %q, want it to start with %q", i+1, got, want)
+			}
+		}
+		wide, err := kubectl(t, admin, "get", "queues.visibility.koord-queue.x-k8s.io", "team-a", "--subresource", "queueunits", "-o", "wide")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(wide), "REQUEST") || !strings.Contains(string(wide), "cpu=4") {
+			t.Errorf("-o wide:\n%s", wide)
+		}
+	})
+
+	t.Run("OpenAPI reaches kubectl explain", func(t *testing.T) {
+		// The aggregator fetches the documents when the APIService appears.
+		var out []byte
+		err := framework.Eventually(ctx, 30*time.Second, func(context.Context) (bool, error) {
+			var err error
+			out, err = kubectl(t, admin, "explain", "queues.visibility.koord-queue.x-k8s.io.items")
+			return err == nil, err
+		})
+		if err != nil {
+			t.Fatalf("kubectl explain: %v\n%s", err, out)
+		}
+		for _, want := range []string{"QueueUnitsSummary", "positionInQueue", "Position counted from 1"} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("explain does not mention %q:\n%s", want, out)
+			}
+		}
+		// The aggregator merges /openapi/v2 on its own schedule.
+		err = framework.Eventually(ctx, 60*time.Second, func(context.Context) (bool, error) {
+			v2, err := kubectl(t, admin, "get", "--raw", "/openapi/v2")
+			return strings.Contains(string(v2), "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/{name}/queueunits"), err
+		})
+		if err != nil {
+			t.Errorf("the aggregated /openapi/v2 lacks the visibility paths: %v", err)
+		}
+	})
+
+	t.Run("a tenant sees its namespaces, positions over the whole queue", func(t *testing.T) {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherNS}}); err != nil {
+			t.Fatal(err)
+		}
+		other := utiltesting.MakeQueueUnit("other", otherNS).Quota("team-a").Request("cpu", "1").Priority(7).Obj()
+		if err := env.Client.Create(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		// Allowed to list QueueUnits in one namespace, by a RoleBinding there.
+		tenant := func(name, namespace string) string {
+			role := &rbacv1.Role{
+				ObjectMeta: metav1.ObjectMeta{Name: "queueunit-reader", Namespace: namespace},
+				Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group},
+					Resources: []string{"queueunits"}, Verbs: []string{"get", "list", "watch"}}},
+			}
+			binding := &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+				Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: name}},
+			}
+			for _, o := range []client.Object{role, binding} {
+				if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+					t.Fatal(err)
+				}
+			}
+			data, _, err := env.UserKubeconfig(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, name+".kubeconfig")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}
+		// As the chart does: everyone may ask; the answer is cut per namespace.
+		reader := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue-visibility-reader"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{visibilityv1alpha1.GroupName},
+				Resources: []string{"queues", "queues/queueunits", "elasticquotas", "elasticquotas/queueunits", "featuregates"}, Verbs: []string{"get"}}},
+		}
+		readers := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "koord-queue-visibility-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reader.Name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "Group", Name: "system:authenticated"}},
+		}
+		for _, o := range []client.Object{reader, readers} {
+			if err := env.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tenantA, tenantB := tenant("tenant-a", ns), tenant("tenant-b", otherNS)
+		wantAll := []entry{{"high", 1, 10}, {"other", 2, 7}, {"mid", 3, 5}, {"low", 4, 0}}
+		var all visibilityv1alpha1.QueueUnitsSummary
+		err := framework.Eventually(ctx, 20*time.Second, func(context.Context) (bool, error) {
+			all = getRaw(t, admin, unitsPath)
+			return fmt.Sprint(entries(all)) == fmt.Sprint(wantAll), nil
+		})
+		if err != nil {
+			t.Fatalf("admin sees %v, want %v", entries(all), wantAll)
+		}
+		// Denials are cached for a few seconds by the server: poll.
+		for _, tc := range []struct {
+			kubeconfig string
+			want       []entry
+		}{
+			{tenantB, []entry{{"other", 2, 7}}},
+			{tenantA, []entry{{"high", 1, 10}, {"mid", 3, 5}, {"low", 4, 0}}},
+		} {
+			var got visibilityv1alpha1.QueueUnitsSummary
+			err := framework.Eventually(ctx, 20*time.Second, func(context.Context) (bool, error) {
+				got = getRaw(t, tc.kubeconfig, unitsPath)
+				return fmt.Sprint(entries(got)) == fmt.Sprint(tc.want), nil
+			})
+			if err != nil || got.Total != int32(len(tc.want)) {
+				t.Errorf("%s sees %v (total %d), want %v", filepath.Base(tc.kubeconfig), entries(got), got.Total, tc.want)
+			}
+		}
+		// The Table through kubectl get shows the same rows, on the queue itself too.
+		out, err := kubectl(t, tenantB, "get", "queues.visibility.koord-queue.x-k8s.io", "team-a", "--no-headers")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(strings.Fields(string(out)), " "); !strings.HasPrefix(got, "visibility-b other 2 7 Enqueued team-a") {
+			t.Errorf("tenant-b table: %q", out)
 		}
 	})
 }

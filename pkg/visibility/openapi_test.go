@@ -1,0 +1,128 @@
+package visibility
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+func TestOpenAPIV2(t *testing.T) {
+	h := NewHandler(newFakeSource())
+	rec := request(t, h, "/openapi/v2", "application/json")
+	if rec.Code != 200 {
+		t.Fatalf("code %d", rec.Code)
+	}
+	var sw spec.Swagger
+	if err := json.Unmarshal(rec.Body.Bytes(), &sw); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/{name}/queueunits",
+		"/apis/visibility.koord-queue.x-k8s.io/v1alpha1/elasticquotas/{name}/queueunits",
+		"/apis/visibility.koord-queue.x-k8s.io/v1alpha1/featuregates",
+		"/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/{name}",
+	} {
+		if item, ok := sw.Paths.Paths[p]; !ok || item.Get == nil {
+			t.Errorf("path %s missing", p)
+		}
+	}
+	def, ok := sw.Definitions["io.k8s.koord-queue.visibility.v1alpha1.QueueUnitsSummary"]
+	if !ok {
+		t.Fatalf("QueueUnitsSummary definition missing: %v", sw.Definitions)
+	}
+	gvks, _ := def.Extensions["x-kubernetes-group-version-kind"].([]any)
+	if len(gvks) != 1 || gvks[0].(map[string]any)["kind"] != "QueueUnitsSummary" {
+		t.Errorf("x-kubernetes-group-version-kind: %v", def.Extensions)
+	}
+	// Every reference resolves.
+	for name, d := range sw.Definitions {
+		for _, ref := range refsIn(t, d) {
+			if _, ok := sw.Definitions[strings.TrimPrefix(ref, "#/definitions/")]; !ok {
+				t.Errorf("%s refers to missing %s", name, ref)
+			}
+		}
+	}
+	etag := rec.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	req := request(t, h, "/openapi/v2", "")
+	if req.Header().Get("ETag") != etag {
+		t.Errorf("ETag changed between calls")
+	}
+	r2 := httptest.NewRequest(http.MethodGet, "/openapi/v2", nil)
+	r2.Header.Set("If-None-Match", etag)
+	rec2 := httptest.NewRecorder()
+	h.ServeHTTP(rec2, r2)
+	if rec2.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d, want 304", rec2.Code)
+	}
+}
+
+func TestOpenAPIV3(t *testing.T) {
+	h := NewHandler(newFakeSource())
+	var root handler3.OpenAPIV3Discovery
+	rec := request(t, h, "/openapi/v3", "application/json")
+	if err := json.Unmarshal(rec.Body.Bytes(), &root); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %s: %v", rec.Code, rec.Body.String(), err)
+	}
+	gv, ok := root.Paths["apis/visibility.koord-queue.x-k8s.io/v1alpha1"]
+	if !ok || !strings.HasPrefix(gv.ServerRelativeURL, "/openapi/v3/apis/visibility.koord-queue.x-k8s.io/v1alpha1?hash=") {
+		t.Fatalf("discovery %+v", root)
+	}
+	rec = request(t, h, gv.ServerRelativeURL, "application/json")
+	var doc spec3.OpenAPI
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != 200 {
+		t.Fatalf("%d: %v", rec.Code, err)
+	}
+	if doc.Components == nil || doc.Components.Schemas["io.k8s.koord-queue.visibility.v1alpha1.QueueUnitSummary"] == nil {
+		t.Fatalf("QueueUnitSummary schema missing")
+	}
+	summary := doc.Components.Schemas["io.k8s.koord-queue.visibility.v1alpha1.QueueUnitsSummary"]
+	if summary == nil || summary.Properties["items"].Items == nil ||
+		summary.Properties["items"].Items.Schema.Ref.String() != "#/components/schemas/io.k8s.koord-queue.visibility.v1alpha1.QueueUnitSummary" {
+		t.Errorf("items of QueueUnitsSummary: %+v", summary)
+	}
+	if p := doc.Paths.Paths["/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/{name}/queueunits"]; p == nil || p.Get == nil {
+		t.Errorf("queues path missing")
+	}
+	if rec := request(t, h, "/openapi/v3", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"); rec.Code != http.StatusNotAcceptable {
+		t.Errorf("protobuf only: %d, want 406", rec.Code)
+	}
+}
+
+// refsIn lists the $ref values inside a schema.
+func refsIn(t *testing.T, s spec.Schema) []string {
+	t.Helper()
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				if k == "$ref" {
+					out = append(out, val.(string))
+				}
+				walk(val)
+			}
+		case []any:
+			for _, val := range x {
+				walk(val)
+			}
+		}
+	}
+	var v any
+	_ = json.Unmarshal(data, &v)
+	walk(v)
+	return out
+}
