@@ -46,7 +46,17 @@ func FromListChecked(l corev1.ResourceList) (Resources, error) {
 	return r, nil
 }
 
+// amount is q in the units quota counts. A quota's amount beyond
+// resources.MaxAmount (max: 100P CPU, 1e1000 bytes) is read as MaxAmount, in
+// effect unlimited, instead of wrapping to zero or a negative number.
 func amount(name corev1.ResourceName, q resource.Quantity) int64 {
+	bound := resource.NewQuantity(resources.MaxAmount, resource.DecimalSI)
+	if name == corev1.ResourceCPU {
+		bound = resource.NewMilliQuantity(resources.MaxAmount, resource.DecimalSI)
+	}
+	if q.Cmp(*bound) > 0 {
+		return resources.MaxAmount
+	}
 	if name == corev1.ResourceCPU {
 		return q.MilliValue()
 	}
