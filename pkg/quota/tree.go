@@ -259,10 +259,12 @@ func (t *Tree) Release(name string, r Resources) {
 // Shortage says why a request does not fit.
 type Shortage struct {
 	// Quota is the quota (the unit's own or an ancestor) that lacks room.
-	Quota    string
+	Quota string
+	// For is the unit's own quota, when Quota is one of its ancestors.
+	For      string
 	Resource corev1.ResourceName
-	// Requested, Used and Limit (max x oversell) in the resource's amounts.
-	Requested, Used, Limit int64
+	// Requested, Used, Min and Limit (max x oversell) in the resource's amounts.
+	Requested, Used, Min, Limit int64
 	// NeverFits is true when the request alone is above the limit: waiting
 	// cannot help.
 	NeverFits bool
@@ -291,15 +293,18 @@ func (s *Shortage) Message() string {
 	case s.NeverFits:
 		return fmt.Sprintf("can never fit: quota %s allows at most %s %s, the unit requests %s",
 			s.Quota, Format(r, s.Limit), r, Format(r, s.Requested))
-	case s.Reserved > 0:
-		return fmt.Sprintf("insufficient quota: quota %s has %s %s free (max %s, used %s, %s kept by quotas that do not lend their min), the unit requests %s %s: %s more %s needed",
-			s.Quota, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Limit), Format(r, s.Used), Format(r, s.Reserved),
-			Format(r, s.Requested), r, Format(r, s.Missing()), r)
-	default:
-		return fmt.Sprintf("insufficient quota: quota %s has %s %s free (max %s, used %s), the unit requests %s %s: %s more %s needed",
-			s.Quota, Format(r, max(s.Limit-s.Used, 0)), r, Format(r, s.Limit), Format(r, s.Used),
-			Format(r, s.Requested), r, Format(r, s.Missing()), r)
 	}
+	who := "quota " + s.Quota
+	if s.For != "" && s.For != s.Quota {
+		who += ", an ancestor of quota " + s.For + ","
+	}
+	kept := ""
+	if s.Reserved > 0 {
+		kept = fmt.Sprintf(", %s kept by quotas that do not lend their min", Format(r, s.Reserved))
+	}
+	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
+		who, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Used), Format(r, s.Min), Format(r, s.Limit), kept,
+		Format(r, s.Requested), r, Format(r, s.Missing()), r)
 }
 
 // Key identifies the reason without its changing numbers: the same key means
@@ -354,7 +359,8 @@ func (t *Tree) Check(name string, req Resources) *Shortage {
 		}
 		if worst != "" {
 			lim, _ := t.limit(n, worst)
-			return &Shortage{Quota: n.spec.Name, Resource: worst, Requested: req[worst], Used: n.used[worst], Limit: lim, Reserved: reserved[worst]}
+			return &Shortage{Quota: n.spec.Name, For: name, Resource: worst, Requested: req[worst], Used: n.used[worst],
+				Min: n.spec.Min[worst], Limit: lim, Reserved: reserved[worst]}
 		}
 	}
 	return nil

@@ -46,13 +46,13 @@ func TestCheck(t *testing.T) {
 		{name: "leaf max", quota: "leaf", req: res("cpu", "4500m"),
 			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 4500, Limit: 4000, NeverFits: true}},
 		{name: "parent full", quota: "leaf", charge: map[string]Resources{"other": res("cpu", "3")}, req: res("cpu", "3500m"),
-			want: &Shortage{Quota: "team", Resource: "cpu", Requested: 3500, Used: 3000, Limit: 6000}},
+			want: &Shortage{Quota: "team", For: "leaf", Resource: "cpu", Requested: 3500, Used: 3000, Limit: 6000}},
 		{name: "milli cpu exactly fits", quota: "leaf", charge: map[string]Resources{"leaf": res("cpu", "1500m")}, req: res("cpu", "2500m")},
 		{name: "milli cpu one milli over", quota: "leaf", charge: map[string]Resources{"leaf": res("cpu", "1501m")}, req: res("cpu", "2500m"),
-			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 2500, Used: 1501, Limit: 4000}},
+			want: &Shortage{Quota: "leaf", For: "leaf", Resource: "cpu", Requested: 2500, Used: 1501, Limit: 4000}},
 		{name: "resource missing from max is unlimited at that level", quota: "leaf", req: res("cpu", "1", "nvidia.com/gpu", "100")},
 		{name: "memory limited only at team", quota: "leaf", charge: map[string]Resources{"other": res("memory", "6Gi")}, req: res("memory", "3Gi"),
-			want: &Shortage{Quota: "team", Resource: "memory", Requested: 3 << 30, Used: 6 << 30, Limit: 8 << 30}},
+			want: &Shortage{Quota: "team", For: "leaf", Resource: "memory", Requested: 3 << 30, Used: 6 << 30, Limit: 8 << 30}},
 		{name: "oversell raises every max", oversell: 1.5, quota: "leaf", req: res("cpu", "6")},
 		{name: "oversell still bounded", oversell: 1.5, quota: "leaf", req: res("cpu", "6001m"),
 			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 6001, Limit: 6000, NeverFits: true}},
@@ -201,9 +201,29 @@ func TestDeleteKeepsUsage(t *testing.T) {
 
 func TestMessage(t *testing.T) {
 	s := &Shortage{Quota: "team-a", Resource: "cpu", Requested: 4000, Used: 4000, Limit: 4000}
-	want := "insufficient quota: quota team-a has 0 cpu free (max 4, used 4), the unit requests 4 cpu: 4 more cpu needed"
+	want := "insufficient quota: quota team-a has 0 cpu free (used 4, min 0, max 4), the unit requests 4 cpu: 4 more cpu needed"
 	if got := s.Message(); got != want {
 		t.Errorf("message = %q\nwant        %q", got, want)
+	}
+}
+
+// A short ancestor is named as such, with its own used, min and max.
+func TestCheckNamesTheShortAncestor(t *testing.T) {
+	tr := New(1)
+	_ = tr.Upsert(Spec{Name: "org", Min: res("cpu", "3"), Max: res("cpu", "8")})
+	_ = tr.Upsert(Spec{Name: "team", Parent: "org", Min: res("cpu", "2"), Max: res("cpu", "10")})
+	_ = tr.Upsert(Spec{Name: "other", Parent: "org", Max: res("cpu", "10")})
+	tr.Charge("other", res("cpu", "6500m"))
+	s := tr.Check("team", res("cpu", "2"))
+	if s == nil {
+		t.Fatal("2 cpu fit although org has only 1.5 free")
+	}
+	want := "insufficient quota: quota org, an ancestor of quota team, has 1500m cpu free (used 6500m, min 3, max 8), the unit requests 2 cpu: 500m more cpu needed"
+	if got := s.Message(); got != want {
+		t.Errorf("message = %q\nwant        %q", got, want)
+	}
+	if got := s.Key(); got != "short/org/cpu" {
+		t.Errorf("key = %q, want short/org/cpu", got)
 	}
 }
 
@@ -270,7 +290,7 @@ func TestNoLendKeepsUnusedMin(t *testing.T) {
 	if s == nil || s.Quota != "parent" || s.Reserved != 6000 {
 		t.Fatalf("borrower took the keeper's unused min: %+v", s)
 	}
-	want := "insufficient quota: quota parent has 0 cpu free (max 10, used 4, 6 kept by quotas that do not lend their min), the unit requests 1 cpu: 1 more cpu needed"
+	want := "insufficient quota: quota parent, an ancestor of quota borrower, has 0 cpu free (used 4, min 0, max 10, 6 kept by quotas that do not lend their min), the unit requests 1 cpu: 1 more cpu needed"
 	if s.Message() != want {
 		t.Errorf("message %q, want %q", s.Message(), want)
 	}

@@ -47,13 +47,54 @@ type Victims struct {
 	// protection period that kept a candidate out: the search is worth
 	// repeating then, even if nothing else changes. Zero when none did.
 	RetryAt time.Time
+	// Protected, when no victims were found because of protection periods,
+	// are the units that will be evicted at FreeAt, the first end of a
+	// protection period at which victims are found, if nothing else changes
+	// (Reclaim says whether by reclaim). The waiting unit names them.
+	Protected []Holding
+	FreeAt    time.Time
 }
+
+// lookAhead bounds the protection ends tried to find Protected.
+const lookAhead = 16
 
 // SelectVictims finds the fewest admitted units whose eviction lets the
 // request fit, lowest priority first and then most recently admitted. held
 // lists the admitted units by quota. It returns an empty answer when
 // evictions cannot make the request fit. The tree is left as it was.
 func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
+	v := t.selectVictims(p, held)
+	if len(v.Units) > 0 || v.RetryAt.IsZero() {
+		return v
+	}
+	// Which units go once their protection ends: the choice made at each
+	// coming end of a protection period, earliest first.
+	cohort := t.Cohort(p.Quota)
+	var ends []time.Time
+	for q, hs := range held {
+		if t.Cohort(q) != cohort {
+			continue
+		}
+		for _, h := range hs {
+			if end := h.AllocatedAt.Add(p.Protection); end.After(p.Now) {
+				ends = append(ends, end)
+			}
+		}
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
+	ends = slices.CompactFunc(ends, time.Time.Equal)
+	for _, end := range ends[:min(len(ends), lookAhead)] {
+		later := p
+		later.Now = end
+		if w := t.selectVictims(later, held); len(w.Units) > 0 {
+			v.Protected, v.FreeAt, v.Reclaim = w.Units, end, w.Reclaim
+			break
+		}
+	}
+	return v
+}
+
+func (t *Tree) selectVictims(p Preemption, held map[string][]Holding) Victims {
 	if t.Problem(p.Quota) != nil || t.NeverFits(p.Quota, p.Request) != nil {
 		return Victims{}
 	}

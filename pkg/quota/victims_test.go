@@ -161,6 +161,11 @@ func TestProtectionEndIsReported(t *testing.T) {
 	if want := now.Add(4 * time.Minute); !v.RetryAt.Equal(want) {
 		t.Errorf("RetryAt = %v, want %v", v.RetryAt, want)
 	}
+	// It is also the unit that goes then, and the caller can say so.
+	if diff := cmp.Diff([]string{"a-young"}, holdingKeys(v.Protected)); diff != "" || !v.FreeAt.Equal(now.Add(4*time.Minute)) || !v.Reclaim {
+		t.Errorf("protected %v until %v (reclaim %v); want a-young until %v by reclaim (-want +got):\n%s",
+			holdingKeys(v.Protected), v.FreeAt, v.Reclaim, now.Add(4*time.Minute), diff)
+	}
 	p.Now = v.RetryAt
 	if diff := cmp.Diff([]string{"a-young"}, keys(tr.SelectVictims(p, held))); diff != "" {
 		t.Errorf("victims at the end of the protection (-want +got):\n%s", diff)
@@ -181,5 +186,33 @@ func TestPreemptionHonoursProtection(t *testing.T) {
 	p.Now = v.RetryAt
 	if diff := cmp.Diff([]string{"low"}, keys(tr.SelectVictims(p, held))); diff != "" {
 		t.Errorf("victims after the protection (-want +got):\n%s", diff)
+	}
+}
+
+func holdingKeys(hs []Holding) []string {
+	out := make([]string, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, h.Key)
+	}
+	return out
+}
+
+// When the first protection to end frees too little, the units named are
+// those chosen at the first end that frees enough.
+func TestProtectedVictimsLookAhead(t *testing.T) {
+	tr := twoLevel(t)
+	held := map[string][]Holding{
+		"a": {holding("a-1", "a", 0, time.Minute, 3), holding("a-2", "a", 0, 30*time.Second, 7)},
+	}
+	chargeAll(tr, held)
+	// b needs 5 cpu: a-1 alone (protected 4 more minutes) frees too little.
+	p := Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
+	v := tr.SelectVictims(p, held)
+	if len(v.Units) != 0 || !v.RetryAt.Equal(now.Add(4*time.Minute)) {
+		t.Fatalf("victims %v, RetryAt %v", keys(v), v.RetryAt)
+	}
+	if diff := cmp.Diff([]string{"a-2"}, holdingKeys(v.Protected)); diff != "" ||
+		!v.FreeAt.Equal(now.Add(4*time.Minute+30*time.Second)) {
+		t.Errorf("protected %v until %v, want a-2 until %v (-want +got):\n%s", holdingKeys(v.Protected), v.FreeAt, now.Add(4*time.Minute+30*time.Second), diff)
 	}
 }

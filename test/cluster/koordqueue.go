@@ -90,6 +90,10 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 		"--metrics-secure=false",
 		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(ports.ControllersHealth),
 	}
+	ctrlArgs = append(ctrlArgs, c.webhookArgs()...)
+	if err := c.installWebhook(ctx, kq.Extensions); err != nil {
+		return err
+	}
 	ctrl, err := c.run(ControllersBinary, filepath.Join(bin, ControllersBinary), append(ctrlArgs, kq.ExtraControllersArgs...)...)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ type Ports struct {
 	QueueMetrics       int // koord-queue --metrics-bind-address
 	ControllersMetrics int // koord-queue-controllers --metrics-bind-address
 	ControllersHealth  int // koord-queue-controllers --health-probe-bind-address
+	ControllersWebhook int // koord-queue-controllers --webhook-port (the admission webhook)
 }
 
 // DefaultPorts are the fixed ports `make run` uses.
@@ -29,6 +30,7 @@ func DefaultPorts() Ports {
 		QueueMetrics:       10259,
 		ControllersMetrics: 18080,
 		ControllersHealth:  18081,
+		ControllersWebhook: 19443,
 	}
 }
 
@@ -42,6 +44,7 @@ func (p *Ports) uses() []portUse {
 		{"koord-queue metrics", "--queue-metrics-port", &p.QueueMetrics},
 		{"koord-queue-controllers metrics", "--controllers-metrics-port", &p.ControllersMetrics},
 		{"koord-queue-controllers health probe", "--controllers-health-port", &p.ControllersHealth},
+		{"koord-queue-controllers webhook", "--controllers-webhook-port", &p.ControllersWebhook},
 	}
 }
 

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/koordinator-sh/koord-queue/pkg/features"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -29,6 +31,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
@@ -133,6 +136,11 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
 		}
 	}
+	if o.WebhookPort != 0 {
+		if err := webhook.Setup(mgr, c.extensions, o.webhookOptions(), o.ManageAllJobs, c.managedNamespaces, o.releaseNamespace(), clk); err != nil {
+			return nil, fmt.Errorf("set up webhook: %w", err)
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("add healthz: %w", err)
 	}
@@ -140,6 +148,23 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 		return nil, fmt.Errorf("add readyz: %w", err)
 	}
 	return mgr, nil
+}
+
+// webhookInterval is how often the webhook's certificate and configuration
+// are checked.
+const webhookInterval = time.Minute
+
+func (o *Options) webhookOptions() webhook.Options {
+	return webhook.Options{
+		Host:              o.WebhookHost,
+		Port:              o.WebhookPort,
+		CertDir:           o.WebhookCertDir,
+		Secret:            types.NamespacedName{Namespace: o.releaseNamespace(), Name: o.WebhookSecretName},
+		ServiceName:       o.WebhookServiceName,
+		ExtraHosts:        o.WebhookCertHosts,
+		ConfigurationName: o.WebhookConfigurationName,
+		Interval:          webhookInterval,
+	}
 }
 
 // completed is what the options turn into once checked.

@@ -46,6 +46,17 @@ type Options struct {
 	Burst                        int
 	Verbosity                    int
 
+	// WebhookPort serves the admission webhook; 0 turns it off. NewOptions
+	// leaves it off (tests run several managers in one process); the flag's
+	// default, set by AddFlags, turns it on in the binary.
+	WebhookPort              int
+	WebhookHost              string
+	WebhookCertDir           string
+	WebhookSecretName        string
+	WebhookServiceName       string
+	WebhookConfigurationName string
+	WebhookCertHosts         []string
+
 	// SkipNameValidation lets tests run several managers in one process; no
 	// flag sets it.
 	SkipNameValidation bool
@@ -67,8 +78,14 @@ func NewOptions() *Options {
 		QPS:                          50,
 		Burst:                        100,
 		Verbosity:                    0,
+		WebhookSecretName:            "koord-queue-controllers-webhook-cert",
+		WebhookServiceName:           "koord-queue-controllers-webhook",
+		WebhookConfigurationName:     "koord-queue-controllers",
 	}
 }
+
+// defaultWebhookPort is --webhook-port's default.
+const defaultWebhookPort = 9443
 
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
@@ -92,6 +109,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.QPS, "qps", o.QPS, "queries per second to the API server")
 	fs.IntVar(&o.Burst, "burst", o.Burst, "burst of queries to the API server")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "log verbosity")
+	fs.IntVar(&o.WebhookPort, "webhook-port", defaultWebhookPort,
+		"port of the mutating admission webhook that suspends managed jobs at creation; 0 turns it off")
+	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the webhook listens on; empty means all")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", o.WebhookCertDir,
+		"folder with the webhook's tls.crt and tls.key supplied by someone else (cert-manager); empty: koord-queue-controllers makes and renews them in --webhook-secret-name and injects the CA into --webhook-configuration-name")
+	fs.StringVar(&o.WebhookSecretName, "webhook-secret-name", o.WebhookSecretName, "Secret in the release namespace holding the self-managed webhook CA and certificate")
+	fs.StringVar(&o.WebhookServiceName, "webhook-service-name", o.WebhookServiceName, "Service in the release namespace in front of the webhook; its DNS names go in the certificate")
+	fs.StringVar(&o.WebhookConfigurationName, "webhook-configuration-name", o.WebhookConfigurationName,
+		"MutatingWebhookConfiguration whose CA bundle and namespace selector koord-queue-controllers keeps")
+	fs.StringSliceVar(&o.WebhookCertHosts, "webhook-cert-hosts", o.WebhookCertHosts, "further DNS names or IPs for the self-managed webhook certificate (a webhook called by URL)")
 }
 
 func joinNames() string {

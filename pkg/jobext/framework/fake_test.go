@@ -30,7 +30,6 @@ func newFakeJob(name string, labels, annotations map[string]string, sets []PodSe
 }
 
 func (f *fakeJob) Object() client.Object      { return f.cm }
-func (f *fakeJob) HeldForQueue() bool         { return f.IsSuspended() && !f.running }
 func (f *fakeJob) IsSuspended() bool          { return f.cm.Data["suspend"] == "true" }
 func (f *fakeJob) Suspend()                   { f.cm.Data["suspend"] = "true" }
 func (f *fakeJob) Resume()                    { f.cm.Data["suspend"] = "false" }

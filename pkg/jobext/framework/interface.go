@@ -14,12 +14,11 @@ import (
 type GenericJob interface {
 	// Object is the wrapped job.
 	Object() client.Object
-	// HeldForQueue reports whether the job was submitted held for the queue and
-	// has not started yet: the kind's takeover rule.
-	HeldForQueue() bool
-	// IsSuspended reports whether the job is held by its own suspension field.
+	// IsSuspended reports whether the job is held by its native suspension
+	// field, the one its stock operator obeys.
 	IsSuspended() bool
-	// Suspend holds the job by its own suspension field.
+	// Suspend holds the job by its native suspension field (and any older
+	// form the kind also knows).
 	Suspend()
 	// Resume lets the job start its pods.
 	Resume()
@@ -85,8 +84,8 @@ type NeverManaged interface {
 
 // QueueOptIn is an optional power for kinds whose held form names koord-queue
 // itself (an Argo Workflow's koord-queue-suspend template): such a job asked
-// to be queued, so it is taken over without a quota label, and its unit says
-// it has no quota.
+// to be queued, so it is managed like a job with a quota label, and its unit
+// says it has no quota.
 type QueueOptIn interface {
 	OptsIn() bool
 }

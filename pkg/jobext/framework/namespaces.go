@@ -2,10 +2,13 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
 // KubeSystemNamespace is never managed by --manage-all-jobs under the default
@@ -23,10 +26,7 @@ type NamespaceSelector struct {
 // DefaultNamespaceSelector leaves out kube-system and the namespace
 // koord-queue itself runs in.
 func DefaultNamespaceSelector(releaseNamespace string) NamespaceSelector {
-	excluded := []string{KubeSystemNamespace}
-	if releaseNamespace != "" && releaseNamespace != KubeSystemNamespace {
-		excluded = append(excluded, releaseNamespace)
-	}
+	excluded := neverIntercepted(releaseNamespace)
 	// Built from valid names, so the parse cannot fail on them.
 	sel, err := labels.Parse(fmt.Sprintf("%s notin (%s)", corev1.LabelMetadataName, strings.Join(excluded, ",")))
 	if err != nil {
@@ -69,4 +69,60 @@ func (s NamespaceSelector) String() string {
 		return ""
 	}
 	return s.sel.String()
+}
+
+// neverIntercepted are the namespaces whose jobs the admission webhook never
+// sees, whatever the selector says.
+func neverIntercepted(releaseNamespace string) []string {
+	excluded := []string{KubeSystemNamespace}
+	if releaseNamespace != "" && releaseNamespace != KubeSystemNamespace {
+		excluded = append(excluded, releaseNamespace)
+	}
+	return excluded
+}
+
+// WebhookSelector is the admission webhook's namespaceSelector: the
+// namespaces s selects, less kube-system and releaseNamespace, which are never
+// intercepted. A selector with an operator a LabelSelector cannot express
+// (gt, lt) is an error.
+func (s NamespaceSelector) WebhookSelector(releaseNamespace string) (*metav1.LabelSelector, error) {
+	exclusion := metav1.LabelSelectorRequirement{
+		Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: neverIntercepted(releaseNamespace),
+	}
+	out := &metav1.LabelSelector{}
+	if s.sel != nil {
+		reqs, _ := s.sel.Requirements()
+		for _, r := range reqs {
+			req, err := labelSelectorRequirement(r)
+			if err != nil {
+				return nil, err
+			}
+			out.MatchExpressions = append(out.MatchExpressions, req)
+		}
+	}
+	for _, r := range out.MatchExpressions {
+		if r.Key == exclusion.Key && r.Operator == exclusion.Operator && slices.Equal(r.Values, exclusion.Values) {
+			return out, nil
+		}
+	}
+	out.MatchExpressions = append(out.MatchExpressions, exclusion)
+	return out, nil
+}
+
+func labelSelectorRequirement(r labels.Requirement) (metav1.LabelSelectorRequirement, error) {
+	req := metav1.LabelSelectorRequirement{Key: r.Key(), Values: r.ValuesUnsorted()}
+	slices.Sort(req.Values)
+	switch r.Operator() {
+	case selection.In, selection.Equals, selection.DoubleEquals:
+		req.Operator = metav1.LabelSelectorOpIn
+	case selection.NotIn, selection.NotEquals:
+		req.Operator = metav1.LabelSelectorOpNotIn
+	case selection.Exists:
+		req.Operator = metav1.LabelSelectorOpExists
+	case selection.DoesNotExist:
+		req.Operator = metav1.LabelSelectorOpDoesNotExist
+	default:
+		return req, fmt.Errorf("namespace selector: operator %q of %q has no webhook namespaceSelector form (use in, notin, =, !=, exists or !)", r.Operator(), r.Key())
+	}
+	return req, nil
 }

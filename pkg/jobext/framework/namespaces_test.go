@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func TestNamespaceSelector(t *testing.T) {
@@ -48,5 +49,72 @@ func TestNamespaceSelector(t *testing.T) {
 	}
 	if !(NamespaceSelector{}).Matches(ns("kube-system", nil)) {
 		t.Error("zero selector does not match everything")
+	}
+}
+
+// TestWebhookSelector checks the webhook's namespaceSelector selects what the
+// --manage-all-jobs selector selects, never kube-system nor the release
+// namespace, evaluated the way the API server does (LabelSelectorAsSelector
+// over the namespace's labels).
+func TestWebhookSelector(t *testing.T) {
+	named := func(name string, extra map[string]string) labels.Set {
+		set := labels.Set{corev1.LabelMetadataName: name}
+		for k, v := range extra {
+			set[k] = v
+		}
+		return set
+	}
+	cases := map[string]struct {
+		expr     string
+		selected []labels.Set
+		left     []labels.Set
+		wantErr  bool
+	}{
+		"default": {
+			selected: []labels.Set{named("team-a", nil)},
+			left:     []labels.Set{named("kube-system", nil), named("kq", nil)},
+		},
+		"custom selector, exclusions still hold": {
+			expr:     "queue=on,tier!=gold,env,!legacy",
+			selected: []labels.Set{named("team-a", map[string]string{"queue": "on", "env": "x"})},
+			left: []labels.Set{
+				named("team-b", map[string]string{"queue": "off", "env": "x"}),
+				named("team-c", map[string]string{"queue": "on", "env": "x", "tier": "gold"}),
+				named("team-d", map[string]string{"queue": "on"}),
+				named("team-e", map[string]string{"queue": "on", "env": "x", "legacy": "y"}),
+				named("kube-system", map[string]string{"queue": "on", "env": "x"}),
+				named("kq", map[string]string{"queue": "on", "env": "x"}),
+			},
+		},
+		"operator without a LabelSelector form": {expr: "size>3", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s, err := ParseNamespaceSelector(tc.expr, "kq")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, err := s.WebhookSelector("kq")
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("WebhookSelector() error = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			sel, err := metav1.LabelSelectorAsSelector(ls)
+			if err != nil {
+				t.Fatalf("selector %+v does not parse: %v", ls, err)
+			}
+			for _, set := range tc.selected {
+				if !sel.Matches(set) {
+					t.Errorf("%v not selected by %s", set, sel)
+				}
+			}
+			for _, set := range tc.left {
+				if sel.Matches(set) {
+					t.Errorf("%v selected by %s", set, sel)
+				}
+			}
+		})
 	}
 }

@@ -201,21 +201,19 @@ func (r *Reconciler) deleteUnit(ctx context.Context, key types.NamespacedName, j
 }
 
 // takeOver creates the unit of a job the extension should manage, suspending
-// the job first when it was not submitted suspended (--manage-all-jobs; a job
-// that already started is left alone).
+// the job first when it is not suspended. A job that asked for the queue (a
+// quota label, or a kind's own opt-in) is managed whatever its state, so one
+// that started before its unit existed (created before the install, or while
+// the webhook was down) is held now: the backstop. --manage-all-jobs leaves a
+// job that already started alone.
 func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.NamespacedName) (ctrl.Result, error) {
 	obj := gj.Object()
-	if nm, ok := gj.(NeverManaged); ok && nm.NeverManaged() {
-		return ctrl.Result{}, nil
-	}
 	hasQuota := obj.GetLabels()[schedv1alpha1.QuotaNameLabel] != ""
-	optIn, ok := gj.(QueueOptIn)
-	explicit := ok && optIn.OptsIn()
 	switch {
 	case gj.Status().Finished:
 		return ctrl.Result{}, nil
-	case (hasQuota || explicit) && gj.HeldForQueue():
-	case r.opts.ManageAllJobs:
+	case AskedForQueue(gj):
+	case r.opts.ManageAllJobs && !neverManaged(gj):
 		if ok, err := r.takesOverAll(ctx, gj); !ok || err != nil {
 			return ctrl.Result{}, err
 		}

@@ -50,9 +50,6 @@ var (
 // Object returns the Job.
 func (j *Job) Object() client.Object { return j.job }
 
-// HeldForQueue: spec.suspend true and never started.
-func (j *Job) HeldForQueue() bool { return j.IsSuspended() && j.job.Status.StartTime == nil }
-
 // Started: the Job controller set status.startTime.
 func (j *Job) Started() bool { return j.job.Status.StartTime != nil }
 

@@ -6,7 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
@@ -32,23 +31,30 @@ func TestCount(t *testing.T) {
 	}
 }
 
-func TestHeldForQueue(t *testing.T) {
-	now := metav1.Now()
+func TestSuspension(t *testing.T) {
 	cases := map[string]struct {
 		suspend *bool
-		start   *metav1.Time
 		want    bool
 	}{
-		"suspended, never started": {ptr.To(true), nil, true},
-		"suspended after a start":  {ptr.To(true), &now, false},
-		"not suspended":            {ptr.To(false), nil, false},
-		"suspend unset":            {nil, nil, false},
+		"suspended":     {ptr.To(true), true},
+		"not suspended": {ptr.To(false), false},
+		"suspend unset": {nil, false},
 	}
 	for name, tc := range cases {
-		j := Wrap(&batchv1.Job{Spec: batchv1.JobSpec{Suspend: tc.suspend}, Status: batchv1.JobStatus{StartTime: tc.start}})
-		if got := j.HeldForQueue(); got != tc.want {
-			t.Errorf("%s: HeldForQueue = %v, want %v", name, got, tc.want)
+		j := Wrap(&batchv1.Job{Spec: batchv1.JobSpec{Suspend: tc.suspend}})
+		if got := j.IsSuspended(); got != tc.want {
+			t.Errorf("%s: IsSuspended = %v, want %v", name, got, tc.want)
 		}
+	}
+	b := &batchv1.Job{}
+	j := Wrap(b)
+	j.Suspend()
+	if !ptr.Deref(b.Spec.Suspend, false) {
+		t.Error("Suspend did not set spec.suspend")
+	}
+	j.Resume()
+	if !ptr.Equal(b.Spec.Suspend, ptr.To(false)) {
+		t.Errorf("Resume left spec.suspend %v, want false", b.Spec.Suspend)
 	}
 }
 

@@ -13,9 +13,6 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 )
 
-// QueuingCondition is the condition type that marks a job waiting in a queue.
-const QueuingCondition kfv1.JobConditionType = "Queuing"
-
 // Job is a kubeflow.org/v1 training job seen by the queue.
 type Job struct {
 	obj       client.Object
@@ -39,24 +36,14 @@ func New(obj client.Object, specs map[kfv1.ReplicaType]*kfv1.ReplicaSpec, runPol
 // Object returns the job.
 func (j *Job) Object() client.Object { return j.obj }
 
-// HeldForQueue: either suspension form and never started, or a Queuing
-// condition.
-func (j *Job) HeldForQueue() bool {
-	for _, c := range j.status.Conditions {
-		if c.Type == QueuingCondition && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return j.IsSuspended() && j.status.StartTime == nil
-}
-
 // Started: the training operator set status.startTime.
 func (j *Job) Started() bool { return j.status.StartTime != nil }
 
-// IsSuspended reads spec.runPolicy.suspend and the suspend annotation.
-func (j *Job) IsSuspended() bool {
-	return ptr.Deref(j.runPolicy.Suspend, false) || j.obj.GetAnnotations()[schedv1alpha1.SuspendAnnotation] == "true"
-}
+// IsSuspended reads spec.runPolicy.suspend, the field the training operator
+// obeys. The guide's annotation scheduling.x-k8s.io/suspend alone does not
+// hold a job: the operator ignores it, so such a job is suspended by the
+// field (by the webhook at creation, else by the reconciler).
+func (j *Job) IsSuspended() bool { return ptr.Deref(j.runPolicy.Suspend, false) }
 
 // Suspend sets spec.runPolicy.suspend.
 func (j *Job) Suspend() { j.runPolicy.Suspend = ptr.To(true) }

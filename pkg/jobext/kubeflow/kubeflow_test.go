@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -40,23 +39,20 @@ func TestPodSetsOrder(t *testing.T) {
 	}
 }
 
-func TestHeldForQueue(t *testing.T) {
-	now := metav1.Now()
+// TestIsSuspended: only the field the training operator obeys holds a job;
+// the guide's annotation alone does not.
+func TestIsSuspended(t *testing.T) {
 	cases := map[string]struct {
 		job  kfv1.TFJob
 		want bool
 	}{
 		"runPolicy.suspend": {kfv1.TFJob{Spec: kfv1.TFJobSpec{RunPolicy: kfv1.RunPolicy{Suspend: ptr.To(true)}}}, true},
-		"annotation":        {kfv1.TFJob{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{schedv1alpha1.SuspendAnnotation: "true"}}}, true},
-		"suspended but started": {kfv1.TFJob{Spec: kfv1.TFJobSpec{RunPolicy: kfv1.RunPolicy{Suspend: ptr.To(true)}},
-			Status: kfv1.JobStatus{StartTime: &now}}, false},
-		"Queuing condition": {kfv1.TFJob{Status: kfv1.JobStatus{StartTime: &now,
-			Conditions: []kfv1.JobCondition{{Type: QueuingCondition, Status: corev1.ConditionTrue}}}}, true},
-		"plain": {kfv1.TFJob{}, false},
+		"annotation only":   {kfv1.TFJob{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{schedv1alpha1.SuspendAnnotation: "true"}}}, false},
+		"plain":             {kfv1.TFJob{}, false},
 	}
 	for name, tc := range cases {
-		if got := wrapTF(&tc.job).HeldForQueue(); got != tc.want {
-			t.Errorf("%s: HeldForQueue = %v, want %v", name, got, tc.want)
+		if got := wrapTF(&tc.job).IsSuspended(); got != tc.want {
+			t.Errorf("%s: IsSuspended = %v, want %v", name, got, tc.want)
 		}
 	}
 }

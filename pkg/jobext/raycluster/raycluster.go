@@ -49,9 +49,6 @@ func Wrap(c *rayv1.RayCluster) *Cluster { return &Cluster{c: c} }
 // Object returns the RayCluster.
 func (c *Cluster) Object() client.Object { return c.c }
 
-// HeldForQueue: spec.suspend true.
-func (c *Cluster) HeldForQueue() bool { return c.IsSuspended() }
-
 // NeverManaged: a cluster that a RayJob owns, or that KubeRay made for
 // another object, is queued through that object or not at all.
 func (c *Cluster) NeverManaged() bool {

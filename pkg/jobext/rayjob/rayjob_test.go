@@ -10,23 +10,24 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 )
 
-func TestHeldForQueue(t *testing.T) {
-	now := metav1.Now()
-	cases := map[string]struct {
-		job  rayv1.RayJob
-		want bool
-	}{
-		"suspended":          {rayv1.RayJob{Spec: rayv1.RayJobSpec{Suspend: true}}, true},
-		"suspended, started": {rayv1.RayJob{Spec: rayv1.RayJobSpec{Suspend: true}, Status: rayv1.RayJobStatus{StartTime: &now}}, false},
-		"not suspended":      {rayv1.RayJob{}, false},
+func TestSuspension(t *testing.T) {
+	j := &rayv1.RayJob{}
+	w := WrapV1(j)
+	if w.IsSuspended() {
+		t.Error("plain RayJob reads suspended")
 	}
-	for name, tc := range cases {
-		if got := WrapV1(&tc.job).HeldForQueue(); got != tc.want {
-			t.Errorf("%s: HeldForQueue = %v, want %v", name, got, tc.want)
-		}
+	w.Suspend()
+	if !j.Spec.Suspend || !w.IsSuspended() {
+		t.Error("Suspend did not set spec.suspend")
 	}
-	if !WrapV1alpha1(&rayv1alpha1.RayJob{Spec: rayv1alpha1.RayJobSpec{Suspend: true}}).HeldForQueue() {
-		t.Error("v1alpha1 suspended job not held")
+	w.Resume()
+	if j.Spec.Suspend {
+		t.Error("Resume left spec.suspend set")
+	}
+	a := &rayv1alpha1.RayJob{}
+	WrapV1alpha1(a).Suspend()
+	if !a.Spec.Suspend {
+		t.Error("v1alpha1 Suspend did not set spec.suspend")
 	}
 	if _, err := WrapV1(&rayv1.RayJob{}).PodSets(); err == nil {
 		t.Error("RayJob without rayClusterSpec queued")

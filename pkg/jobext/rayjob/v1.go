@@ -24,9 +24,6 @@ func WrapV1(j *rayv1.RayJob) *JobV1 { return &JobV1{j: j} }
 // Object returns the RayJob.
 func (r *JobV1) Object() client.Object { return r.j }
 
-// HeldForQueue: spec.suspend and never started.
-func (r *JobV1) HeldForQueue() bool { return r.j.Spec.Suspend && r.j.Status.StartTime == nil }
-
 // Started: KubeRay set status.startTime.
 func (r *JobV1) Started() bool { return r.j.Status.StartTime != nil }
 

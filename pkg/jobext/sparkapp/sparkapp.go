@@ -56,24 +56,26 @@ func Wrap(a *sparkv1beta2.SparkApplication) *App { return &App{a: a} }
 // Object returns the SparkApplication.
 func (s *App) Object() client.Object { return s.a }
 
-// HeldForQueue: the suspend annotation "true" and no application state yet.
-func (s *App) HeldForQueue() bool {
-	return s.IsSuspended() && s.a.Status.AppState.State == sparkv1beta2.ApplicationStateNew
-}
-
 // Started: the operator moved the application past its new state.
 func (s *App) Started() bool { return s.a.Status.AppState.State != sparkv1beta2.ApplicationStateNew }
 
-// IsSuspended reads the suspend annotation.
-func (s *App) IsSuspended() bool {
-	return s.a.Annotations[schedv1alpha1.SuspendAnnotation] == "true"
+// IsSuspended reads spec.suspend, the field spark-operator v2 obeys. The
+// guide's annotation scheduling.x-k8s.io/suspend alone does not hold an
+// application: the stock operator ignores it.
+func (s *App) IsSuspended() bool { return ptr.Deref(s.a.Spec.Suspend, false) }
+
+// Suspend sets spec.suspend, and the suspend annotation to "true" for tools
+// that read the guide's form.
+func (s *App) Suspend() {
+	s.a.Spec.Suspend = ptr.To(true)
+	s.setAnnotation("true")
 }
 
-// Suspend sets the suspend annotation to "true".
-func (s *App) Suspend() { s.setAnnotation("true") }
-
-// Resume sets the suspend annotation to "false".
-func (s *App) Resume() { s.setAnnotation("false") }
+// Resume clears spec.suspend and sets the suspend annotation to "false".
+func (s *App) Resume() {
+	s.a.Spec.Suspend = ptr.To(false)
+	s.setAnnotation("false")
+}
 
 func (s *App) setAnnotation(v string) {
 	if s.a.Annotations == nil {

@@ -86,33 +86,34 @@ func TestPodSets(t *testing.T) {
 	}
 }
 
-func TestHeldForQueue(t *testing.T) {
-	held := map[string]string{schedv1alpha1.SuspendAnnotation: "true"}
+// TestSuspension: spec.suspend (what spark-operator v2 obeys) holds an
+// application, the annotation alone does not; Suspend and Resume write both.
+func TestSuspension(t *testing.T) {
 	cases := map[string]struct {
 		annotations map[string]string
-		state       sparkv1beta2.ApplicationStateType
+		suspend     *bool
 		want        bool
 	}{
-		"annotation true, new":       {held, "", true},
-		"annotation true, submitted": {held, sparkv1beta2.ApplicationStateSubmitted, false},
-		"annotation false":           {map[string]string{schedv1alpha1.SuspendAnnotation: "false"}, "", false},
-		"no annotation":              {nil, "", false},
+		"spec.suspend":         {nil, ptr.To(true), true},
+		"annotation only":      {map[string]string{schedv1alpha1.SuspendAnnotation: "true"}, nil, false},
+		"spec.suspend false":   {nil, ptr.To(false), false},
+		"neither field is set": {nil, nil, false},
 	}
 	for name, tc := range cases {
 		a := &sparkv1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Annotations: tc.annotations}}
-		a.Status.AppState.State = tc.state
-		if got := Wrap(a).HeldForQueue(); got != tc.want {
-			t.Errorf("%s: HeldForQueue = %v, want %v", name, got, tc.want)
+		a.Spec.Suspend = tc.suspend
+		if got := Wrap(a).IsSuspended(); got != tc.want {
+			t.Errorf("%s: IsSuspended = %v, want %v", name, got, tc.want)
 		}
 	}
 	a := &sparkv1beta2.SparkApplication{}
 	w := Wrap(a)
 	w.Suspend()
-	if a.Annotations[schedv1alpha1.SuspendAnnotation] != "true" {
-		t.Error("Suspend did not set the annotation")
+	if a.Annotations[schedv1alpha1.SuspendAnnotation] != "true" || !ptr.Deref(a.Spec.Suspend, false) {
+		t.Errorf("after Suspend: annotation %q spec.suspend %v", a.Annotations[schedv1alpha1.SuspendAnnotation], a.Spec.Suspend)
 	}
 	w.Resume()
-	if a.Annotations[schedv1alpha1.SuspendAnnotation] != "false" {
-		t.Error("Resume did not set the annotation to false")
+	if a.Annotations[schedv1alpha1.SuspendAnnotation] != "false" || !ptr.Equal(a.Spec.Suspend, ptr.To(false)) {
+		t.Errorf("after Resume: annotation %q spec.suspend %v", a.Annotations[schedv1alpha1.SuspendAnnotation], a.Spec.Suspend)
 	}
 }

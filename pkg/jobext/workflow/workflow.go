@@ -114,23 +114,6 @@ func (w *Workflow) specSuspend() bool {
 // quota label.
 func (w *Workflow) OptsIn() bool { return w.HasSuspendTemplate() }
 
-// HeldForQueue: the suspend template, and spec.suspend or a running Suspend
-// node.
-func (w *Workflow) HeldForQueue() bool {
-	if !w.HasSuspendTemplate() {
-		return false
-	}
-	if w.specSuspend() {
-		return true
-	}
-	for _, n := range w.nodes() {
-		if runningSuspend(n) {
-			return true
-		}
-	}
-	return false
-}
-
 // IsSuspended: spec.suspend, or a koord-queue-suspend node still running.
 func (w *Workflow) IsSuspended() bool {
 	if w.specSuspend() {

@@ -40,23 +40,19 @@ func TestMinResources(t *testing.T) {
 	}
 }
 
-func TestHeldForQueue(t *testing.T) {
+func TestOptsIn(t *testing.T) {
 	cases := map[string]struct {
 		obj  map[string]any
 		want bool
 	}{
-		"template + spec.suspend": {map[string]any{"spec": map[string]any{"suspend": true, "templates": []any{suspendTemplate()}}}, true},
-		"stored template + running Suspend node": {map[string]any{"status": map[string]any{
-			"storedTemplates": map[string]any{"namespaced/x/" + SuspendTemplate: suspendTemplate()},
-			"nodes":           map[string]any{"n1": map[string]any{"type": "Suspend", "phase": "Running", "templateName": SuspendTemplate}},
-		}}, true},
+		"template":                       {map[string]any{"spec": map[string]any{"templates": []any{suspendTemplate()}}}, true},
+		"stored template":                {map[string]any{"status": map[string]any{"storedTemplates": map[string]any{"namespaced/x/" + SuspendTemplate: suspendTemplate()}}}, true},
 		"template without suspend field": {map[string]any{"spec": map[string]any{"suspend": true, "templates": []any{map[string]any{"name": SuspendTemplate}}}}, false},
-		"template, not suspended":        {map[string]any{"spec": map[string]any{"templates": []any{suspendTemplate()}}}, false},
 		"suspended, no template":         {map[string]any{"spec": map[string]any{"suspend": true}}, false},
 	}
 	for name, tc := range cases {
-		if got := wf(tc.obj).HeldForQueue(); got != tc.want {
-			t.Errorf("%s: HeldForQueue = %v, want %v", name, got, tc.want)
+		if got := wf(tc.obj).OptsIn(); got != tc.want {
+			t.Errorf("%s: OptsIn = %v, want %v", name, got, tc.want)
 		}
 	}
 }

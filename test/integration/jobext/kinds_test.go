@@ -195,7 +195,7 @@ func sparkCase() kindCase {
 			}
 		},
 		empty:    func() client.Object { return &sparkv1beta2.SparkApplication{} },
-		suspend:  func(o client.Object) bool { return o.GetAnnotations()[schedv1alpha1.SuspendAnnotation] == "true" },
+		suspend:  func(o client.Object) bool { return ptr.Deref(o.(*sparkv1beta2.SparkApplication).Spec.Suspend, false) },
 		podSets:  []string{"driver", "executor"},
 		resource: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("5"), corev1.ResourceMemory: resource.MustParse("7680Mi")},
 		setPods: func(o client.Object, r bool) {

@@ -1,0 +1,59 @@
+package webhook
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+)
+
+// Name is the webhook's name inside its configuration.
+const Name = "jobs.koord-queue.x-k8s.io"
+
+// TimeoutSeconds bounds a call: the handler reads nothing but a cached
+// Namespace, so a slow answer means the webhook is in trouble, and the API
+// server should go on (failurePolicy Ignore) rather than wait.
+const TimeoutSeconds = 5
+
+// Configuration is the MutatingWebhookConfiguration for exts, reached through
+// clientConfig: creations of each kind, failurePolicy Ignore (the API server
+// keeps working when the webhook is down; the reconciler's backstop holds
+// what slipped through). Its CA bundle and namespace selector are left to
+// the binary (Configurer), which writes them at start. The chart renders the
+// same object.
+func Configuration(name string, exts []framework.Extension, clientConfig admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.MutatingWebhookConfiguration {
+	return &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    Name,
+			ClientConfig:            clientConfig,
+			Rules:                   Rules(exts),
+			FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](TimeoutSeconds),
+			ReinvocationPolicy:      ptr.To(admissionregistrationv1.IfNeededReinvocationPolicy),
+		}},
+	}
+}
+
+// Rules are the creations of every kind of exts.
+func Rules(exts []framework.Extension) []admissionregistrationv1.RuleWithOperations {
+	rules := make([]admissionregistrationv1.RuleWithOperations, 0, len(exts))
+	for _, ext := range exts {
+		plural, _ := meta.UnsafeGuessKindToResource(ext.GVK)
+		rules = append(rules, admissionregistrationv1.RuleWithOperations{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups:   []string{ext.GVK.Group},
+				APIVersions: []string{ext.GVK.Version},
+				Resources:   []string{plural.Resource},
+				Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
+			},
+		})
+	}
+	return rules
+}

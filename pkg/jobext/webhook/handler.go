@@ -1,0 +1,129 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+)
+
+// Path is where the webhook is served; one path for every kind.
+const Path = "/mutate-jobs"
+
+// Handler suspends managed jobs at creation. Every answer allows the request:
+// a job it cannot read goes through unchanged (the reconciler's backstop
+// holds it later if it is managed), so the webhook never blocks an apply.
+type Handler struct {
+	kinds      map[schema.GroupVersionKind]*framework.Extension
+	namespaces client.Reader
+	manageAll  bool
+	selector   framework.NamespaceSelector
+}
+
+var _ admission.Handler = (*Handler)(nil)
+
+// NewHandler serves exts. namespaces reads Namespaces, for --manage-all-jobs.
+func NewHandler(exts []framework.Extension, namespaces client.Reader, manageAll bool, selector framework.NamespaceSelector) *Handler {
+	h := &Handler{kinds: map[schema.GroupVersionKind]*framework.Extension{}, namespaces: namespaces, manageAll: manageAll, selector: selector}
+	for i := range exts {
+		h.kinds[exts[i].GVK] = &exts[i]
+	}
+	return h
+}
+
+// Handle suspends a job being created when koord-queue will manage it.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
+	log := ctrl.LoggerFrom(ctx).WithValues("kind", gvk.String(), "job", klog.KRef(req.Namespace, req.Name), "uid", req.UID)
+	if req.Operation != admissionv1.Create {
+		return admission.Allowed("only creations are changed")
+	}
+	ext := h.kinds[gvk]
+	if ext == nil {
+		log.V(2).Info("Webhook call for a kind no enabled extension serves")
+		return admission.Allowed("kind not served")
+	}
+	obj := ext.NewObject()
+	if err := json.Unmarshal(req.Object.Raw, obj); err != nil {
+		log.Info("Letting through a job the webhook cannot decode", "err", err.Error())
+		return admission.Allowed("not decodable; left unchanged")
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(req.Namespace)
+	}
+	gj, err := ext.Wrap(obj)
+	if err != nil {
+		log.Info("Letting through a job the webhook cannot read", "err", err.Error())
+		return admission.Allowed("not readable; left unchanged")
+	}
+	managed, err := h.managed(ctx, gj)
+	if err != nil {
+		log.Info("Letting through a job whose namespace cannot be read", "err", err.Error())
+		return admission.Allowed("namespace not readable; left unchanged")
+	}
+	if !managed {
+		return admission.Allowed("not managed by koord-queue")
+	}
+	patched, err := suspended(ext, gj, req.Object.Raw)
+	if err != nil {
+		log.Info("Letting through a job the webhook cannot suspend", "err", err.Error())
+		return admission.Allowed("cannot suspend; left unchanged")
+	}
+	resp := admission.PatchResponseFromRaw(req.Object.Raw, patched)
+	if len(resp.Patches) > 0 {
+		log.V(2).Info("Suspending a new job until its queue unit is admitted")
+	}
+	return resp
+}
+
+func (h *Handler) managed(ctx context.Context, gj framework.GenericJob) (bool, error) {
+	if !h.manageAll || framework.AskedForQueue(gj) {
+		// Without --manage-all-jobs only a job that asked is managed.
+		return framework.AskedForQueue(gj), nil
+	}
+	ns := &corev1.Namespace{}
+	if err := h.namespaces.Get(ctx, client.ObjectKey{Name: gj.Object().GetNamespace()}, ns); err != nil {
+		return false, fmt.Errorf("get namespace: %w", err)
+	}
+	return framework.ManagedAtCreation(gj, h.manageAll, h.selector, ns), nil
+}
+
+// suspended returns raw with the job suspended: only the fields the kind's
+// Suspend changes are written into raw, so fields the typed object does not
+// know survive.
+func suspended(ext *framework.Extension, gj framework.GenericJob, raw []byte) ([]byte, error) {
+	before, err := json.Marshal(gj.Object())
+	if err != nil {
+		return nil, fmt.Errorf("encode job: %w", err)
+	}
+	gj.Suspend()
+	after, err := json.Marshal(gj.Object())
+	if err != nil {
+		return nil, fmt.Errorf("encode suspended job: %w", err)
+	}
+	change, err := jsonpatch.CreateMergePatch(before, after)
+	if err != nil {
+		return nil, fmt.Errorf("%s suspension: %w", ext.Name, err)
+	}
+	out, err := jsonpatch.MergePatch(raw, change)
+	if err != nil {
+		return nil, fmt.Errorf("%s suspension: %w", ext.Name, err)
+	}
+	return out, nil
+}
+
+// Webhook wraps the handler for the webhook server.
+func (h *Handler) Webhook() http.Handler {
+	return &admission.Webhook{Handler: h}
+}

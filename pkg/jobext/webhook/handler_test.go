@@ -1,0 +1,144 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/sparkapp"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/tfjob"
+)
+
+func request(kind metav1.GroupVersionKind, op admissionv1.Operation, obj string) admission.Request {
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		UID: "u1", Kind: kind, Namespace: "team", Name: "j", Operation: op,
+		Object: runtime.RawExtension{Raw: []byte(obj)},
+	}}
+}
+
+// applied is the object the API server would store: raw with the response's
+// patches applied.
+func applied(t *testing.T, raw string, resp admission.Response) map[string]any {
+	t.Helper()
+	out := []byte(raw)
+	if len(resp.Patches) > 0 {
+		ops, err := json.Marshal(resp.Patches)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := jsonpatch.DecodePatch(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err = p.Apply(out); err != nil {
+			t.Fatalf("apply %s: %v", ops, err)
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func field(m map[string]any, path ...string) any {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[p]
+	}
+	return cur
+}
+
+// TestHandle: what the webhook answers for each kind of input. Every answer
+// allows; only managed jobs change, and only in their suspension fields.
+func TestHandle(t *testing.T) {
+	opts := framework.ExtensionOptions{}
+	exts := []framework.Extension{job.New(opts), tfjob.New(opts), sparkapp.New(opts)}
+	jobKind := metav1.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
+	tfKind := metav1.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: "TFJob"}
+	sparkKind := metav1.GroupVersionKind{Group: "sparkoperator.k8s.io", Version: "v1beta2", Kind: "SparkApplication"}
+	labelled := `"labels":{"quota.scheduling.koordinator.sh/name":"q"}`
+	cases := map[string]struct {
+		req       admission.Request
+		manageAll bool
+		check     func(t *testing.T, m map[string]any)
+		wantPatch bool
+	}{
+		"labelled Job, suspend false, unknown field kept": {
+			req:       request(jobKind, admissionv1.Create, `{"metadata":{"name":"j",`+labelled+`},"spec":{"suspend":false,"futureField":{"x":1},"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}}`),
+			wantPatch: true,
+			check: func(t *testing.T, m map[string]any) {
+				if field(m, "spec", "suspend") != true {
+					t.Errorf("spec.suspend = %v", field(m, "spec", "suspend"))
+				}
+				if field(m, "spec", "futureField", "x") != float64(1) {
+					t.Errorf("unknown field lost: spec %v", m["spec"])
+				}
+			},
+		},
+		"unlabelled Job": {
+			req: request(jobKind, admissionv1.Create, `{"metadata":{"name":"j"},"spec":{"template":{}}}`),
+		},
+		"unlabelled Job, manage-all, selected namespace": {
+			req: request(jobKind, admissionv1.Create, `{"metadata":{"name":"j"},"spec":{"template":{}}}`), manageAll: true, wantPatch: true,
+		},
+		"labelled Job, update": {
+			req: request(jobKind, admissionv1.Update, `{"metadata":{"name":"j",`+labelled+`},"spec":{"template":{}}}`),
+		},
+		"TFJob without runPolicy": {
+			req:       request(tfKind, admissionv1.Create, `{"metadata":{"name":"j",`+labelled+`},"spec":{"tfReplicaSpecs":{}}}`),
+			wantPatch: true,
+			check: func(t *testing.T, m map[string]any) {
+				if field(m, "spec", "runPolicy", "suspend") != true {
+					t.Errorf("spec.runPolicy.suspend = %v", field(m, "spec", "runPolicy", "suspend"))
+				}
+			},
+		},
+		"TFJob that does not decode": {
+			req: request(tfKind, admissionv1.Create, `{"metadata":{"name":"j",`+labelled+`},"spec":{"tfReplicaSpecs":"oops"}}`),
+		},
+		"SparkApplication, annotation only": {
+			req:       request(sparkKind, admissionv1.Create, `{"metadata":{"name":"j",`+labelled+`,"annotations":{"scheduling.x-k8s.io/suspend":"true"}},"spec":{"type":"Scala"}}`),
+			wantPatch: true,
+			check: func(t *testing.T, m map[string]any) {
+				if field(m, "spec", "suspend") != true || field(m, "metadata", "annotations", "scheduling.x-k8s.io/suspend") != "true" {
+					t.Errorf("spec.suspend %v, annotations %v", field(m, "spec", "suspend"), field(m, "metadata", "annotations"))
+				}
+			},
+		},
+		"kind no extension serves": {
+			req: request(metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, admissionv1.Create, `{"metadata":{"name":"j",`+labelled+`}}`),
+		},
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
+	c := fake.NewClientBuilder().WithObjects(ns).Build()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := NewHandler(exts, c, tc.manageAll, framework.DefaultNamespaceSelector("kq"))
+			resp := h.Handle(context.Background(), tc.req)
+			if !resp.Allowed {
+				t.Fatalf("refused: %+v", resp.Result)
+			}
+			if got := len(resp.Patches) > 0; got != tc.wantPatch {
+				t.Fatalf("patches %v, want some = %v", resp.Patches, tc.wantPatch)
+			}
+			if tc.check != nil {
+				tc.check(t, applied(t, string(tc.req.Object.Raw), resp))
+			}
+		})
+	}
+}
