@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/docs"
+	"github.com/koordinator-sh/koord-queue/test/cluster"
+)
+
+// minPlayedBlocks is the least number of blocks of the user guide the suite
+// must play: a marker typo must not skip the guide silently.
+const minPlayedBlocks = 30
+
+// blockTimeout bounds one played command block; the guide's own kubectl wait
+// commands carry shorter timeouts.
+const blockTimeout = 3 * time.Minute
+
+// TestUserGuide plays docs/user-guide.md from top to bottom on the local
+// cluster: YAML blocks marked e2e are applied with kubectl (or saved under
+// their file= name for a later command), command blocks marked e2e run in
+// bash with the suite's kubectl and kubeconfig, and an e2e-output block after
+// a command lists lines its output must contain. The guide's own kubectl wait
+// commands are its checks; any failing command fails the test.
+func TestUserGuide(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(), docs.GuideFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := docs.Blocks(data)
+	if err != nil {
+		t.Fatalf("%s: %v", docs.GuideFile, err)
+	}
+	played := 0
+	for _, b := range blocks {
+		if b.Play {
+			played++
+		}
+	}
+	if played < minPlayedBlocks {
+		t.Fatalf("%s has %d blocks marked %s, want at least %d: a marker typo?", docs.GuideFile, played, docs.MarkPlay, minPlayedBlocks)
+	}
+
+	work := t.TempDir()
+	bin := filepath.Join(work, ".bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(env.Kubectl, filepath.Join(bin, "kubectl")); err != nil {
+		t.Fatal(err)
+	}
+	shellEnv := append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	// Other tests of the suite apply some of the same examples: start from
+	// a cluster without the guide's objects.
+	removeGuideObjects(t, blocks)
+
+	began := time.Now()
+	for i, b := range blocks {
+		if !b.Play {
+			continue
+		}
+		where := fmt.Sprintf("%s:%d (%s)", docs.GuideFile, b.Line, b.Section)
+		switch {
+		case b.Lang == "yaml" && b.File != "":
+			if err := os.WriteFile(filepath.Join(work, b.File), []byte(b.Body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case b.Lang == "yaml":
+			out := runBlock(t, where, work, shellEnv, "kubectl apply -f - <<'GUIDE_EOF'\n"+b.Body+"GUIDE_EOF\n")
+			t.Logf("%s: kubectl apply -f -\n%s", where, out)
+		case b.Command():
+			start := time.Now()
+			out := runBlock(t, where, work, shellEnv, b.Body)
+			t.Logf("%s, %s:\n%s%s", where, time.Since(start).Round(100*time.Millisecond), b.Body, indent(out))
+			if i+1 < len(blocks) && blocks[i+1].Output {
+				if missing := docs.MissingOutput(blocks[i+1].Body, out); len(missing) > 0 {
+					t.Fatalf("%s: the output lacks the lines the guide shows at line %d:\n%s\noutput:\n%s",
+						where, blocks[i+1].Line, strings.Join(missing, "\n"), out)
+				}
+			}
+		}
+	}
+	t.Logf("played %d blocks of %s in %s", played, docs.GuideFile, time.Since(began).Round(time.Second))
+}
+
+// runBlock runs a block in bash (errexit, pipefail) in dir and returns its
+// combined output; a failure stops the test.
+func runBlock(t *testing.T, where, dir string, environ []string, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctxFor(t), blockTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = environ
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s\noutput:\n%s", where, err, script, out)
+	}
+	return string(out)
+}
+
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "  | " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  | ") + "\n"
+}
+
+// removeGuideObjects deletes every object of the guide's played YAML blocks
+// (and, for a Job, its QueueUnit; for an ElasticQuota, its Queue) and waits
+// until they are gone.
+func removeGuideObjects(t *testing.T, blocks []docs.Block) {
+	t.Helper()
+	ctx := ctxFor(t)
+	var gone []*unstructured.Unstructured
+	for _, b := range blocks {
+		if !b.Play || b.Lang != "yaml" {
+			continue
+		}
+		objs, err := cluster.DecodeObjects([]byte(b.Body))
+		if err != nil {
+			t.Fatalf("%s:%d: %v", docs.GuideFile, b.Line, err)
+		}
+		for _, o := range objs {
+			if o.GetNamespace() == "" && o.GetKind() != "Namespace" {
+				o.SetNamespace("default")
+			}
+			err := env.Client.Delete(ctx, o, client.PropagationPolicy("Background"))
+			if err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
+				t.Fatalf("delete %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+			}
+			gone = append(gone, o)
+			switch o.GetKind() {
+			case "Job":
+				gone = append(gone, objectRef("scheduling.x-k8s.io/v1alpha1", "QueueUnit", o.GetNamespace(), o.GetName()))
+			case "ElasticQuota":
+				gone = append(gone, objectRef("scheduling.x-k8s.io/v1alpha1", "Queue", "koord-queue", o.GetName()))
+			}
+		}
+	}
+	for _, o := range gone {
+		eventually(t, fmt.Sprintf("%s %s/%s gone before the guide is played", o.GetKind(), o.GetNamespace(), o.GetName()),
+			func(ctx context.Context) (bool, error) {
+				u := &unstructured.Unstructured{}
+				u.SetGroupVersionKind(o.GroupVersionKind())
+				err := get(ctx, o.GetNamespace(), o.GetName(), u)
+				if apierrors.IsNotFound(err) || isNoMatch(err) {
+					return true, nil
+				}
+				return false, err
+			})
+	}
+}
+
+func objectRef(apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+// isNoMatch reports an object of a kind the cluster does not serve.
+func isNoMatch(err error) bool { return meta.IsNoMatchError(err) }
