@@ -99,7 +99,7 @@ func TestMaxWaitMessages(t *testing.T) {
 	if m := msgs["big"]; !strings.Contains(m, "reserving: later units of quota a wait until it is admitted") || !strings.Contains(m, "koord-queue/max-wait 1m0s") {
 		t.Errorf("big says %q", m)
 	}
-	if m := msgs["small"]; m != "held back: ns/big waits for quota a first (it has waited longer than koord-queue/max-wait 1m0s)" {
+	if m := msgs["small"]; m != "held back: ns/big has waited longer than koord-queue/max-wait 1m0s and reserves quota a; later units of the quota wait until it is admitted" {
 		t.Errorf("small says %q", m)
 	}
 }

@@ -48,7 +48,7 @@ func (m *Manager) Pass(try Try) PassResult {
 	for _, tier := range m.tiers() {
 		iters := make([]*queueIter, 0, len(tier))
 		for _, q := range tier {
-			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}, now: now})
+			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}, ahead: map[string]*Unit{}, now: now})
 		}
 		if m.share != nil && len(iters) > 1 && (m.shareOn == nil || m.shareOn()) {
 			m.byShare(iters, try, &res)
@@ -101,8 +101,10 @@ type queueIter struct {
 	q      *pendingQueue
 	units  []*Unit
 	pos    int
-	// blocked maps a quota to the blocking unit that waits on it.
+	// blocked maps a quota to the blocking unit that waits on it; ahead to
+	// the last unit of the quota that waits in line behind it (see heldBack).
 	blocked  map[string]*Unit
+	ahead    map[string]*Unit
 	examined int
 	now      time.Time
 }
@@ -124,6 +126,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			return false
 		}
 		if it.depthReached() {
+			it.beyondDepth(res)
 			return false
 		}
 		u := it.units[it.pos]
@@ -132,24 +135,12 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		blocking := q.blocks(u)
 		if blocker := it.blocked[u.Quota]; blocker != nil {
 			// A unit of higher rank waits on this quota: nobody may jump it.
-			why := string(q.Policy) + " policy"
-			switch {
-			case blocker.failure != nil && blocker.failure.Preempting:
-				why = "room is being made for it by preemption"
-			case !q.blocks(blocker):
-				why = fmt.Sprintf("it has waited longer than %s %s", v1alpha1.MaxWaitAnnotation, q.MaxWait)
-			}
-			f := &Failure{
-				Reason:   "heldback/" + blocker.Key,
-				Message:  fmt.Sprintf("held back: %s/%s waits for quota %s first (%s)", blocker.Namespace, blocker.Name, u.Quota, why),
-				HeldBack: true,
-			}
-			it.record(u, f, res)
+			it.record(u, it.heldBack(u, blocker), res)
 			continue
 		}
 		if !it.epochs.eligible(u) {
 			if u.failure.Blocking || (it.starving(u) && !u.failure.NeverFits && !u.failure.HeldBack) {
-				it.blocked[u.Quota] = u
+				it.block(u)
 			}
 			continue
 		}
@@ -173,7 +164,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		f.Blocking = (blocking || f.Preempting) && !f.NeverFits
 		it.record(u, f, res)
 		if f.Blocking {
-			it.blocked[u.Quota] = u
+			it.block(u)
 		}
 		if f.Covering && !f.Blocking && m.priorityMajor && q.allCover(u.Quota, u.Request) {
 			// Every later unit would be refused the same way.
@@ -185,14 +176,62 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 	return false
 }
 
+// block makes u the blocking unit of its quota for the rest of the pass.
+func (it *queueIter) block(u *Unit) {
+	it.blocked[u.Quota] = u
+	it.ahead[u.Quota] = u
+}
+
+// heldBack says why u waits behind blocker, a unit of higher rank that waits
+// on the same quota. Each text names a unit that stays the same while
+// others are admitted, so one admission rewrites only O(1) messages:
+//   - under Block (and inside Intelligent's high band) u names the unit
+//     directly ahead of it in its quota, which waits too;
+//   - a low-band unit of an Intelligent queue names the last waiting
+//     high-band unit of its quota;
+//   - otherwise (Priority) the preemptor, or the unit reserving the quota
+//     past its max-wait.
+func (it *queueIter) heldBack(u, blocker *Unit) *Failure {
+	q := it.q
+	f := &Failure{HeldBack: true}
+	ahead := it.ahead[u.Quota]
+	switch {
+	case q.blocks(u) && q.blocks(blocker):
+		f.Reason, f.Message = "behind/"+ahead.Key, BehindMessage(ahead.Namespace, ahead.Name, q.Settings, u.Quota)
+		it.ahead[u.Quota] = u
+	case q.blocks(blocker):
+		f.Reason, f.Message = "highband/"+ahead.Key, HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
+	case blocker.failure != nil && blocker.failure.Preempting:
+		f.Reason, f.Message = "preemptor/"+blocker.Key, PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
+	default:
+		f.Reason, f.Message = "reserving/"+blocker.Key, ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
+	}
+	return f
+}
+
+// beyondDepth tells the units past the queue's max-depth that were never
+// examined why they wait. Units examined before keep their own reason;
+// the walk ends as soon as no unit is left untold.
+func (it *queueIter) beyondDepth(res *PassResult) {
+	q := it.q
+	if q.untried == 0 {
+		return
+	}
+	f := &Failure{Reason: "depth/" + q.Name, HeldBack: true, Message: DepthMessage(q.Settings)}
+	for i := it.pos; i < len(it.units) && q.untried > 0; i++ {
+		if u := it.units[i]; u.failure == nil {
+			it.record(u, f, res)
+		}
+	}
+}
+
 // holdForPods tells the units of a queue held by wait-for-pods-running what
 // they wait for; only those whose reason changes are recorded.
 func (it *queueIter) holdForPods(res *PassResult) {
-	starting := it.m.startingOf(it.q.Name)
-	// One reason for the whole wait, so each unit is told once.
+	// One reason, naming no unit, for the whole wait: each unit is told once
+	// however many units the queue admits one after the other.
 	reason := "waitforpods/" + it.q.Name
-	f := &Failure{Reason: reason, HeldBack: true, Announce: true, Message: fmt.Sprintf(
-		"waiting for the pods of %s, admitted last by queue %s, to run (%s)", starting[0], it.q.Name, v1alpha1.WaitForPodsRunningAnnotation)}
+	f := &Failure{Reason: reason, HeldBack: true, Message: WaitForPodsMessage(it.q.Name)}
 	for ; it.pos < len(it.units); it.pos++ {
 		u := it.units[it.pos]
 		if u.failure == nil || u.failure.Reason != reason {
@@ -212,6 +251,7 @@ func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
 	}
 	for ; it.pos < len(it.units); it.pos++ {
 		if it.depthReached() {
+			it.beyondDepth(res)
 			return
 		}
 		x := it.units[it.pos]

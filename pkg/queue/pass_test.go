@@ -429,7 +429,7 @@ func TestWaitForPodsRunningSaysWhy(t *testing.T) {
 	h.m.AdmittedNotRunning("q", "ns/starting")
 	h.add("q", "next", "a", 1, 1)
 	res := h.m.Pass(h.try)
-	if len(res.Failed) != 1 || res.Failed[0].Failure.Message != "waiting for the pods of ns/starting, admitted last by queue q, to run (koord-queue/wait-for-pods-running)" {
+	if len(res.Failed) != 1 || res.Failed[0].Failure.Message != "waiting in queue q: it admits its next unit once the pods of the unit it admitted last are running (koord-queue/wait-for-pods-running)" {
 		t.Fatalf("failed = %+v", res.Failed)
 	}
 	if res := h.m.Pass(h.try); len(res.Failed) != 0 {

@@ -44,14 +44,11 @@ type Failure struct {
 	// Blocking is true when the unit holds back later units of its quota
 	// (Block policy and Intelligent's high band).
 	Blocking bool
-	// HeldBack is true when the unit was not tried because a blocking unit of
-	// higher rank waits on its quota; it is tried again in every pass (unless
-	// UntilCohortChanges) and is not reported as a refusal.
+	// HeldBack is true when the unit was not tried: a blocking unit of higher
+	// rank waits on its quota, the queue waits for pods to run, or the pass
+	// did not reach it (max-depth). It is tried again in every pass (unless
+	// UntilCohortChanges); its wait is reported, but not as an attempt.
 	HeldBack bool
-	// Announce asks the caller to report a held-back unit's reason too. Most
-	// held-back reasons change with the unit ahead and would cost a write each
-	// time; one that is stable for as long as the wait lasts may be told.
-	Announce bool
 	// UntilCohortChanges makes a held-back unit wait, like a refused one,
 	// until its cohort's epoch moves (Freed) or everything is invalidated.
 	UntilCohortChanges bool

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -15,15 +14,19 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
 // enqueueWriteDelay holds back a new unit's first Enqueued write, so that a
 // unit admitted in the next pass costs one write, not two; waitingWriteDelay
-// does the same for the report of why a unit waits.
+// does the same for the report of why a unit waits. A unit that already says
+// why it waits and is held back for a moment (behind a preemptor, say) waits
+// longer, heldBackRewriteDelay: a hold that ends before costs no write.
 const (
-	enqueueWriteDelay = 500 * time.Millisecond
-	waitingWriteDelay = time.Second
+	enqueueWriteDelay    = 500 * time.Millisecond
+	waitingWriteDelay    = time.Second
+	heldBackRewriteDelay = 5 * time.Second
 )
 
 func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
@@ -47,9 +50,12 @@ func (s *Scheduler) schedule(ctx context.Context) {
 		s.admit(ctx, a)
 	}
 	for _, f := range res.Failed {
-		if f.Failure.Reason == reasonStale || (f.Failure.HeldBack && !f.Failure.Announce) {
+		if f.Failure.Reason == reasonStale {
 			continue
 		}
+		// Held-back units were not tried, but say what they wait for: their
+		// texts name what stays put while others are admitted, and
+		// reportWaiting writes only when the reason changes.
 		if !f.Failure.HeldBack {
 			result := metrics.ResultUnschedulable
 			if f.Failure.NeverFits {
@@ -103,19 +109,17 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 		return f
 	}
 	if status := s.fw.Filter(ctx, info); !status.IsSuccess() {
-		var protectedUntil time.Time
+		var v quota.Victims
 		if status.Code == framework.Unschedulable {
 			var f *queue.Failure
-			if f, protectedUntil = s.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
+			if f, v = s.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
 				return f
 			}
 		}
 		s.unnominate(u.Key)
 		f := failureOf(status)
-		if !protectedUntil.IsZero() {
-			f.Reason += "/protected"
-			f.Message += fmt.Sprintf("; units that could make room are protected until %s (reclaimProtectionPeriod), then it is tried again",
-				protectedUntil.UTC().Format(time.RFC3339))
+		if !v.RetryAt.IsZero() {
+			f.Reason, f.Message = protectedReason(f.Reason, v), protectedMessage(f.Message, v)
 		}
 		if !f.NeverFits {
 			f.Covering = true
@@ -165,10 +169,10 @@ func (s *Scheduler) borrowingPaused(info *framework.UnitInfo, cohort string) *qu
 	if key == "" || !s.fw.WouldBorrow(info) {
 		return nil
 	}
-	// Not reported, and tried again only once the cohort changes: room freed
-	// or a nomination ended (unnominate).
-	return &queue.Failure{Reason: "borrowing-paused/" + cohort, HeldBack: true, UntilCohortChanges: true,
-		Message: "waiting: quota " + info.Quota + " would borrow above its min while room is made for " + key}
+	// Tried again only once the cohort changes: room freed or a nomination
+	// ended (unnominate). The reason names the preemptor, so its text is true.
+	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true, UntilCohortChanges: true,
+		Message: borrowingPausedMessage(info.Quota, key)}
 }
 
 func failureOf(s *framework.Status) *queue.Failure {
@@ -238,7 +242,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 			// The informer has not brought our write yet.
 			st.obj = written
 		}
-		st.holding, st.reason = true, ""
+		st.holding, st.reason, st.wanted = true, "", nil
 		latest := st.obj
 		s.mu.Unlock()
 		note := ""

@@ -9,6 +9,10 @@
 // back and the unit is decided again. Usage is always rebuilt from the API
 // (see docs/protocol.md), so a restarted scheduler starts from the truth.
 //
+// Every waiting unit says why in its status (message and a QuotaReserved=False
+// condition, reasons.go): texts name what stays put while others are
+// admitted, and a unit is written only when its reason changes.
+//
 // Time is the scheduler's injected Clock: every deadline (the end of a
 // protection period, admission check timeouts, backoff ends, execution
 // budgets) schedules its own re-evaluation on it (wakeups, the lifecycle

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,9 +62,9 @@ func isEvicting(u *v1alpha1.QueueUnit) bool {
 // inside a pass. It returns nil when eviction cannot help.
 // queuePreempts is the unit's queue's preemption policy (LowerPriority);
 // reclaim does not depend on it.
-// When nothing can be evicted yet because candidates are protected, it says
-// until when.
-func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohort string, queuePreempts bool) (*queue.Failure, time.Time) {
+// When nothing can be evicted yet because candidates are protected, the
+// answer says until when and which units will go then.
+func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohort string, queuePreempts bool) (*queue.Failure, quota.Victims) {
 	cfg := s.opts.Config
 	// Units whose admission is being written are not victims yet; units
 	// being deleted give their quota back anyway, and no sooner if evicted.
@@ -79,14 +78,14 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 	if v.Waiting {
 		s.nominated.add(info.Key, cohort)
 		return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
-			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}, time.Time{}
+			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}, v
 	}
 	if len(victims) == 0 {
 		if !v.RetryAt.IsZero() {
 			// Candidates are protected until then: look again at that moment.
 			s.wakeups.wakeAt(cohort, v.RetryAt)
 		}
-		return nil, v.RetryAt
+		return nil, v
 	}
 	s.nominated.add(info.Key, cohort)
 	kind := "preemption"
@@ -114,7 +113,7 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 	}
 	return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
 		Message: fmt.Sprintf("preempting %d unit(s) (%s) to make room in quota %s; admitted once they give it back",
-			len(names), strings.Join(names, ", "), info.Quota)}, time.Time{}
+			len(names), strings.Join(names, ", "), info.Quota)}, v
 }
 
 // evict asks a unit to give its quota back: condition Evicted and the

@@ -87,8 +87,12 @@ type unitState struct {
 	inflight bool
 	// holding is true when the last seen phase held quota.
 	holding bool
-	// reason is the waiting reason last reported (status and event).
-	reason string
+	// reason is the waiting reason last reported (status and event), and
+	// wanted its failure; shown is the reason whose report the API carries,
+	// with its message, as far as the scheduler knows (see reportWaiting).
+	reason              string
+	wanted              *queue.Failure
+	shown, shownMessage string
 	// evicting is true from the choice of the unit as a victim until it no
 	// longer holds quota.
 	evicting bool

@@ -244,8 +244,11 @@ func (s *Scheduler) markEnqueued(u *v1alpha1.QueueUnit) {
 	}, enqueueWriteDelay)
 }
 
-// reportWaiting writes why a unit waits and records a FailedScheduling (or
-// QueueNotFound) event, only when the reason changed.
+// reportWaiting writes why a unit waits (status.message and a
+// QuotaReserved=False condition) and records a FailedScheduling (or
+// QueueNotFound) event for a refusal, only when the reason changed. A reason
+// that comes back before the report of the one in between was written costs
+// nothing: that report is dropped.
 func (s *Scheduler) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
 	if f.Reason == reasonStale || !s.leading.Load() {
 		return
@@ -257,29 +260,90 @@ func (s *Scheduler) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
 		s.mu.Unlock()
 		return
 	}
-	st.reason = f.Reason
+	st.reason, st.wanted = f.Reason, f
 	base := st.obj
+	shown := st.shown == f.Reason && base.Status.Message == st.shownMessage
+	told := st.shown != "" && base.Status.Message == st.shownMessage
 	s.mu.Unlock()
-
-	eventReason := "FailedScheduling"
-	if f.Reason == reasonQueueNotFound {
-		eventReason = "QueueNotFound"
+	if shown {
+		s.writer.dropInfo(key)
+		return
 	}
-	message := f.Message
-	// The report waits a moment: a unit admitted meanwhile costs no write.
+	delay := waitingWriteDelay
+	if f.HeldBack && told {
+		delay = heldBackRewriteDelay
+	}
+	s.writeWaiting(key, base, f, delay)
+}
+
+// writeWaiting queues the report of f after delay: a unit admitted
+// meanwhile, or told something else, costs no write.
+func (s *Scheduler) writeWaiting(key string, base *v1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
+	message, reason := f.Message, conditionReason(f.Reason)
+	var event string
+	switch {
+	case f.Reason == reasonQueueNotFound:
+		event = "QueueNotFound"
+	case !f.HeldBack:
+		// Held-back units were not tried: no attempt, no event.
+		event = "FailedScheduling"
+	}
 	s.writer.enqueue(key, &write{
 		base: base, retryOnConflict: true, info: true,
-		written: func(x *v1alpha1.QueueUnit) { s.recorder.Event(x, corev1.EventTypeWarning, eventReason, message) },
+		written: func(x *v1alpha1.QueueUnit) {
+			if event != "" {
+				s.recorder.Event(x, corev1.EventTypeWarning, event, message)
+			}
+			s.shown(key, f)
+		},
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if !isPending(x.Status.Phase) || x.Status.Message == message {
+			if !isPending(x.Status.Phase) || !setWaiting(x, reason, message, s.now()) {
 				return false
 			}
-			x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
-			x.Status.Message = message
-			x.Status.Attempts++
-			now := s.now()
-			x.Status.LastUpdateTime = &now
+			if !f.HeldBack {
+				x.Status.Attempts++
+			}
 			return true
 		},
-	}, waitingWriteDelay)
+	}, delay)
+}
+
+// shown records that the API carries f's report; if the unit waits for
+// something else by now (its report came while this one was being
+// written), that is reported in turn.
+func (s *Scheduler) shown(key string, f *queue.Failure) {
+	s.mu.Lock()
+	st := s.units[key]
+	if st == nil {
+		s.mu.Unlock()
+		return
+	}
+	st.shown, st.shownMessage = f.Reason, f.Message
+	wanted, base := st.wanted, st.obj
+	s.mu.Unlock()
+	if wanted != nil && wanted.Reason != f.Reason && !s.writer.has(key) {
+		s.writeWaiting(key, base, wanted, waitingWriteDelay)
+	}
+}
+
+// setWaiting puts a waiting unit's reason in its status: phase Enqueued,
+// the message, and condition QuotaReserved=False with reason. A condition
+// added now dates from the unit's creation: it never held quota, and the
+// time its wait began (waitingSince) stays the same. It returns false when
+// the status says all that already.
+func setWaiting(x *v1alpha1.QueueUnit, reason, message string, now metav1.Time) bool {
+	c := meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionQuotaReserved)
+	if x.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && x.Status.Message == message &&
+		c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == message {
+		return false
+	}
+	since := now
+	if c == nil {
+		since = x.CreationTimestamp
+	}
+	x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+	x.Status.Message = message
+	x.Status.LastUpdateTime = &now
+	setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionFalse, reason, message, since)
+	return true
 }

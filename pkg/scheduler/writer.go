@@ -83,6 +83,16 @@ func (w *statusWriter) enqueue(key string, wr *write, delay time.Duration) {
 	}
 }
 
+// dropInfo forgets an informational write for key not made yet: what it
+// would say is no longer wanted.
+func (w *statusWriter) dropInfo(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wr, ok := w.pending[key]; ok && wr.info && wr.done == nil {
+		delete(w.pending, key)
+	}
+}
+
 // has reports whether a write for key is waiting.
 func (w *statusWriter) has(key string) bool {
 	w.mu.Lock()

@@ -216,7 +216,7 @@ func TestWaitForPodsRunningSurvivesRestart(t *testing.T) {
 	create(t, utiltesting.MakeQueueUnit("second", ns).Quota(q).Request("cpu", "1").Obj())
 	// The new scheduler keeps it waiting, and it says for what.
 	u := waitMessage(t, ns, "second")
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "waiting for the pods of "+ns+"/first") {
+	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "waiting in queue "+q+": it admits its next unit once the pods of the unit it admitted last are running") {
 		t.Fatalf("second: phase %s, message %q", u.Status.Phase, u.Status.Message)
 	}
 	setPhase(t, ns, "first", v1alpha1.QueueUnitPhaseRunning)

@@ -49,9 +49,12 @@ func TestMaxWaitReservesForABigUnit(t *testing.T) {
 		t.Fatalf("big does not say it reserves: %q", getUnit(t, ns, "big").Status.Message)
 	}
 	create(t, utiltesting.MakeQueueUnit(small(9), ns).Quota(q).Request("cpu", "1").Obj())
-	// It fits, but is held back: marked Enqueued (a unit admitted at once is
-	// written Dequeued instead).
-	waitPhase(t, ns, small(9), v1alpha1.QueueUnitPhaseEnqueued)
+	// It fits, but is held back, and names the unit that reserves the quota.
+	u := waitMessage(t, ns, small(9))
+	if want := "held back: " + ns + "/big has waited longer than koord-queue/max-wait"; u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued ||
+		!strings.Contains(u.Status.Message, want) {
+		t.Fatalf("%s: phase %s, message %q; want Enqueued with %q", small(9), u.Status.Phase, u.Status.Message, want)
+	}
 	// The running small units finish; the big unit gets the room, then the small one.
 	for i := 1; i <= 8; i++ {
 		setPhase(t, ns, small(i), v1alpha1.QueueUnitPhaseSucceed)

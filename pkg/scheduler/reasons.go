@@ -1,0 +1,83 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// conditionReasons maps the first segment of a waiting reason's key to the
+// reason of the unit's QuotaReserved=False condition (docs/protocol.md).
+var conditionReasons = map[string]string{
+	"short":             "InsufficientQuota",
+	"never":             "NeverFits",
+	"invalidrequest":    "InvalidRequest",
+	"nodefit":           "NoNodeFits",
+	"tree":              "InvalidQuotaTree",
+	"notfound":          "QuotaNotFound",
+	"tenancy":           "QuotaNotAllowed",
+	reasonNoQuota:       "NoQuota",
+	reasonQueueNotFound: "QueueNotFound",
+	"inactive":          "Inactive",
+	"budget":            "ExecutionBudgetUsedUp",
+	"behind":            "WaitingInLine",
+	"highband":          "HighBandWaiting",
+	"preempting":        "Preempting",
+	"preemptor":         "RoomBeingMade",
+	"borrowing-paused":  "RoomBeingMade",
+	"reserving":         "QuotaReservedByMaxWait",
+	"depth":             "BeyondMaxDepth",
+	"waitforpods":       "WaitingForPodsRunning",
+}
+
+// conditionReason is the condition reason for a waiting reason's key.
+func conditionReason(key string) string {
+	first, _, _ := strings.Cut(key, "/")
+	if strings.Contains(key, protectedSuffix) {
+		return "WaitingForProtectionEnd"
+	}
+	if r, ok := conditionReasons[first]; ok {
+		return r
+	}
+	return "Pending"
+}
+
+const protectedSuffix = "/protected/"
+
+// protectedReason and protectedMessage extend a refusal of a unit whose
+// victims are still protected (reclaimProtectionPeriod): which units will
+// make room, and when. v comes from victim selection; with no unit named
+// (the look-ahead found none), only the first end of a protection is told.
+func protectedReason(reason string, v quota.Victims) string {
+	at := v.FreeAt
+	if at.IsZero() {
+		at = v.RetryAt
+	}
+	return fmt.Sprintf("%s%s%d", reason, protectedSuffix, at.Unix())
+}
+
+func protectedMessage(message string, v quota.Victims) string {
+	if len(v.Protected) == 0 {
+		return message + fmt.Sprintf("; units that could make room are protected until %s (reclaimProtectionPeriod), then it is tried again",
+			v.RetryAt.UTC().Format(time.RFC3339))
+	}
+	kind := "preempted"
+	if v.Reclaim {
+		kind = "reclaimed from the quotas that borrow above their min"
+	}
+	names := make([]string, 0, len(v.Protected))
+	for _, h := range v.Protected {
+		names = append(names, h.Key+" (quota "+h.Quota+")")
+	}
+	return message + fmt.Sprintf("; room will be %s: %s, protected until %s (reclaimProtectionPeriod)",
+		kind, strings.Join(names, ", "), v.FreeAt.UTC().Format(time.RFC3339))
+}
+
+// borrowingPausedMessage is the wait of a unit whose quota would borrow while
+// room is made for preemptor in the same cohort.
+func borrowingPausedMessage(quotaName, preemptor string) string {
+	return fmt.Sprintf("held back: room is being made by preemption for %s, and quota %s would borrow above its min meanwhile; tried again once it is admitted",
+		preemptor, quotaName)
+}

@@ -1,0 +1,83 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+func TestConditionReason(t *testing.T) {
+	for key, want := range map[string]string{
+		"short/team-a/cpu":                        "InsufficientQuota",
+		"short/team-a/cpu/protected/1767225600":   "WaitingForProtectionEnd",
+		"never/team-a/cpu/4000":                   "NeverFits",
+		"tree/team-a/the parent x does not exist": "InvalidQuotaTree",
+		"behind/ns/a":                             "WaitingInLine",
+		"highband/ns/a":                           "HighBandWaiting",
+		"preemptor/ns/a":                          "RoomBeingMade",
+		"borrowing-paused/ns/a":                   "RoomBeingMade",
+		"preempting/team-a":                       "Preempting",
+		"reserving/ns/a":                          "QuotaReservedByMaxWait",
+		"depth/q":                                 "BeyondMaxDepth",
+		"waitforpods/q":                           "WaitingForPodsRunning",
+		"inactive":                                "Inactive",
+		"budget":                                  "ExecutionBudgetUsedUp",
+		"queuenotfound":                           "QueueNotFound",
+		"something-new/x":                         "Pending",
+	} {
+		if got := conditionReason(key); got != want {
+			t.Errorf("conditionReason(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestProtectedMessage(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)
+	base := "insufficient quota: quota p has 0 cpu free (used 4, min 0, max 4), the unit requests 2 cpu: 2 more cpu needed"
+	v := quota.Victims{RetryAt: at, FreeAt: at, Reclaim: true,
+		Protected: []quota.Holding{{Key: "ns/a-0", Quota: "a"}, {Key: "ns/c-1", Quota: "c"}}}
+	want := base + "; room will be reclaimed from the quotas that borrow above their min: ns/a-0 (quota a), ns/c-1 (quota c), protected until 2026-01-01T00:05:00Z (reclaimProtectionPeriod)"
+	if got := protectedMessage(base, v); got != want {
+		t.Errorf("message = %q\nwant        %q", got, want)
+	}
+	// No unit found by looking ahead: only the first end is told.
+	v = quota.Victims{RetryAt: at}
+	want = base + "; units that could make room are protected until 2026-01-01T00:05:00Z (reclaimProtectionPeriod), then it is tried again"
+	if got := protectedMessage(base, v); got != want {
+		t.Errorf("message = %q\nwant        %q", got, want)
+	}
+	if got, want := protectedReason("short/p/cpu", v), "short/p/cpu/protected/1767225900"; got != want {
+		t.Errorf("reason = %q, want %q", got, want)
+	}
+}
+
+// setWaiting writes the message and the condition once; a new condition
+// dates from the unit's creation, an existing False one keeps its time.
+func TestSetWaiting(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(created.Add(time.Minute))
+	u := &v1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: created}}
+	if !setWaiting(u, "InsufficientQuota", "m1", now) {
+		t.Fatal("nothing written on a fresh unit")
+	}
+	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
+	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || u.Status.Message != "m1" || c == nil ||
+		c.Status != metav1.ConditionFalse || c.Reason != "InsufficientQuota" || c.Message != "m1" || !c.LastTransitionTime.Equal(&created) {
+		t.Fatalf("status %+v", u.Status)
+	}
+	if setWaiting(u, "InsufficientQuota", "m1", now) {
+		t.Error("written again with nothing new")
+	}
+	if !setWaiting(u, "WaitingInLine", "m2", metav1.NewTime(now.Add(time.Minute))) {
+		t.Fatal("new reason not written")
+	}
+	c = meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
+	if c.Reason != "WaitingInLine" || c.Message != "m2" || !c.LastTransitionTime.Equal(&created) {
+		t.Errorf("condition %+v; want reason WaitingInLine, message m2, still since %v", c, created)
+	}
+}
