@@ -76,6 +76,11 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	ctrlMetrics := freeAddr(t)
 	ctrl = replaceFlag(ctrl, "metrics-bind-address", ctrlMetrics)
 	ctrl = replaceFlag(ctrl, "health-probe-bind-address", freeAddr(t))
+	// The webhook on loopback, its certificate also good for 127.0.0.1.
+	webhookAddr := freeAddr(t)
+	_, webhookPort, _ := net.SplitHostPort(webhookAddr)
+	ctrl = replaceFlag(ctrl, "webhook-port", webhookPort)
+	ctrl = append(ctrl, "--webhook-host=127.0.0.1", "--webhook-cert-hosts=127.0.0.1")
 	ctrl = append(ctrl, "--kubeconfig="+saKubeconfig(t, env.Config, controllersSA, dir))
 	ctrlLog := filepath.Join(dir, "koord-queue-controllers.log")
 	start(t, filepath.Join(binDir, "koord-queue-controllers"), ctrl, ctrlLog)
@@ -124,6 +129,7 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 		}
 		return job.Spec.Suspend != nil && !*job.Spec.Suspend, nil
 	})
+	checkWebhook(t, env, webhookAddr)
 	// Both hold their leader Lease in the release namespace.
 	for _, name := range []string{"koord-queue", "koord-queue-controllers"} {
 		lease := &coordinationv1.Lease{}

@@ -206,7 +206,7 @@ func controllersNeed() []access {
 	a = append(a, accesses("", []string{"create"}, "tokenreviews.authentication.k8s.io", "subjectaccessreviews.authorization.k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "patch"}, "events", "events.events.k8s.io")...)
 	a = append(a, accesses(Namespace, []string{"get", "create", "update"}, "leases.coordination.k8s.io")...)
-	return a
+	return append(a, webhookNeeds()...)
 }
 
 func controllersMustNot() []access {
@@ -219,7 +219,7 @@ func controllersMustNot() []access {
 	a = append(a, accesses("", []string{"create"}, "namespaces")...)
 	a = append(a, accesses("", []string{"update", "delete"}, "namespaces")...)
 	a = append(a, accesses("default", []string{"update"}, "leases.coordination.k8s.io")...)
-	return a
+	return append(a, webhookMustNot()...)
 }
 
 // checkAccessReviews asks the API server's authorizer (what `kubectl auth

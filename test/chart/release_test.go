@@ -306,7 +306,7 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	for name, want := range map[string][]string{
 		"koord-queue":             {"metrics", "visibility"},
-		"koord-queue-controllers": {"metrics", "health"},
+		"koord-queue-controllers": {"metrics", "health", "webhook"},
 	} {
 		np := &networkingv1.NetworkPolicy{}
 		r.Into(t, "NetworkPolicy", name, np)

@@ -44,16 +44,18 @@ func TestDefaults(t *testing.T) {
 	r := render(t)
 
 	wantKinds := map[string]int{
-		"CustomResourceDefinition": 5, "ServiceAccount": 2, "ConfigMap": 1, "ClusterRole": 5,
-		"ClusterRoleBinding": 2, "Role": 2, "RoleBinding": 2, "Deployment": 2,
+		"CustomResourceDefinition": 5, "ServiceAccount": 2, "ConfigMap": 1, "ClusterRole": 6,
+		"ClusterRoleBinding": 3, "Role": 3, "RoleBinding": 3, "Deployment": 2,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		// The admission webhook with its self-managed certificate's Secret.
+		"MutatingWebhookConfiguration": 1, "Service": 1, "Secret": 1,
 	}
 	if diff := cmp.Diff(wantKinds, r.Kinds()); diff != "" {
 		t.Errorf("rendered kinds (-want +got):\n%s", diff)
 	}
 	for _, o := range r.Objects {
 		switch o.GetKind() {
-		case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+		case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingWebhookConfiguration":
 		default:
 			if o.GetNamespace() != Namespace {
 				t.Errorf("%s %s is in namespace %q, want %q", o.GetKind(), o.GetName(), o.GetNamespace(), Namespace)
@@ -92,6 +94,8 @@ func TestDefaults(t *testing.T) {
 		"--enabled-extensions=job", "--v=2", "--metrics-bind-address=:8080", "--metrics-secure=true", "--health-probe-bind-address=:8081",
 		"--leader-elect=true", "--leader-elect-resource-name=koord-queue-controllers",
 		"--leader-elect-resource-namespace=koord-queue", "--release-namespace=koord-queue",
+		"--webhook-port=9443", "--webhook-service-name=koord-queue-controllers-webhook",
+		"--webhook-secret-name=koord-queue-controllers-webhook-cert", "--webhook-configuration-name=koord-queue-controllers",
 	}
 	if diff := cmp.Diff(wantArgs, m.Args); diff != "" {
 		t.Errorf("koord-queue-controllers args (-want +got):\n%s", diff)
