@@ -118,7 +118,7 @@ type unitObject struct {
 }
 
 func (u *unitObject) DeepCopyObject() runtime.Object {
-	return &unitObject{TypeMeta: u.TypeMeta, QueueUnitSummary: *u.QueueUnitSummary.DeepCopy()}
+	return &unitObject{TypeMeta: u.TypeMeta, QueueUnitSummary: *u.DeepCopy()}
 }
 
 // Age formats the time since t as kubectl does ("5m", "3h2m"); "<unknown>"

@@ -1,0 +1,18 @@
+// Package kubectlplugin is the kubectl plugin `kubectl koord-queue`
+// (cmd/kubectl-koord_queue only calls NewCommand). It answers "why does my job
+// wait, and what is ahead of it":
+//
+//	kubectl koord-queue list              pending and admitted units
+//	kubectl koord-queue why KIND/NAME     one unit explained: reason, quota path, what is ahead
+//	kubectl koord-queue queues            each queue with its counts and its quota's usage
+//	kubectl koord-queue stop|resume UNIT  set the unit's spec.active
+//
+// It owns no state. Each command gathers a Snapshot once: QueueUnits, Queues
+// and ElasticQuotas read from the API, plus the queue order, positions and
+// feature gates from the visibility API (visibility.koord-queue.x-k8s.io) when
+// the cluster serves it. Without it, positions come from each Queue's
+// status.queueItemDetails (or, failing that, the queue's documented order),
+// and quota usage is always computed from the admitted units by the rule of
+// docs/protocol.md. Formatting and job-to-unit resolution are pure functions
+// of a Snapshot, tested without a cluster.
+package kubectlplugin

@@ -1,0 +1,240 @@
+package kubectlplugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/yaml"
+)
+
+// Output formats of -o.
+const (
+	OutputTable = ""
+	OutputWide  = "wide"
+	OutputJSON  = "json"
+	OutputYAML  = "yaml"
+)
+
+func validOutput(o string) error {
+	switch o {
+	case OutputTable, OutputWide, OutputJSON, OutputYAML:
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q: use wide, json or yaml (or nothing for the table)", o)
+}
+
+// printData writes v as JSON or YAML; false when the format is a table.
+func printData(w io.Writer, format string, v any) (bool, error) {
+	switch format {
+	case OutputJSON:
+		data, err := json.MarshalIndent(v, "", "    ")
+		if err != nil {
+			return true, err
+		}
+		_, err = fmt.Fprintln(w, string(data))
+		return true, err
+	case OutputYAML:
+		data, err := yaml.Marshal(v)
+		if err != nil {
+			return true, err
+		}
+		_, err = w.Write(data)
+		return true, err
+	}
+	return false, nil
+}
+
+// PrintList writes the rows of `list`. The NAMESPACE column shows with
+// allNamespaces, JOB and REQUEST with -o wide.
+func PrintList(w io.Writer, rows []UnitRow, format string, allNamespaces bool) error {
+	if done, err := printData(w, format, map[string]any{"items": nonNil(rows)}); done {
+		return err
+	}
+	tw := printers.GetNewTabWriter(w)
+	p := &printer{w: tw}
+	header := []string{"NAME", "QUEUE", "QUOTA", "PHASE", "POSITION", "PRIORITY", "AGE"}
+	if allNamespaces {
+		header = append([]string{"NAMESPACE"}, header...)
+	}
+	if format == OutputWide {
+		header = append(header, "JOB", "REQUEST")
+	}
+	header = append(header, "REASON")
+	p.println(strings.Join(header, "\t"))
+	for _, r := range rows {
+		cells := []string{r.Name, r.Queue, dash(r.Quota), r.Phase, position(r.Position), strconv.Itoa(int(r.Priority)), r.Age}
+		if allNamespaces {
+			cells = append([]string{r.Namespace}, cells...)
+		}
+		if format == OutputWide {
+			cells = append(cells, dash(r.Job), dash(r.Request))
+		}
+		cells = append(cells, oneLine(r.Reason))
+		p.println(strings.Join(cells, "\t"))
+	}
+	return p.flush(tw)
+}
+
+// PrintQueues writes the rows of `queues`.
+func PrintQueues(w io.Writer, rows []QueueRow, format string) error {
+	if done, err := printData(w, format, map[string]any{"items": nonNil(rows)}); done {
+		return err
+	}
+	tw := printers.GetNewTabWriter(w)
+	p := &printer{w: tw}
+	p.println("NAME\tPOLICY\tPRIORITY\tPENDING\tADMITTED\tUSED/MIN/MAX")
+	for _, r := range rows {
+		prio := "-"
+		if r.Priority != nil {
+			prio = strconv.Itoa(int(*r.Priority))
+		}
+		p.printf("%s\t%s\t%s\t%d\t%d\t%s\n", r.Name, dash(r.Policy), prio, r.Pending, r.Admitted, usage(r.Usage))
+	}
+	return p.flush(tw)
+}
+
+// usage writes "cpu 4/4/8, memory 8Gi/-/16Gi": used/min/max, "-" for no limit.
+func usage(levels []ResourceLevel) string {
+	if len(levels) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(levels))
+	for _, l := range levels {
+		parts = append(parts, fmt.Sprintf("%s %s/%s/%s", l.Resource, l.Used, dash(l.Min), dash(l.Max)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PrintExplanation writes the answer of `why`.
+func PrintExplanation(w io.Writer, x Explanation, format string) error {
+	if done, err := printData(w, format, x); done {
+		return err
+	}
+	tw := printers.GetNewTabWriter(w)
+	p, out := &printer{w: tw}, &printer{w: w}
+	unit := x.Namespace + "/" + x.Name
+	if x.Job != "" {
+		unit += " (" + x.Job + ")"
+	}
+	p.printf("QueueUnit:\t%s\n", unit)
+	phase := x.Phase
+	if !x.Active {
+		phase += " (inactive: spec.active is false)"
+	}
+	p.printf("Phase:\t%s\n", phase)
+	p.printf("Priority:\t%d\n", x.Priority)
+	if x.Request != "" {
+		p.printf("Request:\t%s\n", x.Request)
+	}
+	queue := dash(x.Queue)
+	if x.Policy != "" {
+		queue += " (policy " + x.Policy + ")"
+	}
+	p.printf("Queue:\t%s\n", queue)
+	switch {
+	case x.Position > 0:
+		p.printf("Position:\t%d\n", x.Position)
+	case x.Phase == "Enqueued" || x.Phase == "<new>":
+		p.printf("Position:\tnot known yet\n")
+	}
+	p.printf("Quota:\t%s\n", dash(x.Quota))
+	p.printf("Reason:\t%s\n", dash(x.Reason))
+	if err := p.flush(tw); err != nil {
+		return err
+	}
+	if len(x.QuotaPath) > 0 {
+		out.println("\nQuota path (leaf to root):")
+		tw = printers.GetNewTabWriter(w)
+		p = &printer{w: tw}
+		p.println("  QUOTA\tRESOURCE\tUSED\tMIN\tMAX\tSHORT")
+		for _, lvl := range x.QuotaPath {
+			name := lvl.Name
+			if !lvl.Exists {
+				name += " (missing)"
+			}
+			if len(lvl.Resources) == 0 {
+				p.printf("  %s\t-\t-\t-\t-\t\n", name)
+			}
+			for _, r := range lvl.Resources {
+				p.printf("  %s\t%s\t%s\t%s\t%s\t%s\n", name, r.Resource, r.Used, dash(r.Min), dash(r.Max), r.Short)
+			}
+		}
+		if err := p.flush(tw); err != nil {
+			return err
+		}
+	}
+	if x.Position > 1 {
+		out.printf("\nAhead in queue %s:\n", x.Queue)
+		tw = printers.GetNewTabWriter(w)
+		p = &printer{w: tw}
+		p.println("  POSITION\tUNIT\tPRIORITY\tQUOTA\tREASON")
+		for _, e := range x.Ahead {
+			p.printf("  %d\t%s/%s\t%d\t%s\t%s\n", e.Position, e.Namespace, e.Name, e.Priority, dash(e.Quota), oneLine(e.Message))
+		}
+		if err := p.flush(tw); err != nil {
+			return err
+		}
+		if shown := int32(len(x.Ahead)); x.Position-1 > shown+x.HiddenAhead {
+			out.printf("  ... and %d more\n", x.Position-1-shown-x.HiddenAhead)
+		}
+		if x.HiddenAhead > 0 {
+			out.printf("  (%d more in namespaces you may not list)\n", x.HiddenAhead)
+		}
+	}
+	for _, n := range x.Notes {
+		out.printf("\nNote: %s", n)
+	}
+	if len(x.Notes) > 0 {
+		out.println("")
+	}
+	return out.err
+}
+
+func position(p int32) string {
+	if p == 0 {
+		return "-"
+	}
+	return strconv.Itoa(int(p))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// printer writes lines and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+func (p *printer) println(s string) { p.printf("%s\n", s) }
+
+// flush flushes a tab writer after the lines written through p.
+func (p *printer) flush(f interface{ Flush() error }) error {
+	if p.err != nil {
+		return p.err
+	}
+	return f.Flush()
+}

@@ -1,0 +1,82 @@
+package kubectlplugin
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+)
+
+func TestResolve(t *testing.T) {
+	// Units as the extensions name them: a batch Job's unit has the job's
+	// name; every other kind adds the extension's name.
+	owned := utiltesting.MakeQueueUnit("legacy-unit", "ns").ConsumerRef("", "", "").Obj()
+	owned.Spec.ConsumerRef = nil
+	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayCluster", Name: "rc", Controller: ptr.To(true)}}
+	units := []schedv1alpha1.QueueUnit{
+		*utiltesting.MakeQueueUnit("train", "ns").Obj(),
+		*utiltesting.MakeQueueUnit("train-tfjob", "ns").ConsumerRef("kubeflow.org/v1", "TFJob", "train").Obj(),
+		*utiltesting.MakeQueueUnit("mnist-pytorchjob", "ns").ConsumerRef("kubeflow.org/v1", "PyTorchJob", "mnist").Obj(),
+		*utiltesting.MakeQueueUnit("etl-sparkapp", "ns").ConsumerRef("sparkoperator.k8s.io/v1beta2", "SparkApplication", "etl").Obj(),
+		*utiltesting.MakeQueueUnit("wf-workflow", "ns").ConsumerRef("argoproj.io/v1alpha1", "Workflow", "wf").Obj(),
+		*owned,
+	}
+	cases := []struct {
+		ref, want, wantErr string
+	}{
+		{ref: "job/train", want: "train"},
+		{ref: "jobs.batch/train", want: "train"},
+		{ref: "Job/train", want: "train"},
+		{ref: "tfjob/train", want: "train-tfjob"},
+		{ref: "tfjobs.kubeflow.org/train", want: "train-tfjob"},
+		{ref: "pytorchjob/mnist", want: "mnist-pytorchjob"},
+		{ref: "sparkapp/etl", want: "etl-sparkapp"},
+		{ref: "sparkapplication/etl", want: "etl-sparkapp"},
+		{ref: "wf/wf", want: "wf-workflow"},
+		{ref: "raycluster/rc", want: "legacy-unit"},
+		{ref: "qu/train-tfjob", want: "train-tfjob"},
+		{ref: "queueunit/train", want: "train"},
+		{ref: "train-tfjob", want: "train-tfjob"},
+		{ref: "mnist", want: "mnist-pytorchjob"},
+		// A bare name that is a unit wins over jobs of that name.
+		{ref: "train", want: "train"},
+		{ref: "rayjob/train", wantErr: "no QueueUnit in namespace ns belongs to RayJob train"},
+		{ref: "cronjob/train", wantErr: "known job kinds: job, pytorchjob, raycluster, rayjob, sparkapplication, tfjob, workflow, queueunit (qu)"},
+		{ref: "nothing", wantErr: "no QueueUnit named nothing in namespace ns"},
+		{ref: "job/", wantErr: `"job/" is not NAME or KIND/NAME`},
+		{ref: "a/b/c", wantErr: `"a/b/c" is not NAME or KIND/NAME`},
+		{ref: "qu/none", wantErr: "no QueueUnit named none"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.ref, func(t *testing.T) {
+			u, err := Resolve(units, "ns", tc.ref)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want it to say %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.Name != tc.want {
+				t.Errorf("got %s, want %s", u.Name, tc.want)
+			}
+		})
+	}
+}
+
+func TestResolveAmbiguous(t *testing.T) {
+	units := []schedv1alpha1.QueueUnit{
+		*utiltesting.MakeQueueUnit("x-tfjob", "ns").ConsumerRef("kubeflow.org/v1", "TFJob", "x").Obj(),
+		*utiltesting.MakeQueueUnit("x-pytorchjob", "ns").ConsumerRef("kubeflow.org/v1", "PyTorchJob", "x").Obj(),
+	}
+	_, err := Resolve(units, "ns", "x")
+	if err == nil || !strings.Contains(err.Error(), "say which: pytorchjob/x, tfjob/x") {
+		t.Errorf("err %v", err)
+	}
+}
