@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 	wantKinds := map[string]int{
 		"CustomResourceDefinition": 5, "ServiceAccount": 2, "ConfigMap": 1, "ClusterRole": 6,
 		"ClusterRoleBinding": 3, "Role": 3, "RoleBinding": 3, "Deployment": 2,
-		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
 		// The admission webhook with its self-managed certificate's Secret.
 		"MutatingWebhookConfiguration": 1, "Service": 1, "Secret": 1,
 	}
