@@ -65,6 +65,13 @@ func (s *Scheduler) schedule(ctx context.Context) {
 		}
 		if st, ok := f.Unit.Object.(*unitState); ok && st != nil {
 			s.mu.Lock()
+			if f.Failure.HeldBack {
+				// A preemptor held back behind another unit is not tried, so
+				// its nomination would never end, and the units of its
+				// cohort paused for it (borrowingPaused) would wait forever:
+				// it ends here; the preemptor is nominated again when tried.
+				s.unnominate(f.Unit.Key)
+			}
 			obj := st.obj
 			failure := f.Failure
 			if failure.Inferred && st.reason != failure.Reason {

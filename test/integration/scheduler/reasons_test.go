@@ -381,3 +381,36 @@ func TestEveryWaitingUnitSaysWhyWithinTwoSeconds(t *testing.T) {
 		t.Errorf("depth queue: %d units waiting (want 4), %d of them beyond max-depth (want some)", depthWaiting, beyond)
 	}
 }
+
+// A preemptor held back behind a unit that arrived ahead of it gives up its
+// nomination: otherwise that unit, paused because it would borrow while room
+// is made for the preemptor, and the preemptor, held back behind it, would
+// wait for each other forever (both say so in their messages).
+func TestHeldBackPreemptorDoesNotPauseItsCohort(t *testing.T) {
+	const ns, q = "rs-deadlock", "rs-dl-a"
+	startReasons(t, ns, noProtection)
+	create(t, utiltesting.MakeElasticQuota("rs-dl-parent").Namespace(ns).Max("cpu", "8").Obj())
+	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Parent("rs-dl-parent").Min("cpu", "2").Max("cpu", "8").
+		Policy(v1alpha1.QueuePolicyBlock).Annotation(v1alpha1.PreemptionPolicyAnnotation, "LowerPriority").Obj())
+	waitQueue(t, q)
+	for _, name := range []string{"low-1", "low-2"} {
+		create(t, utiltesting.MakeQueueUnit(name, ns).Quota(q).Priority(1).Request("cpu", "4").Obj())
+		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseDequeued)
+	}
+	// mid preempts one low unit; no extension runs yet, so the victim keeps
+	// its quota and mid stays nominated.
+	create(t, utiltesting.MakeQueueUnit("mid", ns).Quota(q).Priority(100).Request("cpu", "4").Obj())
+	if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
+		return strings.HasPrefix(getUnit(t, ns, "mid").Status.Message, "preempting 1 unit(s)"), nil
+	}); err != nil {
+		dump(t, ns)
+		t.Fatalf("mid does not preempt: %q", getUnit(t, ns, "mid").Status.Message)
+	}
+	// high comes ahead of mid and would borrow above the quota's min.
+	create(t, utiltesting.MakeQueueUnit("high", ns).Quota(q).Priority(200).Request("cpu", "4").Obj())
+	waitMessage(t, ns, "high")
+	// The extension now suspends the victim: high, then mid, are admitted.
+	runFakeExtension(t, ns)
+	waitPhase(t, ns, "high", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "mid", v1alpha1.QueueUnitPhaseRunning)
+}
