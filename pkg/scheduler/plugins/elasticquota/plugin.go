@@ -41,6 +41,9 @@ type Plugin struct {
 	// treeReported is the tree problem last reported on each quota (event
 	// InvalidQuotaTree), so it is reported once.
 	treeReported map[string]string
+	// minReported is the children's-min problem last reported on each
+	// parent quota (event InvalidQuotaMin), so it is said once.
+	minReported map[string]string
 
 	sync          workqueue.TypedRateLimitingInterface[string]
 	registrations []toolscache.ResourceEventHandlerRegistration
@@ -81,7 +84,7 @@ func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error)
 		h: h, tree: quota.New(h.Oversell()), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
 		protection: h.ReclaimProtection(), now: h.Clock().Now,
 		versions: map[string]uint64{}, noVictims: map[string]victimSearch{},
-		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeReported: map[string]string{},
+		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeReported: map[string]string{}, minReported: map[string]string{},
 		sync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"}),
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,19 @@ func (p *Plugin) onQuota(obj any) {
 	p.sync.Add(eq.Name)
 	for _, name := range recheck {
 		p.sync.Add(name)
+	}
+	if changed {
+		// The parents' children's min may have changed (reportChildrenMin).
+		p.syncParents(old, eq)
+	}
+}
+
+// syncParents queues the parents of a quota's old and new versions.
+func (p *Plugin) syncParents(quotas ...*eqv1alpha1.ElasticQuota) {
+	for _, q := range quotas {
+		if q != nil && q.Labels[eqv1alpha1.ParentLabel] != "" {
+			p.sync.Add(q.Labels[eqv1alpha1.ParentLabel])
+		}
 	}
 }
 
@@ -116,6 +130,7 @@ func (p *Plugin) onQuotaDelete(obj any) {
 	if cur, ok := p.quotas[eq.Name]; ok && cur.Namespace == eq.Namespace {
 		delete(p.quotas, eq.Name)
 		delete(p.treeReported, eq.Name)
+		delete(p.minReported, eq.Name)
 		p.tree.Delete(eq.Name)
 		recheck = p.treeChangedLocked()
 	}
@@ -125,6 +140,7 @@ func (p *Plugin) onQuotaDelete(obj any) {
 	for _, name := range recheck {
 		p.sync.Add(name)
 	}
+	p.syncParents(eq)
 }
 
 func (p *Plugin) onQueue(obj any) {
@@ -186,6 +202,7 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 		return nil
 	}
 	p.reportTree(eq)
+	p.reportChildrenMin(eq)
 	if _, err := sharedWeight(eq); err != nil {
 		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidSharedWeight", "%v", err)
 	}
@@ -266,6 +283,50 @@ func (p *Plugin) reportTree(eq *eqv1alpha1.ElasticQuota) {
 	if report {
 		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaTree",
 			"%s (label %s): units of this quota and of the quotas below it wait until it is fixed", msg, eqv1alpha1.ParentLabel)
+	}
+}
+
+// reportChildrenMin records a Warning event InvalidQuotaMin on a quota whose
+// children's min sum above its own min for some resource, once per problem.
+// Koordinator's webhook refuses such a tree; here the parent's max still
+// bounds its children, but their guarantees cannot all be kept.
+func (p *Plugin) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
+	p.mu.Lock()
+	sum := corev1.ResourceList{}
+	var children []string
+	for _, c := range p.quotas {
+		if c.Name == eq.Name || c.Labels[eqv1alpha1.ParentLabel] != eq.Name {
+			continue
+		}
+		children = append(children, c.Name)
+		for r, q := range c.Spec.Min {
+			s := sum[r]
+			s.Add(q)
+			sum[r] = s
+		}
+	}
+	var over []string
+	for _, r := range slices.Sorted(maps.Keys(sum)) {
+		own := eq.Spec.Min[r]
+		if s := sum[r]; s.Cmp(own) > 0 {
+			over = append(over, fmt.Sprintf("%s %s above %s", r, s.String(), own.String()))
+		}
+	}
+	msg := ""
+	if len(over) > 0 {
+		slices.Sort(children)
+		msg = fmt.Sprintf("the min of the children of quota %s (%s) sums above its own min: %s; their guarantees cannot all be kept",
+			eq.Name, strings.Join(children, ", "), strings.Join(over, ", "))
+	}
+	report := msg != "" && p.minReported[eq.Name] != msg
+	if msg == "" {
+		delete(p.minReported, eq.Name)
+	} else {
+		p.minReported[eq.Name] = msg
+	}
+	p.mu.Unlock()
+	if report {
+		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaMin", "%s", msg)
 	}
 }
 
