@@ -13,6 +13,8 @@ guide=$root/test/testdata/guide
 : "${STATE_DIR:?STATE_DIR must be the cluster state directory}"
 run_time=${POD_RUN_TIME:-30s}
 export KUBECONFIG KUBECTL
+# The kubectl plugin kubectl-koord_queue is built beside the binaries.
+export PATH="$STATE_DIR/bin:$PATH"
 
 if [[ ! -x "$KUBECTL" ]]; then
 	echo "quickstart: kubectl not found at $KUBECTL: build it with 'hack/tools.sh kubectl'" >&2
@@ -49,6 +51,9 @@ The cluster keeps running. To use it:
   alias kubectl=$KUBECTL      # the kubectl built for this Kubernetes version
   kubectl get queues -n koord-queue
   kubectl get queueunits -A
+  export PATH=$STATE_DIR/bin:\$PATH   # the kubectl plugin:
+  kubectl koord-queue list -A
+  kubectl koord-queue why job/NAME -n NAMESPACE
 
 Logs of every process: $STATE_DIR/logs/<name>.log
 Stop everything:       make down
@@ -82,6 +87,10 @@ until_ok 60 "QueueUnit my-job-blocked to report why it waits" bash -c \
 bold "my-job is admitted; my-job-blocked stays Enqueued: team-a is at its max"
 show get queueunit my-job-blocked -n default
 units
+
+bold "Ask why it waits: the kubectl plugin, and the visibility API's columns"
+show koord-queue why job/my-job-blocked -n default
+show get queues.visibility.koord-queue.x-k8s.io team-a
 
 bold "Wait for my-job to complete (its pod runs $run_time on a fake node)"
 show wait --for=condition=Complete job/my-job -n default --timeout=300s

@@ -39,6 +39,9 @@ type Cluster struct {
 	Clientset kubernetes.Interface
 	// QueueRunning says whether the koord-queue binaries were started.
 	QueueRunning bool
+	// BinDir holds the koord-queue binaries and the kubectl plugin
+	// kubectl-koord_queue, once built.
+	BinDir string
 
 	opts  Options
 	pki   *pki

@@ -81,7 +81,10 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
 		"--proxy-client-cert-file", k.proxyClientCert,
 		"--proxy-client-key-file", k.proxyClientKey,
-		"--enable-aggregator-routing",
+		// No --enable-aggregator-routing: the aggregator dials a Service's
+		// name, so the visibility APIService reaches koord-queue on loopback
+		// through an ExternalName Service (localhost); endpoint routing
+		// refuses ExternalName and loopback endpoints.
 		"--max-requests-inflight", strconv.Itoa(o.MaxRequestsInflight),
 		"--max-mutating-requests-inflight", strconv.Itoa(o.MaxMutatingRequestsInflight),
 		"--allow-privileged",

@@ -30,16 +30,26 @@ func KoordQueueBuildable(repoRoot string) bool {
 	return true
 }
 
-// BuildKoordQueue builds both binaries from repoRoot into outDir.
+// PluginBinary is the kubectl plugin, built beside the two binaries when the
+// checkout has it, so that `kubectl koord-queue` works with the bin folder on
+// PATH.
+const PluginBinary = "kubectl-koord_queue"
+
+// BuildKoordQueue builds both binaries (and the kubectl plugin when present)
+// from repoRoot into outDir.
 func BuildKoordQueue(ctx context.Context, repoRoot, outDir string) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", outDir+string(os.PathSeparator), "./cmd/"+QueueBinary, "./cmd/"+ControllersBinary)
+	pkgs := []string{"./cmd/" + QueueBinary, "./cmd/" + ControllersBinary}
+	if files, _ := filepath.Glob(filepath.Join(repoRoot, "cmd", PluginBinary, "*.go")); len(files) > 0 {
+		pkgs = append(pkgs, "./cmd/"+PluginBinary)
+	}
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", outDir + string(os.PathSeparator)}, pkgs...)...)
 	cmd.Dir = repoRoot
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("go build ./cmd/%s ./cmd/%s: %w\n%s", QueueBinary, ControllersBinary, err, out)
+		return fmt.Errorf("go build %s: %w\n%s", strings.Join(pkgs, " "), err, out)
 	}
 	return nil
 }
@@ -59,6 +69,7 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 		return fmt.Errorf("cmd/%s and cmd/%s are needed in %s", QueueBinary, ControllersBinary, kq.RepoRoot)
 	}
 	bin := filepath.Join(c.opts.StateDir, "bin")
+	c.BinDir = bin
 	began := time.Now()
 	c.logf("building %s and %s", QueueBinary, ControllersBinary)
 	if err := BuildKoordQueue(ctx, kq.RepoRoot, bin); err != nil {
@@ -74,6 +85,10 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 		// A local cluster on loopback: plain HTTP that curl, the tests and the
 		// dashboard check scrape without a token.
 		"--metrics-secure=false",
+		// The visibility aggregated API, registered below as the chart does.
+		"--enableVisibilityServer",
+		"--visibility-bind-address", "127.0.0.1:" + strconv.Itoa(ports.Visibility),
+		"--visibility-cert-dir", c.pki.visibilityDir,
 	}
 	if kq.Config != "" {
 		queueArgs = append(queueArgs, "--config", kq.Config)
@@ -118,6 +133,9 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 	}
 	if err := c.waitFor(ctx, ControllersBinary+" readiness probe", time.Minute,
 		get(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports.ControllersHealth)), queue, ctrl); err != nil {
+		return err
+	}
+	if err := c.registerVisibility(ctx, queue); err != nil {
 		return err
 	}
 	c.QueueRunning = true

@@ -19,6 +19,7 @@ type Ports struct {
 	ControllersMetrics int // koord-queue-controllers --metrics-bind-address
 	ControllersHealth  int // koord-queue-controllers --health-probe-bind-address
 	ControllersWebhook int // koord-queue-controllers --webhook-port (the admission webhook)
+	Visibility         int // koord-queue --visibility-bind-address (the aggregated API)
 }
 
 // DefaultPorts are the fixed ports `make run` uses.
@@ -31,6 +32,7 @@ func DefaultPorts() Ports {
 		ControllersMetrics: 18080,
 		ControllersHealth:  18081,
 		ControllersWebhook: 19443,
+		Visibility:         18443,
 	}
 }
 
@@ -45,6 +47,7 @@ func (p *Ports) uses() []portUse {
 		{"koord-queue-controllers metrics", "--controllers-metrics-port", &p.ControllersMetrics},
 		{"koord-queue-controllers health probe", "--controllers-health-port", &p.ControllersHealth},
 		{"koord-queue-controllers webhook", "--controllers-webhook-port", &p.ControllersWebhook},
+		{"koord-queue visibility API", "--visibility-port", &p.Visibility},
 	}
 }
 

@@ -28,6 +28,9 @@ type pki struct {
 	// front-proxy CA and the API server's client certificate for aggregated
 	// API servers (the visibility API).
 	proxyCACert, proxyClientCert, proxyClientKey string
+	// visibilityDir holds tls.crt and tls.key of the visibility API server,
+	// signed by the CA for the name the aggregator checks.
+	visibilityDir string
 	// ServiceAccount token signing key pair.
 	saKey, saPub string
 	// tokens is kube-apiserver's --token-auth-file; token is the admin's.
@@ -46,6 +49,7 @@ func newPKI(dir string) (*pki, error) {
 		proxyCACert:     filepath.Join(dir, "front-proxy-ca.crt"),
 		proxyClientCert: filepath.Join(dir, "front-proxy-client.crt"),
 		proxyClientKey:  filepath.Join(dir, "front-proxy-client.key"),
+		visibilityDir:   filepath.Join(dir, "visibility"),
 		saKey:           filepath.Join(dir, "sa.key"),
 		saPub:           filepath.Join(dir, "sa.pub"),
 		tokens:          filepath.Join(dir, "tokens.csv"),
@@ -70,6 +74,18 @@ func newPKI(dir string) (*pki, error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if err := p.issue(serving, ca, caKey, p.servingCert, p.servingKey); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(p.visibilityDir, 0o700); err != nil {
+		return nil, err
+	}
+	visibility := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: visibilityService},
+		DNSNames:    []string{visibilityService + "." + visibilityNamespace + ".svc", "localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if err := p.issue(visibility, ca, caKey, filepath.Join(p.visibilityDir, "tls.crt"), filepath.Join(p.visibilityDir, "tls.key")); err != nil {
 		return nil, err
 	}
 	proxyCA, proxyKey, err := selfSignedCA("koord-queue-local-front-proxy-ca")

@@ -79,6 +79,7 @@ func up(args []string) error {
 	fs.IntVar(&o.Ports.ControllersMetrics, "controllers-metrics-port", o.Ports.ControllersMetrics, "koord-queue-controllers metrics port")
 	fs.IntVar(&o.Ports.ControllersHealth, "controllers-health-port", o.Ports.ControllersHealth, "koord-queue-controllers health probe port")
 	fs.IntVar(&o.Ports.ControllersWebhook, "controllers-webhook-port", o.Ports.ControllersWebhook, "koord-queue-controllers admission webhook port")
+	fs.IntVar(&o.Ports.Visibility, "visibility-port", o.Ports.Visibility, "koord-queue visibility API port (behind the APIService)")
 	fs.IntVar(&o.Nodes.Count, "nodes", 4, "number of fake nodes")
 	fs.StringVar(&o.Nodes.CPU, "node-cpu", "32", "CPU of each fake node")
 	fs.StringVar(&o.Nodes.Memory, "node-memory", "256Gi", "memory of each fake node")
