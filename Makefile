@@ -71,22 +71,32 @@ POD_RUN_TIME ?= 30s
 RUN_EXTENSIONS ?= job
 RUN_FLAGS ?=
 CLUSTER_TOOLS = etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl
+# The stock job operators (hack/tools.sh builds them into a cache of their own).
+OPERATOR_TOOLS = training-operator kuberay-operator spark-operator workflow-controller
+# RUN_OPERATORS=1 (every operator) or a comma-separated list of them also
+# starts the stock operators with `make run`, so TFJobs, RayJobs... really run
+# on the fake nodes; enable their extensions with RUN_EXTENSIONS.
+RUN_OPERATORS ?=
+RUN_OPERATOR_TOOLS = $(if $(filter 1 all,$(RUN_OPERATORS)),$(OPERATOR_TOOLS),$(subst $(comma), ,$(RUN_OPERATORS)))
+comma := ,
 LOCALCLUSTER = go run ./test/cluster/cmd/localcluster
 E2E_TIMEOUT ?= 20m
 
 .PHONY: run
 run: ## Start a local cluster with koord-queue and play the guide's quick start (POD_RUN_TIME=30s).
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
-	@$(LOCALCLUSTER) up --tools-dir $(TOOLS_BIN) --state-dir $(RUN_STATE_DIR) --pod-run-time $(POD_RUN_TIME) --extensions $(RUN_EXTENSIONS) $(RUN_FLAGS)
+	@$(if $(RUN_OPERATORS),hack/tools.sh $(RUN_OPERATOR_TOOLS) >/dev/null)
+	@$(LOCALCLUSTER) up --tools-dir $(TOOLS_BIN) --state-dir $(RUN_STATE_DIR) --pod-run-time $(POD_RUN_TIME) --extensions $(RUN_EXTENSIONS) $(if $(RUN_OPERATORS),--operators-dir $(shell hack/tools.sh operators-dir) --operators $(subst $(eval) ,$(comma),$(strip $(RUN_OPERATOR_TOOLS)))) $(RUN_FLAGS)
 	@KUBECONFIG=$(RUN_STATE_DIR)/kubeconfig STATE_DIR=$(RUN_STATE_DIR) POD_RUN_TIME=$(POD_RUN_TIME) hack/cluster-quickstart.sh
 
 .PHONY: down
-down: ## Stop the local cluster of `make run` (every process, by PID).
+down: ## Stop the local cluster of `make run` (every process, the operators too, by PID).
 	@$(LOCALCLUSTER) down --state-dir $(RUN_STATE_DIR)
 
 .PHONY: test-e2e
-test-e2e: ## End-to-end tests on a fresh local cluster with both binaries (free ports, temp state).
+test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and the stock operators (free ports, temp state).
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	@hack/tools.sh $(OPERATOR_TOOLS) >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...
 
 # The Helm chart (charts/koord-queue) and the container images (hack/imagebuild).

@@ -43,10 +43,11 @@ type Cluster struct {
 	// kubectl-koord_queue, once built.
 	BinDir string
 
-	opts  Options
-	pki   *pki
-	procs []*process
-	state state
+	opts      Options
+	pki       *pki
+	procs     []*process
+	state     state
+	operators []Operator // started by StartOperators
 }
 
 // Start brings up a fresh cluster in opts.StateDir. A cluster already
@@ -142,6 +143,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	if err := c.startKoordQueue(ctx); err != nil {
+		return err
+	}
+	if err := c.StartOperators(ctx, c.opts.Operators...); err != nil {
 		return err
 	}
 	c.logf("up in %s; logs in %s", time.Since(began).Round(100*time.Millisecond), filepath.Join(c.opts.StateDir, "logs"))

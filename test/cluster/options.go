@@ -128,6 +128,11 @@ type Options struct {
 	// test/crds for the job kinds).
 	ExtraCRDDirs []string
 	KoordQueue   KoordQueue
+	// OperatorsDir holds the stock operators' binaries (`hack/tools.sh
+	// operators-dir`); Operators are started once koord-queue runs (more can
+	// be started later with StartOperators).
+	OperatorsDir string
+	Operators    []Operator
 	// DieWithParent kills every process when the calling process dies (tests);
 	// without it the cluster outlives the caller (make run).
 	DieWithParent bool

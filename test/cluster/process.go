@@ -68,6 +68,12 @@ type process struct {
 // The child gets its own session so a Ctrl-C on the caller's terminal does
 // not reach it; with dieWithParent it is killed when the caller dies.
 func startProcess(stateDir, name, binary string, args []string, dieWithParent bool) (*process, error) {
+	return startProcessEnv(stateDir, name, binary, nil, args, dieWithParent)
+}
+
+// startProcessEnv is startProcess with env added to the caller's environment.
+func startProcessEnv(stateDir, name, binary string, env, args []string, dieWithParent bool) (*process, error) {
+	closeInheritedOnExec()
 	if _, err := os.Stat(binary); err != nil {
 		return nil, fmt.Errorf("%s: binary %s not found: build it with 'hack/tools.sh %s'", name, binary, filepath.Base(binary))
 	}
@@ -83,6 +89,9 @@ func startProcess(stateDir, name, binary string, args []string, dieWithParent bo
 	fmt.Fprintf(logFile, "### %s %s %s\n", time.Now().Format(time.RFC3339), binary, strings.Join(args, " "))
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = stateDir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if dieWithParent {
@@ -101,6 +110,22 @@ func startProcess(stateDir, name, binary string, args []string, dieWithParent bo
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// closeInheritedOnExec marks every descriptor above stderr close-on-exec.
+// Go opens its own files so, but one this program inherited (the lock of a
+// caller's `flock`, say) would otherwise pass to the cluster's processes and
+// be held for as long as they run.
+func closeInheritedOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // exited reports whether the process has ended, and how.

@@ -64,7 +64,7 @@ func up(args []string) error {
 	fs := flag.NewFlagSet("up", flag.ExitOnError)
 	var o cluster.Options
 	o.Ports = cluster.DefaultPorts()
-	var mode, extensions, extraCRDs string
+	var mode, extensions, extraCRDs, operators string
 	fs.StringVar(&o.StateDir, "state-dir", cluster.DefaultStateDir(), "folder for the cluster's state, logs and binaries")
 	fs.StringVar(&o.ToolsDir, "tools-dir", "", "folder with etcd, kube-apiserver, ... (hack/tools.sh dir)")
 	fs.StringVar(&o.KoordQueue.RepoRoot, "repo-root", ".", "koord-queue checkout: CRDs and the binaries come from here")
@@ -72,6 +72,8 @@ func up(args []string) error {
 	fs.StringVar(&o.KoordQueue.Config, "config", "", "koord-queue --config file")
 	fs.StringVar(&extensions, "extensions", strings.Join(cluster.DefaultExtensions, ","), "koord-queue-controllers --enabled-extensions")
 	fs.StringVar(&extraCRDs, "extra-crds", "test/crds", "comma-separated folders of further CRDs (job kinds); empty for none")
+	fs.StringVar(&operators, "operators", "", "comma-separated stock operators to start as well (training-operator, kuberay-operator, spark-operator, workflow-controller, or all)")
+	fs.StringVar(&o.OperatorsDir, "operators-dir", "", "folder with the operators' binaries (hack/tools.sh operators-dir)")
 	fs.IntVar(&o.Ports.EtcdClient, "etcd-port", o.Ports.EtcdClient, "etcd client port")
 	fs.IntVar(&o.Ports.EtcdPeer, "etcd-peer-port", o.Ports.EtcdPeer, "etcd peer port")
 	fs.IntVar(&o.Ports.APIServer, "apiserver-port", o.Ports.APIServer, "kube-apiserver secure port")
@@ -89,6 +91,14 @@ func up(args []string) error {
 	_ = fs.Parse(args)
 	if o.ToolsDir == "" {
 		return errors.New("--tools-dir is required (the folder 'hack/tools.sh dir' prints)")
+	}
+	ops, err := cluster.ParseOperators(operators)
+	if err != nil {
+		return err
+	}
+	o.Operators = ops
+	if len(o.Operators) > 0 && o.OperatorsDir == "" {
+		return errors.New("--operators needs --operators-dir (the folder 'hack/tools.sh operators-dir' prints)")
 	}
 	o.KoordQueue.Mode = cluster.KoordQueueMode(mode)
 	o.KoordQueue.Extensions = strings.Split(extensions, ",")
