@@ -60,7 +60,7 @@ test-unit: ## Unit tests (no cluster), with -race.
 
 .PHONY: test-integration
 test-integration: ## Integration tests against envtest (real kube-apiserver + etcd), with -race.
-	@hack/tools.sh etcd kube-apiserver kubectl >/dev/null
+	@hack/tools.sh etcd kube-apiserver kubectl helm >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 ./test/integration/...
 
 # The local cluster of `make run` (package test/cluster): real etcd, kube-apiserver,
