@@ -13,10 +13,9 @@ import (
 // fakeJob is a GenericJob held in memory, with its suspension in a
 // ConfigMap's data so a fake client can store it.
 type fakeJob struct {
-	cm      *corev1.ConfigMap
-	sets    []PodSet
-	status  JobStatus
-	running bool
+	cm     *corev1.ConfigMap
+	sets   []PodSet
+	status JobStatus
 }
 
 func newFakeJob(name string, labels, annotations map[string]string, sets []PodSet) *fakeJob {

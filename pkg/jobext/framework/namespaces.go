@@ -89,6 +89,8 @@ func (s NamespaceSelector) WebhookSelector(releaseNamespace string) (*metav1.Lab
 	exclusion := metav1.LabelSelectorRequirement{
 		Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: neverIntercepted(releaseNamespace),
 	}
+	slices.Sort(exclusion.Values) // as the converted requirements, to spot the default's own
+
 	out := &metav1.LabelSelector{}
 	if s.sel != nil {
 		reqs, _ := s.sel.Requirements()

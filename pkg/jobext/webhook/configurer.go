@@ -11,6 +11,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,7 +37,8 @@ type Configurer struct {
 	selector *metav1.LabelSelector
 	interval time.Duration
 
-	synced atomic.Bool
+	synced  atomic.Bool
+	missing atomic.Bool
 }
 
 var _ manager.LeaderElectionRunnable = (*Configurer)(nil)
@@ -53,7 +55,8 @@ func NewConfigurer(c client.Client, reader client.Reader, clk clock.Clock, rotat
 func (c *Configurer) NeedLeaderElection() bool { return false }
 
 // Ready is a readiness check: the certificate is loaded and the
-// configuration was brought in step once.
+// configuration was brought in step once (or found missing: then nothing
+// calls the webhook).
 func (c *Configurer) Ready(*http.Request) error {
 	if !c.synced.Load() {
 		return fmt.Errorf("webhook configuration %s not in step yet", c.name)
@@ -95,8 +98,17 @@ func (c *Configurer) Sync(ctx context.Context) (time.Duration, error) {
 	}
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := c.reader.Get(ctx, client.ObjectKey{Name: c.name}, cfg); err != nil {
-		return 0, fmt.Errorf("get MutatingWebhookConfiguration %s: %w", c.name, err)
+		if !apierrors.IsNotFound(err) {
+			return 0, fmt.Errorf("get MutatingWebhookConfiguration %s: %w", c.name, err)
+		}
+		// Nothing calls the webhook; serving is harmless. Said once.
+		if !c.missing.Swap(true) {
+			ctrl.LoggerFrom(ctx).Info("No webhook configuration to keep: the API server does not call the webhook", "name", c.name)
+		}
+		c.synced.Store(true)
+		return wait, nil
 	}
+	c.missing.Store(false)
 	if len(cfg.Webhooks) == 0 {
 		return 0, errors.New("MutatingWebhookConfiguration " + c.name + " has no webhooks")
 	}
