@@ -61,6 +61,9 @@ func TestUserGuide(t *testing.T) {
 	if err := os.Symlink(env.Kubectl, filepath.Join(bin, "kubectl")); err != nil {
 		t.Fatal(err)
 	}
+	if usesPlugin(blocks) {
+		buildPlugin(t, bin)
+	}
 	shellEnv := append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	// Other tests of the suite apply some of the same examples: start from
@@ -110,6 +113,29 @@ func runBlock(t *testing.T, where, dir string, environ []string, script string) 
 		t.Fatalf("%s: %v\n%s\noutput:\n%s", where, err, script, out)
 	}
 	return string(out)
+}
+
+// pluginPackage is the kubectl plugin; kubectl finds kubectl-koord_queue on
+// PATH and runs it for `kubectl koord-queue`.
+const pluginPackage = "./cmd/kubectl-koord_queue"
+
+func usesPlugin(blocks []docs.Block) bool {
+	for _, b := range blocks {
+		if b.Play && b.Command() && strings.Contains(b.Body, "kubectl koord-queue") {
+			return true
+		}
+	}
+	return false
+}
+
+// buildPlugin builds the kubectl plugin into dir, as a user installs it.
+func buildPlugin(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctxFor(t), "go", "build", "-o", filepath.Join(dir, "kubectl-koord_queue"), pluginPackage)
+	cmd.Dir = repoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pluginPackage, err, out)
+	}
 }
 
 func indent(s string) string {
