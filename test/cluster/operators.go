@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -110,7 +111,8 @@ func OperatorCRDFiles(ctx context.Context, repoRoot string, op Operator) ([]stri
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		return nil, fmt.Errorf("find module %s for %s's CRDs (in %s): %w %s", spec.module, op, cmd.Dir, err, stderr)
@@ -294,7 +296,7 @@ func (c *Cluster) installCRDFiles(ctx context.Context, files []string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	for _, f := range files {
 		if err := os.Symlink(f, filepath.Join(dir, filepath.Base(f))); err != nil {
 			return err

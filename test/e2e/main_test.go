@@ -25,7 +25,7 @@ func extensions() []string {
 	if e := os.Getenv("E2E_EXTENSIONS"); e != "" {
 		return strings.Split(e, ",")
 	}
-	return []string{"job", "tfjob", "pytorchjob", "workflow"}
+	return []string{"job", "tfjob", "pytorchjob", "workflow", "rayjob", "raycluster", "sparkapp"}
 }
 
 // env is the cluster every test shares.
@@ -53,6 +53,19 @@ func toolsDir() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// operatorsDir is E2E_OPERATORS_DIR or what 'hack/tools.sh operators-dir'
+// prints; the operator cases report a missing binary.
+func operatorsDir() (string, error) {
+	if d := os.Getenv("E2E_OPERATORS_DIR"); d != "" {
+		return d, nil
+	}
+	out, err := exec.Command(filepath.Join(repoRoot(), "hack", "tools.sh"), "operators-dir").Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/tools.sh operators-dir: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // schedulerConfig is koord-queue's --config in the suite.
 const schedulerConfig = `apiVersion: scheduling.k8s.io/v1
 kind: KoordQueueConfiguration
@@ -68,6 +81,11 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	tools, err := toolsDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	opsDir, err := operatorsDir()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -103,6 +121,7 @@ func run(m *testing.M) int {
 		ToolsDir:     tools,
 		Ports:        ports,
 		PodRunTime:   podRunTime,
+		OperatorsDir: opsDir,
 		ExtraCRDDirs: []string{filepath.Join(repoRoot(), "test", "crds")},
 		KoordQueue: cluster.KoordQueue{
 			Mode:       cluster.KoordQueueOn,
