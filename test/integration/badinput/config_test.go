@@ -130,8 +130,7 @@ func TestSchedulerPluginArgs(t *testing.T) {
 				case err = <-done:
 				case <-time.After(waitTimeout):
 					cancel()
-					<-done
-					t.Fatal("koord-queue kept running with arguments it cannot read")
+					t.Fatalf("koord-queue kept running with arguments it cannot read (stopped: %v)", <-done)
 				}
 			}
 			refused(t, err, tc.want)

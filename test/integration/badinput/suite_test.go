@@ -164,8 +164,11 @@ func start() (*harness, error) {
 // and waits until the API server enforces the ElasticQuota one.
 func installPolicies(ctx context.Context, c client.Client) error {
 	files, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "config", "policy", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no policies in config/policy: %v", err)
+	if err != nil {
+		return fmt.Errorf("list config/policy: %w", err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no policies in config/policy")
 	}
 	for _, f := range files {
 		objs, err := framework.ReadObjects(f)
