@@ -62,7 +62,14 @@ func TestUserGuide(t *testing.T) {
 		t.Fatal(err)
 	}
 	if usesPlugin(blocks) {
-		buildPlugin(t, bin)
+		// The cluster builds the plugin beside koord-queue; else build it.
+		if built := filepath.Join(env.BinDir, cluster.PluginBinary); env.BinDir != "" && fileExists(built) {
+			if err := os.Symlink(built, filepath.Join(bin, cluster.PluginBinary)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			buildPlugin(t, bin)
+		}
 	}
 	shellEnv := append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
@@ -117,7 +124,7 @@ func runBlock(t *testing.T, where, dir string, environ []string, script string) 
 
 // pluginPackage is the kubectl plugin; kubectl finds kubectl-koord_queue on
 // PATH and runs it for `kubectl koord-queue`.
-const pluginPackage = "./cmd/kubectl-koord_queue"
+const pluginPackage = "./cmd/" + cluster.PluginBinary
 
 func usesPlugin(blocks []docs.Block) bool {
 	for _, b := range blocks {
@@ -128,10 +135,15 @@ func usesPlugin(blocks []docs.Block) bool {
 	return false
 }
 
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 // buildPlugin builds the kubectl plugin into dir, as a user installs it.
 func buildPlugin(t *testing.T, dir string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctxFor(t), "go", "build", "-o", filepath.Join(dir, "kubectl-koord_queue"), pluginPackage)
+	cmd := exec.CommandContext(ctxFor(t), "go", "build", "-o", filepath.Join(dir, cluster.PluginBinary), pluginPackage)
 	cmd.Dir = repoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pluginPackage, err, out)
