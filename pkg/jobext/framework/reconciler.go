@@ -221,15 +221,16 @@ func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.Name
 		return ctrl.Result{}, nil
 	}
 	sets, err := r.podSets(ctx, gj)
+	var prio Priority
+	if err == nil {
+		prio, err = JobPriority(ctx, r.client, gj, sets)
+	}
 	var invalid *invalidJobError
 	if errors.As(err, &invalid) {
+		// Retrying cannot help: say it once, and wait for the job to change.
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidJob, "Queue", "cannot queue job: %v", err)
 		return ctrl.Result{}, nil
 	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	prio, err := JobPriority(ctx, r.client, gj, sets)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -73,7 +73,7 @@ func JobPriority(ctx context.Context, reader PriorityClassReader, gj GenericJob,
 	if v, ok := gj.Object().GetAnnotations()[schedv1alpha1.PriorityAnnotation]; ok {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil {
-			return p, fmt.Errorf("annotation %s=%q is not a 32-bit integer: %w", schedv1alpha1.PriorityAnnotation, v, err)
+			return p, &invalidJobError{err: fmt.Errorf("annotation %s=%q is not a 32-bit integer: %w", schedv1alpha1.PriorityAnnotation, v, err)}
 		}
 		p.Value = ptr.To(int32(n))
 		return p, nil

@@ -67,14 +67,14 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 // (the last one taken is recorded in an annotation on the unit).
 func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) error {
 	sets, err := r.podSets(ctx, gj)
+	var prio Priority
+	if err == nil {
+		prio, err = JobPriority(ctx, r.client, gj, sets)
+	}
 	var invalid *invalidJobError
 	if errors.As(err, &invalid) {
 		return nil // the job turned invalid; keep the unit as it was
 	}
-	if err != nil {
-		return err
-	}
-	prio, err := JobPriority(ctx, r.client, gj, sets)
 	if err != nil {
 		return err
 	}

@@ -152,6 +152,36 @@ func TestOverflowingRequestIsRefused(t *testing.T) {
 	}
 }
 
+// A priority annotation that is not a number is said once in a Warning
+// naming it, with no unit, instead of a reconcile retried forever; fixing the
+// annotation queues the job.
+func TestPriorityNotANumberIsRefused(t *testing.T) {
+	c, ns := startManager(t, []string{job.Name}, nil)
+	ctx := context.Background()
+	j := batchJob(ns, "urgent", true, map[string]string{schedv1alpha1.QuotaNameLabel: quota})
+	j.Annotations = map[string]string{schedv1alpha1.PriorityAnnotation: "high"}
+	if err := c.Create(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	msg := waitEvent(t, c, ns, "urgent", jobframework.EventInvalidJob)
+	if !strings.Contains(msg, schedv1alpha1.PriorityAnnotation) || !strings.Contains(msg, `"high"`) {
+		t.Errorf("InvalidJob says %q, want the annotation and its value", msg)
+	}
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "urgent"}, &schedv1alpha1.QueueUnit{})
+	if client.IgnoreNotFound(err) != nil || err == nil {
+		t.Fatalf("a unit exists for a job with priority %q (err %v)", "high", err)
+	}
+	patch := client.MergeFrom(j.DeepCopy())
+	j.Annotations[schedv1alpha1.PriorityAnnotation] = "7"
+	if err := c.Patch(ctx, j, patch); err != nil {
+		t.Fatal(err)
+	}
+	u := waitUnit(t, c, ns, "urgent", "queue unit", anyUnit)
+	if u.Spec.Priority == nil || *u.Spec.Priority != 7 {
+		t.Errorf("unit priority %v after the fix, want 7", u.Spec.Priority)
+	}
+}
+
 // Deleting a job does not free its quota while its pods terminate: the unit
 // stays, charged, until they are gone.
 func TestDeletedJobHoldsQuotaUntilPodsGone(t *testing.T) {
