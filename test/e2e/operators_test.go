@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,9 +55,9 @@ type operatorCase struct {
 	// succeeded reports that the operator says the job completed; nil for a
 	// kind that cannot complete here (see docs/protocol.md).
 	succeeded func(u *unstructured.Unstructured) (bool, error)
-	// noEviction, when set, says why the operator cannot be evicted as the
-	// protocol assumes, and the eviction case is skipped.
-	noEviction string
+	// evict, when set, replaces the eviction case for an operator whose
+	// suspension does not stop running pods (see docs/protocol.md).
+	evict func(t *testing.T, oc operatorCase, name string)
 }
 
 func (oc operatorCase) get(ctx context.Context, name string) (*unstructured.Unstructured, error) {
@@ -74,8 +75,9 @@ func runOperatorCase(t *testing.T, oc operatorCase, prefix string) {
 	needOperator(t, oc.op)
 	t.Run("HeldThenAdmitted", func(t *testing.T) { heldThenAdmitted(t, oc, prefix+"-held") })
 	t.Run("EvictedAndRequeued", func(t *testing.T) {
-		if oc.noEviction != "" {
-			t.Skip(oc.noEviction)
+		if oc.evict != nil {
+			oc.evict(t, oc, prefix+"-evict")
+			return
 		}
 		evictedAndRequeued(t, oc, prefix+"-evict")
 	})
@@ -117,6 +119,95 @@ func heldThenAdmitted(t *testing.T, oc operatorCase, name string) {
 
 func evictedAndRequeued(t *testing.T, oc operatorCase, name string) {
 	unit := name + "-" + oc.extension
+	high := admitThenPreempt(t, oc, name)
+	eventually(t, name+" evicted: natively suspended, unit Enqueued", func(ctx context.Context) (bool, error) {
+		if s, err := nativeSuspended(ctx, oc, name); err != nil || !s {
+			return false, errors.Join(err, fmt.Errorf("native suspend %v", s))
+		}
+		if p, err := phaseOf(ctx, "default", unit); err != nil || p != schedv1alpha1.QueueUnitPhaseEnqueued {
+			return false, errors.Join(err, fmt.Errorf("phase %q", p))
+		}
+		return true, nil
+	})
+	eventually(t, "the pods of "+name+" gone", func(ctx context.Context) (bool, error) {
+		pods, err := podsOf(ctx, oc, name)
+		if err != nil {
+			return false, err
+		}
+		if len(pods) > 0 {
+			return false, fmt.Errorf("%d pods left, first %s (%s)", len(pods), pods[0].Name, pods[0].Status.Phase)
+		}
+		return true, nil
+	})
+	if ok, err := hasEvent(ctxFor(t), "default", unit, "Preempted"); err != nil || !ok {
+		t.Errorf("no Preempted event on %s (err %v)", unit, err)
+	}
+	eventually(t, "the high job completes", func(ctx context.Context) (bool, error) { return jobComplete(ctx, "default", high.Name) })
+	waitPhase(t, "default", unit, "admitted again", admitted)
+	waitPodsRunning(t, oc, name)
+	waitSucceeded(t, oc, name, unit)
+}
+
+// evictedAfterRunningStep is the eviction of a Workflow: Argo's spec.suspend
+// starts no new step but lets a running one finish, so the evicted workflow
+// keeps its quota while its pod runs (the preemptor waits: no quota is ever
+// over its max), and gives it back when the pod ends; the workflow then
+// completes (its only step is done) and its unit ends Succeed.
+func evictedAfterRunningStep(t *testing.T, oc operatorCase, name string) {
+	unit := name + "-" + oc.extension
+	high := admitThenPreempt(t, oc, name)
+	eventually(t, name+" suspended by spec.suspend", func(ctx context.Context) (bool, error) {
+		return nativeSuspended(ctx, oc, name)
+	})
+	runningSamples := 0
+	var violation error
+	eventually(t, "the running step of "+name+" ends", func(ctx context.Context) (bool, error) {
+		pods, err := podsOf(ctx, oc, name)
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for i := range pods {
+			if pods[i].Status.Phase == corev1.PodRunning || pods[i].Status.Phase == corev1.PodPending {
+				running++
+			}
+		}
+		if running == 0 {
+			return true, nil
+		}
+		p, err := phaseOf(ctx, "default", unit)
+		if err != nil {
+			return false, err
+		}
+		hp, err := phaseOf(ctx, "default", high.Name)
+		if err != nil {
+			return false, err
+		}
+		runningSamples++
+		if (p == schedv1alpha1.QueueUnitPhaseEnqueued || admitted(hp)) && violation == nil {
+			violation = fmt.Errorf("with %d pods of %s running, its unit is %q and the preemptor's %q", running, name, p, hp)
+		}
+		return false, nil
+	})
+	if runningSamples == 0 {
+		t.Fatal("no sample taken while the evicted step ran")
+	}
+	if violation != nil {
+		t.Fatalf("quota given away while the evicted workflow's pod ran: %v", violation)
+	}
+	if ok, err := hasEvent(ctxFor(t), "default", unit, "Preempted"); err != nil || !ok {
+		t.Errorf("no Preempted event on %s (err %v)", unit, err)
+	}
+	waitPhase(t, "default", high.Name, "admitted once the step ended", admitted)
+	eventually(t, "the high job completes", func(ctx context.Context) (bool, error) { return jobComplete(ctx, "default", high.Name) })
+	waitSucceeded(t, oc, name, unit)
+}
+
+// admitThenPreempt runs the job under a quota that opts into preemption and
+// sends a higher-priority batch Job that can only fit by evicting it; it
+// returns the preemptor.
+func admitThenPreempt(t *testing.T, oc operatorCase, name string) *batchv1.Job {
+	unit := name + "-" + oc.extension
 	quota := name
 	q := &eqv1alpha1.ElasticQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: quota, Namespace: "default", Annotations: map[string]string{
@@ -151,33 +242,10 @@ func evictedAndRequeued(t *testing.T, oc operatorCase, name string) {
 	high := suspendedJob(strings.Replace(name, "-evict", "-preemptor", 1), quota, "2", 2*time.Second)
 	high.Annotations = map[string]string{schedv1alpha1.PriorityAnnotation: "100"}
 	create(t, high)
-	waitPhase(t, "default", high.Name, "admitted by preempting "+name, admitted)
-	eventually(t, name+" evicted: natively suspended, unit Enqueued", func(ctx context.Context) (bool, error) {
-		if s, err := nativeSuspended(ctx, oc, name); err != nil || !s {
-			return false, errors.Join(err, fmt.Errorf("native suspend %v", s))
-		}
-		if p, err := phaseOf(ctx, "default", unit); err != nil || p != schedv1alpha1.QueueUnitPhaseEnqueued {
-			return false, errors.Join(err, fmt.Errorf("phase %q", p))
-		}
-		return true, nil
+	eventually(t, name+" chosen as the victim", func(ctx context.Context) (bool, error) {
+		return hasEvent(ctx, "default", unit, "Preempted")
 	})
-	eventually(t, "the pods of "+name+" gone", func(ctx context.Context) (bool, error) {
-		pods, err := podsOf(ctx, oc, name)
-		if err != nil {
-			return false, err
-		}
-		if len(pods) > 0 {
-			return false, fmt.Errorf("%d pods left, first %s (%s)", len(pods), pods[0].Name, pods[0].Status.Phase)
-		}
-		return true, nil
-	})
-	if ok, err := hasEvent(ctxFor(t), "default", unit, "Preempted"); err != nil || !ok {
-		t.Errorf("no Preempted event on %s (err %v)", unit, err)
-	}
-	eventually(t, "the high job completes", func(ctx context.Context) (bool, error) { return jobComplete(ctx, "default", high.Name) })
-	waitPhase(t, "default", unit, "admitted again", admitted)
-	waitPodsRunning(t, oc, name)
-	waitSucceeded(t, oc, name, unit)
+	return high
 }
 
 // stillHeld fails when the job has a pod, is not natively suspended or its
@@ -591,6 +659,6 @@ func TestArgoWorkflow(t *testing.T) {
 			}
 			return false, fmt.Errorf("phase %q", s)
 		},
-		noEviction: "Argo's spec.suspend starts no new step but lets running pods finish: an evicted workflow keeps its pods (docs/protocol.md)",
+		evict: evictedAfterRunningStep,
 	}, "op-wf")
 }
