@@ -16,6 +16,7 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -117,7 +118,7 @@ func (r *Reader) readQuotas(ctx context.Context, s *Snapshot, ns string) {
 	s.Charged = charged
 	for i := range charged {
 		if name := chargedQuota(&charged[i]); name != "" && s.Tree.Exists(name) {
-			s.Tree.Charge(name, Usage(&charged[i]))
+			s.Tree.Charge(name, queueunit.Usage(&charged[i]))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/visibility"
 )
@@ -39,7 +40,7 @@ func ListView(s *Snapshot) []UnitRow {
 		row := UnitRow{
 			Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Queue: QueueOf(u), Quota: QuotaOf(u),
 			Phase: phaseOf(u), Priority: priorityOf(u), Age: visibility.Age(u.CreationTimestamp, s.Now),
-			Request: visibility.FormatResources(Request(u).ToList()), Reason: u.Status.Message,
+			Request: visibility.FormatResources(queueunit.Request(u).ToList()), Reason: u.Status.Message,
 		}
 		if e, ok := s.Position(u); ok && IsPending(u) {
 			row.Position = e.Position
@@ -117,7 +118,7 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 	x := Explanation{
 		Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Phase: phaseOf(u), Active: isActive(u),
 		Priority: priorityOf(u), Queue: QueueOf(u), Quota: QuotaOf(u), Reason: u.Status.Message,
-		Request: visibility.FormatResources(Request(u).ToList()), Source: s.Source, Notes: s.Notes,
+		Request: visibility.FormatResources(queueunit.Request(u).ToList()), Source: s.Source, Notes: s.Notes,
 	}
 	if q := s.Queues[x.Queue]; q != nil {
 		x.Policy = string(q.Spec.QueuePolicy)
@@ -143,7 +144,7 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 	}
 	var req quota.Resources
 	if IsPending(u) {
-		req = Request(u)
+		req = queueunit.Request(u)
 	}
 	for _, name := range s.Tree.Path(x.Quota) {
 		info, _ := s.Tree.Get(name)

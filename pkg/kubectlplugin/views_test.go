@@ -216,27 +216,6 @@ team-b   Priority   1000       0         1          cpu 3/-/8
 	}
 }
 
-func TestUsageFollowsTheProtocol(t *testing.T) {
-	u := utiltesting.MakeQueueUnit("u", "ns").Request("cpu", "10").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj()
-	u.Status.Admissions = []schedv1alpha1.Admission{
-		{Name: "a", Replicas: 3, Resources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}},
-		{Name: "b", Replicas: 2, Resources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
-	}
-	u.Status.ReclaimablePods = []schedv1alpha1.ReclaimablePod{{Name: "a", Count: 1}, {Name: "b", Count: 5}}
-	// a: 2 x 500m left; b: all finished.
-	if got := Usage(u)["cpu"]; got != 1000 {
-		t.Errorf("running usage %d milli, want 1000", got)
-	}
-	u.Status.Admissions = nil
-	if got := Usage(u)["cpu"]; got != 10000 {
-		t.Errorf("usage without admissions %d, want the request 10000", got)
-	}
-	u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
-	if got := Usage(u); got != nil {
-		t.Errorf("pending unit charged %v", got)
-	}
-}
-
 func TestGateRefusal(t *testing.T) {
 	if err := GateRefusal(map[string]bool{"QueueUnitActive": true}, "", false); err != nil {
 		t.Errorf("gate on: %v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -93,7 +94,7 @@ func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, me
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, _ := u.Object.(*unitState)
-	if st == nil || st.deleted || st.inflight || !isPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
+	if st == nil || st.deleted || st.inflight || !queueunit.IsPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
 		return &queue.Failure{Reason: reasonStale, HeldBack: true}
 	}
 	if f := s.nodeMisfit(st); f != nil {
@@ -245,7 +246,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 		st.inflight = false
 	}
 	if err == nil && written != nil && st != nil {
-		if isPending(st.obj.Status.Phase) {
+		if queueunit.IsPending(st.obj.Status.Phase) {
 			// The informer has not brought our write yet.
 			st.obj = written
 		}
@@ -270,7 +271,7 @@ func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, writ
 	retryState := st
 	if st != nil {
 		s.fw.SetUsage(key, st.holdingFor(key, s.ceilings[st.queue]))
-		if isPending(st.obj.Status.Phase) {
+		if queueunit.IsPending(st.obj.Status.Phase) {
 			retry = st.obj
 		}
 	}

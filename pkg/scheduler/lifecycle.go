@@ -14,6 +14,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // The lifecycle controller moves units that hold quota through the states the
@@ -37,7 +38,7 @@ func (s *Scheduler) needsLifecycle(u *v1alpha1.QueueUnit) bool {
 		return false
 	case u.Status.Phase == v1alpha1.QueueUnitPhaseReserved, admissioncheck.OwnBackoff(u):
 		return true
-	case g.QueueUnitActive && !ptr.Deref(u.Spec.Active, true) && holdsQuota(u.Status.Phase):
+	case g.QueueUnitActive && !ptr.Deref(u.Spec.Active, true) && queueunit.HoldsQuota(u.Status.Phase):
 		return true
 	case g.MaximumExecutionTime && u.Status.Phase == v1alpha1.QueueUnitPhaseRunning && admissioncheck.Budget(u) > 0:
 		return true
@@ -119,7 +120,7 @@ func (s *Scheduler) reconcileLifecycle(ctx context.Context, u *v1alpha1.QueueUni
 	now := s.clock.Now()
 	g := s.opts.Gates
 	switch {
-	case g.QueueUnitActive && !ptr.Deref(u.Spec.Active, true) && holdsQuota(u.Status.Phase):
+	case g.QueueUnitActive && !ptr.Deref(u.Spec.Active, true) && queueunit.HoldsQuota(u.Status.Phase):
 		s.evict(u, v1alpha1.ReasonDeactivated, "Deactivated: spec.active is false")
 		return 0
 	case u.Status.Phase == v1alpha1.QueueUnitPhaseReserved:

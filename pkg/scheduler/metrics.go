@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -36,7 +37,7 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 			byRes = map[string]float64{}
 			snap.UsageByNamespace[u.Namespace] = byRes
 		}
-		for r, v := range floats(usageOf(u)) {
+		for r, v := range floats(queueunit.Usage(u)) {
 			byRes[r] += v
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -42,7 +43,7 @@ func priorityOf(u *v1alpha1.QueueUnit, ceiling *int32) int32 {
 }
 
 func holdingOf(key, quotaName string, u *v1alpha1.QueueUnit) *quota.Holding {
-	used := usageOf(u)
+	used := queueunit.Usage(u)
 	if used.IsZero() {
 		return nil
 	}
@@ -55,7 +56,7 @@ func holdingOf(key, quotaName string, u *v1alpha1.QueueUnit) *quota.Holding {
 
 // isEvicting reports whether a unit was told to give its quota back and still holds it.
 func isEvicting(u *v1alpha1.QueueUnit) bool {
-	return holdsQuota(u.Status.Phase) && meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
+	return queueunit.HoldsQuota(u.Status.Phase) && meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
 }
 
 // preempt looks for victims for a unit that did not fit; it runs under s.mu
@@ -127,7 +128,7 @@ func (s *Scheduler) evict(u *v1alpha1.QueueUnit, reason, message string) {
 		base: u, retryOnConflict: true,
 		written: func(x *v1alpha1.QueueUnit) { s.recorder.Event(x, corev1.EventTypeWarning, reason, message) },
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if !holdsQuota(x.Status.Phase) || meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
+			if !queueunit.HoldsQuota(x.Status.Phase) || meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
 				return false
 			}
 			now := metav1.NewTime(s.clock.Now())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // maxQueueItemDetails bounds the pending units listed in a Queue's status.
@@ -145,7 +146,7 @@ func (s *Scheduler) onQueue(obj any) {
 			if st.queue != q.Name {
 				continue
 			}
-			if isPending(st.obj.Status.Phase) && !st.inflight {
+			if queueunit.IsPending(st.obj.Status.Phase) && !st.inflight {
 				requeue = append(requeue, pending{st.obj, st, st.quota})
 			} else if st.holding {
 				s.fw.SetUsage(key, st.holdingFor(key, ceiling))

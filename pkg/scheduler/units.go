@@ -13,6 +13,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // Reasons the scheduler reports on units that wait for something other than quota.
@@ -57,7 +58,7 @@ func (s *Scheduler) onUnit(obj any) {
 		return
 	}
 	wasHolding := st.holding
-	st.holding = holdsQuota(u.Status.Phase)
+	st.holding = queueunit.HoldsQuota(u.Status.Phase)
 	if !st.holding {
 		st.evicting = false
 	}
@@ -66,10 +67,10 @@ func (s *Scheduler) onUnit(obj any) {
 	if prev == nil && u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
 		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
 	}
-	if prev != nil && isFinished(u.Status.Phase) && !isFinished(prev.Status.Phase) {
+	if prev != nil && queueunit.IsFinished(u.Status.Phase) && !queueunit.IsFinished(prev.Status.Phase) {
 		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusFinished)
 	}
-	if !isPending(u.Status.Phase) || u.DeletionTimestamp != nil {
+	if !queueunit.IsPending(u.Status.Phase) || u.DeletionTimestamp != nil {
 		s.unnominate(key)
 	}
 	s.mu.Unlock()
@@ -82,7 +83,7 @@ func (s *Scheduler) onUnit(obj any) {
 	case u.DeletionTimestamp != nil:
 		s.queues.Delete(key)
 		s.queues.PodsRunning(key)
-	case isPending(phase):
+	case queueunit.IsPending(phase):
 		if wasHolding && s.leading.Load() {
 			s.recorder.Eventf(u, corev1.EventTypeNormal, "Reclaimed", "Resources released; the unit is back in queue %s", queueName)
 		}
@@ -106,7 +107,7 @@ func (s *Scheduler) onUnit(obj any) {
 func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quotaName string, changed bool) {
 	qu := &queue.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
-		Quota: quotaName, Cohort: s.fw.Cohort(quotaName), Request: requestOf(u), Enqueued: s.clock.Now(),
+		Quota: quotaName, Cohort: s.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: s.clock.Now(),
 		WaitingSince: waitingSince(u),
 	}
 	s.mu.Lock()
@@ -154,7 +155,7 @@ func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) string {
 	case st.inflight:
 		// The admission being written decided the quota.
 		return st.quota
-	case !holdsQuota(u.Status.Phase):
+	case !queueunit.HoldsQuota(u.Status.Phase):
 		return ""
 	case u.Status.Quota != "":
 		return u.Status.Quota
@@ -213,7 +214,7 @@ func (s *Scheduler) resyncAll() {
 	}
 	s.mu.Unlock()
 	for i, u := range objs {
-		if isPending(u.Status.Phase) && u.DeletionTimestamp == nil {
+		if queueunit.IsPending(u.Status.Phase) && u.DeletionTimestamp == nil {
 			queueName, quotaName := s.fw.Map(u)
 			s.enqueue(u, states[i], queueName, quotaName, false)
 		}
@@ -297,7 +298,7 @@ func (s *Scheduler) writeWaiting(key string, base *v1alpha1.QueueUnit, f *queue.
 			s.shown(key, f)
 		},
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if !isPending(x.Status.Phase) || !setWaiting(x, reason, message, s.now()) {
+			if !queueunit.IsPending(x.Status.Phase) || !setWaiting(x, reason, message, s.now()) {
 				return false
 			}
 			if !f.HeldBack {

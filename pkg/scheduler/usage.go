@@ -5,67 +5,10 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
-
-// holdsQuota reports whether a unit in this phase is charged to its quota.
-func holdsQuota(p v1alpha1.QueueUnitPhase) bool {
-	switch p {
-	case v1alpha1.QueueUnitPhaseReserved, v1alpha1.QueueUnitPhaseDequeued, v1alpha1.QueueUnitPhaseRunning:
-		return true
-	}
-	return false
-}
-
-// isFinished reports whether a unit in this phase is done.
-func isFinished(p v1alpha1.QueueUnitPhase) bool {
-	return p == v1alpha1.QueueUnitPhaseSucceed || p == v1alpha1.QueueUnitPhaseFailed
-}
-
-// isPending reports whether a unit in this phase waits for admission.
-func isPending(p v1alpha1.QueueUnitPhase) bool {
-	return p == v1alpha1.QueueUnitPhaseNone || p == v1alpha1.QueueUnitPhaseEnqueued
-}
-
-// usageOf is what a unit holds per docs/protocol.md: its admissions, less the
-// pods that finished, while its phase holds quota. A unit being deleted keeps
-// its charge until it is gone: the extension's finalizer holds it while the
-// job's pods terminate.
-func usageOf(u *v1alpha1.QueueUnit) quota.Resources {
-	if !holdsQuota(u.Status.Phase) {
-		return nil
-	}
-	if len(u.Status.Admissions) == 0 {
-		return requestOf(u)
-	}
-	done := map[string]int32{}
-	for _, rp := range u.Status.ReclaimablePods {
-		done[rp.Name] = rp.Count
-	}
-	var total quota.Resources
-	for _, a := range u.Status.Admissions {
-		n := int64(a.Replicas - done[a.Name])
-		if n <= 0 {
-			continue
-		}
-		total = total.Add(quota.FromList(a.Resources).Scale(n))
-	}
-	return total
-}
-
-// requestOf is a unit's whole demand: spec.resource, else its pod sets.
-func requestOf(u *v1alpha1.QueueUnit) quota.Resources {
-	if len(u.Spec.Resource) > 0 {
-		return quota.FromList(u.Spec.Resource)
-	}
-	var total quota.Resources
-	for i := range u.Spec.PodSet {
-		ps := &u.Spec.PodSet[i]
-		total = total.Add(quota.FromList(resources.PodRequests(&ps.Template.Spec)).Scale(int64(ps.Count)))
-	}
-	return total
-}
 
 // invalidRequest says why a unit's demand cannot be counted (a negative
 // amount, or one beyond resources.MaxAmount once multiplied and summed), or
@@ -100,7 +43,7 @@ func (s *Scheduler) refuseInvalid(u *v1alpha1.QueueUnit, key string) bool {
 // pod sets is one replica of its whole request.
 func admissionsFor(u *v1alpha1.QueueUnit) []v1alpha1.Admission {
 	if len(u.Spec.PodSet) == 0 {
-		return []v1alpha1.Admission{{Name: "default", Replicas: 1, Resources: requestOf(u).ToList()}}
+		return []v1alpha1.Admission{{Name: "default", Replicas: 1, Resources: queueunit.Request(u).ToList()}}
 	}
 	out := make([]v1alpha1.Admission, 0, len(u.Spec.PodSet))
 	for i := range u.Spec.PodSet {
@@ -109,7 +52,7 @@ func admissionsFor(u *v1alpha1.QueueUnit) []v1alpha1.Admission {
 	}
 	// When spec.resource says more than the pod sets add up to (a job type
 	// whose pods are not all in its sets), charge what the job says.
-	if total := requestOf(u); !total.Equal(sumAdmissions(out)) && len(u.Spec.Resource) > 0 {
+	if total := queueunit.Request(u); !total.Equal(sumAdmissions(out)) && len(u.Spec.Resource) > 0 {
 		return []v1alpha1.Admission{{Name: "default", Replicas: 1, Resources: total.ToList()}}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -114,7 +115,7 @@ func (a *schedulerSource) admitted(ctx context.Context, match func(queueName, qu
 		items = append(items, visibilityv1alpha1.QueueUnitSummary{
 			ObjectMeta: metav1.ObjectMeta{Name: u.Name, Namespace: u.Namespace, CreationTimestamp: u.CreationTimestamp},
 			Phase:      phase, Queue: q, Quota: qt, Priority: prio,
-			Request: holding(u).ToList(), Message: u.Status.Message,
+			Request: queueunit.Usage(u).ToList(), Message: u.Status.Message,
 		})
 	}
 	return items, nil
@@ -125,19 +126,6 @@ func allocated(u *v1alpha1.QueueUnit) metav1.Time {
 		return *u.Status.LastAllocateTime
 	}
 	return u.CreationTimestamp
-}
-
-// holding is what an admitted unit was given: its admissions, or its whole
-// request when it records none.
-func holding(u *v1alpha1.QueueUnit) quota.Resources {
-	var total quota.Resources
-	for _, adm := range u.Status.Admissions {
-		total = total.Add(quota.FromList(adm.Resources).Scale(int64(adm.Replicas)))
-	}
-	if total.IsZero() {
-		return quota.FromList(u.Spec.Resource)
-	}
-	return total
 }
 
 // quotaAndBelow returns name and every quota below it, and whether name exists.

@@ -9,15 +9,6 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
-// admitted phases hold quota and let the job run.
-func admitted(p schedv1alpha1.QueueUnitPhase) bool {
-	switch p {
-	case schedv1alpha1.QueueUnitPhaseReserved, schedv1alpha1.QueueUnitPhaseDequeued, schedv1alpha1.QueueUnitPhaseRunning:
-		return true
-	}
-	return false
-}
-
 // waiting phases let the extension rewrite the unit's spec.
 func waiting(p schedv1alpha1.QueueUnitPhase) bool {
 	switch p {

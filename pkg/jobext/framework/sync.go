@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // Condition reasons the extension writes.
@@ -42,7 +43,7 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 		// The end is final.
 	case status.Finished:
 		r.markFinished(desired, status)
-	case isEvicted(unit) && admitted(phase):
+	case isEvicted(unit) && queueunit.HoldsQuota(phase):
 		err = r.evict(ctx, gj, desired, status)
 	case phase == schedv1alpha1.QueueUnitPhaseTimeoutBackoff && ownBackoff(unit):
 		result, err = r.backOff(ctx, gj, desired, status)

@@ -1,0 +1,97 @@
+package queueunit
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+)
+
+// TestPhases mirrors the phase rows of docs/protocol.md: which phases wait
+// for admission, which are charged to their quota, which are done.
+func TestPhases(t *testing.T) {
+	for _, tc := range []struct {
+		phase                    schedv1alpha1.QueueUnitPhase
+		pending, holds, finished bool
+	}{
+		{phase: schedv1alpha1.QueueUnitPhaseNone, pending: true},
+		{phase: schedv1alpha1.QueueUnitPhaseEnqueued, pending: true},
+		{phase: schedv1alpha1.QueueUnitPhaseReserved, holds: true},
+		{phase: schedv1alpha1.QueueUnitPhaseDequeued, holds: true},
+		{phase: schedv1alpha1.QueueUnitPhaseRunning, holds: true},
+		{phase: schedv1alpha1.QueueUnitPhaseTimeoutBackoff},
+		{phase: schedv1alpha1.QueueUnitPhaseSucceed, finished: true},
+		{phase: schedv1alpha1.QueueUnitPhaseFailed, finished: true},
+	} {
+		if got := IsPending(tc.phase); got != tc.pending {
+			t.Errorf("IsPending(%q) = %v, want %v", tc.phase, got, tc.pending)
+		}
+		if got := HoldsQuota(tc.phase); got != tc.holds {
+			t.Errorf("HoldsQuota(%q) = %v, want %v", tc.phase, got, tc.holds)
+		}
+		if got := IsFinished(tc.phase); got != tc.finished {
+			t.Errorf("IsFinished(%q) = %v, want %v", tc.phase, got, tc.finished)
+		}
+	}
+}
+
+// TestUsage mirrors the charge rule of docs/protocol.md.
+func TestUsage(t *testing.T) {
+	cpu := func(q string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}
+	}
+	twoSets := func(p schedv1alpha1.QueueUnitPhase) *schedv1alpha1.QueueUnit {
+		// 2 x 1 cpu + 3 x 500m: 3.5 cpu in all.
+		return utiltesting.MakeQueueUnit("u", "ns").PodSet("a", 2, "cpu", "1").PodSet("b", 3, "cpu", "500m").Phase(p).Obj()
+	}
+	for _, tc := range []struct {
+		name string
+		unit *schedv1alpha1.QueueUnit
+		want int64 // milli-cpu
+	}{
+		{name: "waiting units hold nothing", unit: twoSets(schedv1alpha1.QueueUnitPhaseEnqueued)},
+		{name: "a finished unit holds nothing", unit: twoSets(schedv1alpha1.QueueUnitPhaseSucceed)},
+		{name: "a unit in backoff holds nothing", unit: twoSets(schedv1alpha1.QueueUnitPhaseTimeoutBackoff)},
+		{name: "no admission recorded: the whole request", unit: twoSets(schedv1alpha1.QueueUnitPhaseDequeued), want: 3500},
+		{name: "admissions: replicas x resources", unit: func() *schedv1alpha1.QueueUnit {
+			u := twoSets(schedv1alpha1.QueueUnitPhaseRunning)
+			u.Status.Admissions = []schedv1alpha1.Admission{
+				{Name: "a", Replicas: 2, Resources: cpu("1")},
+				{Name: "b", Replicas: 1, Resources: cpu("500m")},
+			}
+			return u
+		}(), want: 2500},
+		{name: "finished pods give their share back", unit: func() *schedv1alpha1.QueueUnit {
+			u := twoSets(schedv1alpha1.QueueUnitPhaseRunning)
+			u.Status.Admissions = []schedv1alpha1.Admission{
+				{Name: "a", Replicas: 2, Resources: cpu("1")},
+				{Name: "b", Replicas: 3, Resources: cpu("500m")},
+			}
+			u.Status.ReclaimablePods = []schedv1alpha1.ReclaimablePod{{Name: "a", Count: 1}, {Name: "b", Count: 5}}
+			return u
+		}(), want: 1000},
+		{name: "reserved for admission checks is charged", unit: twoSets(schedv1alpha1.QueueUnitPhaseReserved), want: 3500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Usage(tc.unit)[corev1.ResourceCPU]; got != tc.want {
+				t.Errorf("cpu charged %dm, want %dm", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRequestFromPodSets checks the demand of a unit without spec.resource
+// is counted from its pod sets.
+func TestRequestFromPodSets(t *testing.T) {
+	u := utiltesting.MakeQueueUnit("u", "ns").PodSet("a", 4, "cpu", "250m", "memory", "1Gi").Obj()
+	u.Spec.Resource = nil
+	got := Request(u)
+	want := quota.FromList(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")})
+	if got[corev1.ResourceCPU] != want[corev1.ResourceCPU] || got[corev1.ResourceMemory] != want[corev1.ResourceMemory] {
+		t.Errorf("request %v, want %v", got, want)
+	}
+}
