@@ -602,10 +602,18 @@ func TestSparkOperatorSparkApplication(t *testing.T) {
 	}
 
 	raiseQuota(t, name, "8")
-	waitPhase(t, "default", unit, "admitted once the quota is raised", admitted)
-	eventually(t, name+" released by its native field", func(ctx context.Context) (bool, error) {
-		s, err := nativeSuspended(ctx, oc, name)
-		return err == nil && !s, err
+	// Admitted, the application is resumed and its submission fails at once
+	// (no spark-submit here), so the unit may pass through Dequeued to Failed
+	// between two polls: its admission time says it was admitted.
+	eventually(t, "QueueUnit "+unit+" admitted once the quota is raised", func(ctx context.Context) (bool, error) {
+		u := &schedv1alpha1.QueueUnit{}
+		if err := get(ctx, "default", unit, u); err != nil {
+			return false, err
+		}
+		if u.Status.LastAllocateTime != nil && (admitted(u.Status.Phase) || u.Status.Phase == schedv1alpha1.QueueUnitPhaseFailed) {
+			return true, nil
+		}
+		return false, fmt.Errorf("phase %q, allocated %v", u.Status.Phase, u.Status.LastAllocateTime)
 	})
 	eventually(t, "spark-operator resumes "+name+" (leaves SUSPENDED)", func(ctx context.Context) (bool, error) {
 		s, err := state(ctx)
