@@ -1,6 +1,20 @@
 // Package queueunit owns the rules of the QueueUnit protocol
-// (docs/protocol.md) that more than one reader applies: which phases wait,
-// hold quota or are done, and what a unit is charged. The scheduler, its
-// visibility and debug views, the job extensions and the kubectl plugin read
-// units by these rules, so none of them can count a unit differently.
+// (docs/protocol.md), so that both binaries, the visibility and debug views
+// and the kubectl plugin read and write units by one rule each:
+//
+//   - phases (phase.go): which phases wait for admission, wait at all, hold
+//     quota or are done;
+//   - the charge (charge.go, admission.go): a unit's request, what an
+//     admission records per pod set, and what a unit holds;
+//   - the queue, quota, priority and activity of a unit (owner.go);
+//   - the status writes of each writer (conditions.go, admission.go,
+//     pods.go): SetCondition, first sight (MarkEnqueued), why a unit waits
+//     (SetWaiting), admission (MarkAdmitted), pods (ReportPods) and the end
+//     (MarkFinished);
+//   - the eviction steps (eviction.go): MarkEvicted, IsEvicting, Requeue,
+//     the extension's running timeout and its backoff;
+//   - the execution budget (execution.go).
+//
+// It is pure: functions of API objects and a time passed in, no client, no
+// clock, no state. Callers decide when to write; this package says what.
 package queueunit

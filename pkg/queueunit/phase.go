@@ -24,3 +24,11 @@ func HoldsQuota(p schedv1alpha1.QueueUnitPhase) bool {
 func IsFinished(p schedv1alpha1.QueueUnitPhase) bool {
 	return p == schedv1alpha1.QueueUnitPhaseSucceed || p == schedv1alpha1.QueueUnitPhaseFailed
 }
+
+// IsWaiting reports whether a unit in phase p waits, for admission or for the
+// end of a backoff: new, Enqueued or TimeoutBackoff. While it waits the
+// extension keeps its spec in step with the job and its quota label with the
+// job's.
+func IsWaiting(p schedv1alpha1.QueueUnitPhase) bool {
+	return IsPending(p) || p == schedv1alpha1.QueueUnitPhaseTimeoutBackoff
+}

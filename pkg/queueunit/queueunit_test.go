@@ -15,20 +15,24 @@ import (
 // for admission, which are charged to their quota, which are done.
 func TestPhases(t *testing.T) {
 	for _, tc := range []struct {
-		phase                    schedv1alpha1.QueueUnitPhase
-		pending, holds, finished bool
+		phase                             schedv1alpha1.QueueUnitPhase
+		pending, waiting, holds, finished bool
 	}{
-		{phase: schedv1alpha1.QueueUnitPhaseNone, pending: true},
-		{phase: schedv1alpha1.QueueUnitPhaseEnqueued, pending: true},
+		{phase: schedv1alpha1.QueueUnitPhaseNone, pending: true, waiting: true},
+		{phase: schedv1alpha1.QueueUnitPhaseEnqueued, pending: true, waiting: true},
 		{phase: schedv1alpha1.QueueUnitPhaseReserved, holds: true},
 		{phase: schedv1alpha1.QueueUnitPhaseDequeued, holds: true},
 		{phase: schedv1alpha1.QueueUnitPhaseRunning, holds: true},
-		{phase: schedv1alpha1.QueueUnitPhaseTimeoutBackoff},
+		// "spec.priority follows the job only while the unit waits (Enqueued, TimeoutBackoff)".
+		{phase: schedv1alpha1.QueueUnitPhaseTimeoutBackoff, waiting: true},
 		{phase: schedv1alpha1.QueueUnitPhaseSucceed, finished: true},
 		{phase: schedv1alpha1.QueueUnitPhaseFailed, finished: true},
 	} {
 		if got := IsPending(tc.phase); got != tc.pending {
 			t.Errorf("IsPending(%q) = %v, want %v", tc.phase, got, tc.pending)
+		}
+		if got := IsWaiting(tc.phase); got != tc.waiting {
+			t.Errorf("IsWaiting(%q) = %v, want %v", tc.phase, got, tc.waiting)
 		}
 		if got := HoldsQuota(tc.phase); got != tc.holds {
 			t.Errorf("HoldsQuota(%q) = %v, want %v", tc.phase, got, tc.holds)
