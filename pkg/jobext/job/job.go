@@ -1,10 +1,7 @@
 package job
 
 import (
-	"fmt"
-
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,19 +16,11 @@ const PodSetName = "main"
 
 // New describes the batch/v1 Job extension.
 func New(framework.ExtensionOptions) framework.Extension {
-	return framework.Extension{
+	return framework.Typed(framework.Extension{
 		Name:         Name,
 		GVK:          batchv1.SchemeGroupVersion.WithKind("Job"),
 		BareUnitName: true,
-		NewObject:    func() client.Object { return &batchv1.Job{} },
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			j, ok := obj.(*batchv1.Job)
-			if !ok {
-				return nil, fmt.Errorf("want *batchv1.Job, got %T", obj)
-			}
-			return &Job{job: j}, nil
-		},
-	}
+	}, Wrap)
 }
 
 // Job is a batch/v1 Job seen by the queue.
@@ -87,15 +76,7 @@ func (j *Job) PodSets() ([]framework.PodSet, error) {
 func (j *Job) Status() framework.JobStatus {
 	st := framework.JobStatus{}
 	for _, c := range j.job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			st.Finished, st.Message = true, c.Message
-		case batchv1.JobFailed:
-			st.Finished, st.Failed, st.Message = true, true, c.Message
-		}
+		framework.EndBy(&st, c.Type, c.Status, c.Message, batchv1.JobComplete, batchv1.JobFailed)
 	}
 	active := j.job.Status.Active
 	running := ptr.Deref(j.job.Status.Ready, active)

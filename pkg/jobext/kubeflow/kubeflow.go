@@ -5,13 +5,22 @@ import (
 	"strings"
 
 	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 )
+
+// Extension describes the extension of one kubeflow.org/v1 kind, given the
+// extension's name, the kind, the plural of its resource and its wrapper.
+func Extension[T any, PT interface {
+	*T
+	client.Object
+}](name, kind, plural string, wrap func(PT) *Job) framework.Extension {
+	gv := kfv1.SchemeGroupVersion
+	return framework.Typed(framework.Extension{Name: name, GVK: gv.WithKind(kind), CRD: plural + "." + gv.Group}, wrap)
+}
 
 // Job is a kubeflow.org/v1 training job seen by the queue.
 type Job struct {
@@ -102,15 +111,7 @@ func (j *Job) PodSets() ([]framework.PodSet, error) {
 func (j *Job) Status() framework.JobStatus {
 	var st framework.JobStatus
 	for _, c := range j.status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case kfv1.JobSucceeded:
-			st.Finished, st.Message = true, c.Message
-		case kfv1.JobFailed:
-			st.Finished, st.Failed, st.Message = true, true, c.Message
-		}
+		framework.EndBy(&st, c.Type, c.Status, c.Message, kfv1.JobSucceeded, kfv1.JobFailed)
 	}
 	for _, t := range j.ReplicaTypes() {
 		rs := j.status.ReplicaStatuses[t]

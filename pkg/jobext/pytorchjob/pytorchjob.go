@@ -1,10 +1,7 @@
 package pytorchjob
 
 import (
-	"fmt"
-
 	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/kubeflow"
@@ -18,19 +15,7 @@ var order = []kfv1.ReplicaType{kfv1.PyTorchJobReplicaTypeMaster, kfv1.PyTorchJob
 
 // New describes the PyTorchJob extension.
 func New(framework.ExtensionOptions) framework.Extension {
-	return framework.Extension{
-		Name:      Name,
-		GVK:       kfv1.SchemeGroupVersion.WithKind(kfv1.PyTorchJobKind),
-		CRD:       "pytorchjobs.kubeflow.org",
-		NewObject: func() client.Object { return &kfv1.PyTorchJob{} },
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			j, ok := obj.(*kfv1.PyTorchJob)
-			if !ok {
-				return nil, fmt.Errorf("want *PyTorchJob, got %T", obj)
-			}
-			return Wrap(j), nil
-		},
-	}
+	return kubeflow.Extension(Name, kfv1.PyTorchJobKind, "pytorchjobs", Wrap)
 }
 
 // Wrap wraps a PyTorchJob.

@@ -1,8 +1,6 @@
 package raycluster
 
 import (
-	"fmt"
-
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,19 +16,11 @@ const OriginatedFromLabel = "ray.io/originated-from-crd"
 
 // New describes the RayCluster extension.
 func New(framework.ExtensionOptions) framework.Extension {
-	return framework.Extension{
-		Name:      Name,
-		GVK:       rayv1.GroupVersion.WithKind("RayCluster"),
-		CRD:       "rayclusters.ray.io",
-		NewObject: func() client.Object { return &rayv1.RayCluster{} },
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			c, ok := obj.(*rayv1.RayCluster)
-			if !ok {
-				return nil, fmt.Errorf("want *RayCluster, got %T", obj)
-			}
-			return &Cluster{c: c}, nil
-		},
-	}
+	return framework.Typed(framework.Extension{
+		Name: Name,
+		GVK:  rayv1.GroupVersion.WithKind("RayCluster"),
+		CRD:  "rayclusters.ray.io",
+	}, Wrap)
 }
 
 // Cluster is a RayCluster seen by the queue.

@@ -2,7 +2,6 @@ package rayjob
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
@@ -25,43 +24,26 @@ var errNoClusterSpec = errors.New("RayJob has no spec.rayClusterSpec (jobs on an
 
 // New describes the ray.io/v1 RayJob extension.
 func New(opts framework.ExtensionOptions) framework.Extension {
-	sibling := slices.Contains(opts.Enabled, NameV1alpha1)
-	return framework.Extension{
-		Name:      Name,
-		GVK:       rayv1.GroupVersion.WithKind("RayJob"),
-		CRD:       crd,
-		NewObject: func() client.Object { return &rayv1.RayJob{} },
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			j, ok := obj.(*rayv1.RayJob)
-			if !ok {
-				return nil, fmt.Errorf("want v1 *RayJob, got %T", obj)
-			}
-			return &JobV1{j: j}, nil
-		},
-		Claims: func(obj client.Object) bool {
-			return !sibling || CreatedAs(obj) != rayv1alpha1.GroupVersion.String()
-		},
-	}
+	ext := framework.Typed(framework.Extension{Name: Name, GVK: rayv1.GroupVersion.WithKind("RayJob"), CRD: crd}, WrapV1)
+	ext.Claims = claims(opts, NameV1alpha1, false)
+	return ext
 }
 
 // NewV1alpha1 describes the ray.io/v1alpha1 RayJob extension.
 func NewV1alpha1(opts framework.ExtensionOptions) framework.Extension {
-	sibling := slices.Contains(opts.Enabled, Name)
-	return framework.Extension{
-		Name:      NameV1alpha1,
-		GVK:       rayv1alpha1.GroupVersion.WithKind("RayJob"),
-		CRD:       crd,
-		NewObject: func() client.Object { return &rayv1alpha1.RayJob{} },
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			j, ok := obj.(*rayv1alpha1.RayJob)
-			if !ok {
-				return nil, fmt.Errorf("want v1alpha1 *RayJob, got %T", obj)
-			}
-			return &JobV1alpha1{j: j}, nil
-		},
-		Claims: func(obj client.Object) bool {
-			return !sibling || CreatedAs(obj) == rayv1alpha1.GroupVersion.String()
-		},
+	ext := framework.Typed(framework.Extension{Name: NameV1alpha1, GVK: rayv1alpha1.GroupVersion.WithKind("RayJob"), CRD: crd}, WrapV1alpha1)
+	ext.Claims = claims(opts, Name, true)
+	return ext
+}
+
+// claims is the rule by which the extension of one version leaves to its
+// sibling the jobs created in the sibling's version: alone, an extension
+// serves every job; with its sibling enabled, the v1alpha1 extension (alpha)
+// serves the jobs created as v1alpha1 and the v1 extension all others.
+func claims(opts framework.ExtensionOptions, sibling string, alpha bool) func(client.Object) bool {
+	withSibling := slices.Contains(opts.Enabled, sibling)
+	return func(obj client.Object) bool {
+		return !withSibling || (CreatedAs(obj) == rayv1alpha1.GroupVersion.String()) == alpha
 	}
 }
 
@@ -82,13 +64,71 @@ func CreatedAs(obj client.Object) string {
 	return version
 }
 
+// Job is a RayJob of either API version seen by the queue. Every method reads
+// the job afresh through view, so a job the client updated in place is seen
+// as it now is.
+type Job struct {
+	view func() view
+}
+
+var (
+	_ framework.GenericJob    = (*Job)(nil)
+	_ framework.StartReporter = (*Job)(nil)
+)
+
+// Object returns the RayJob.
+func (r *Job) Object() client.Object { return r.view().obj }
+
+// Started: KubeRay set status.startTime.
+func (r *Job) Started() bool { return r.view().started }
+
+// IsSuspended reads spec.suspend.
+func (r *Job) IsSuspended() bool { return *r.view().suspend }
+
+// Suspend sets spec.suspend; KubeRay deletes the cluster.
+func (r *Job) Suspend() { *r.view().suspend = true }
+
+// Resume clears spec.suspend.
+func (r *Job) Resume() { *r.view().suspend = false }
+
+// PodSets is the cluster's head and worker groups.
+func (r *Job) PodSets() ([]framework.PodSet, error) {
+	v := r.view()
+	if v.head == nil {
+		return nil, errNoClusterSpec
+	}
+	return raycluster.PodSets(v.head, v.groups)
+}
+
+// Status follows status.jobDeploymentStatus: Complete and Failed end the job
+// (failed unless the Ray job SUCCEEDED); while it deploys or runs, its pods
+// are pending or running.
+func (r *Job) Status() framework.JobStatus {
+	v := r.view()
+	var st framework.JobStatus
+	switch v.deployment {
+	case rayv1.JobDeploymentStatusComplete, rayv1.JobDeploymentStatusFailed:
+		st.Finished = true
+		st.Failed = v.jobStatus != rayv1.JobStatusSucceeded
+		st.Message = v.message
+		return st
+	}
+	sets, err := r.PodSets()
+	if err != nil {
+		return st
+	}
+	st.PodSets = deploymentPods(sets, v.deployment)
+	return st
+}
+
 // deploymentPods maps a deployment status to the pods' state: running, pending
 // or none.
-func deploymentPods(sets []framework.PodSet, status string) []framework.PodSetStatus {
+func deploymentPods(sets []framework.PodSet, status rayv1.JobDeploymentStatus) []framework.PodSetStatus {
 	switch status {
-	case "Running":
+	case rayv1.JobDeploymentStatusRunning:
 		return raycluster.AllSets(sets, true)
-	case "Initializing", "Waiting", "Retrying", "Suspending":
+	case rayv1.JobDeploymentStatusInitializing, rayv1.JobDeploymentStatusWaiting,
+		rayv1.JobDeploymentStatusRetrying, rayv1.JobDeploymentStatusSuspending:
 		return raycluster.AllSets(sets, false)
 	}
 	return nil

@@ -25,19 +25,11 @@ const (
 
 // New describes the SparkApplication extension.
 func New(framework.ExtensionOptions) framework.Extension {
-	return framework.Extension{
-		Name:      Name,
-		GVK:       sparkv1beta2.SchemeGroupVersion.WithKind("SparkApplication"),
-		CRD:       "sparkapplications.sparkoperator.k8s.io",
-		NewObject: func() client.Object { return &sparkv1beta2.SparkApplication{} },
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			a, ok := obj.(*sparkv1beta2.SparkApplication)
-			if !ok {
-				return nil, fmt.Errorf("want *SparkApplication, got %T", obj)
-			}
-			return &App{a: a}, nil
-		},
-	}
+	return framework.Typed(framework.Extension{
+		Name: Name,
+		GVK:  sparkv1beta2.SchemeGroupVersion.WithKind("SparkApplication"),
+		CRD:  "sparkapplications.sparkoperator.k8s.io",
+	}, Wrap)
 }
 
 // App is a SparkApplication seen by the queue.

@@ -1,10 +1,7 @@
 package tfjob
 
 import (
-	"fmt"
-
 	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/kubeflow"
@@ -21,19 +18,7 @@ var order = []kfv1.ReplicaType{
 
 // New describes the TFJob extension.
 func New(framework.ExtensionOptions) framework.Extension {
-	return framework.Extension{
-		Name:      Name,
-		GVK:       kfv1.SchemeGroupVersion.WithKind(kfv1.TFJobKind),
-		CRD:       "tfjobs.kubeflow.org",
-		NewObject: func() client.Object { return &kfv1.TFJob{} },
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			j, ok := obj.(*kfv1.TFJob)
-			if !ok {
-				return nil, fmt.Errorf("want *TFJob, got %T", obj)
-			}
-			return Wrap(j), nil
-		},
-	}
+	return kubeflow.Extension(Name, kfv1.TFJobKind, "tfjobs", Wrap)
 }
 
 // Wrap wraps a TFJob.

@@ -25,23 +25,7 @@ var GVK = schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kin
 
 // New describes the Workflow extension.
 func New(framework.ExtensionOptions) framework.Extension {
-	return framework.Extension{
-		Name: Name,
-		GVK:  GVK,
-		CRD:  "workflows.argoproj.io",
-		NewObject: func() client.Object {
-			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(GVK)
-			return u
-		},
-		Wrap: func(obj client.Object) (framework.GenericJob, error) {
-			u, ok := obj.(*unstructured.Unstructured)
-			if !ok {
-				return nil, fmt.Errorf("want *unstructured.Unstructured, got %T", obj)
-			}
-			return &Workflow{u: u}, nil
-		},
-	}
+	return framework.Typed(framework.Extension{Name: Name, GVK: GVK, CRD: "workflows.argoproj.io"}, Wrap)
 }
 
 // Workflow is an Argo Workflow seen by the queue.
