@@ -10,9 +10,10 @@
 //	                           scheduling order, with why each waits
 //
 // It owns nothing but its listener: it reads through the Source interface
-// (FromScheduler adapts *scheduler.Scheduler). Answers describe the replica
-// that is asked; only the leader admits, so a follower's queues hold what the
-// API says and the leader's the same a status write earlier. The waiting
+// (FromScheduler adapts the scheduler's read-only view, pkg/scheduler/view).
+// Answers describe the replica that is asked; only the leader admits, so a
+// follower's queues hold what the API says and the leader's the same a
+// status write earlier. The waiting
 // reason is the unit's status.message as the leader last wrote it.
 //
 // The API is for people and may change; the stable API is the visibility

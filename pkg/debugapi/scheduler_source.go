@@ -3,32 +3,24 @@ package debugapi
 import (
 	"context"
 
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
 )
 
-// SchedulerState is what FromScheduler reads; *scheduler.Scheduler has it.
-type SchedulerState interface {
-	Queues() *queue.Manager
-	Framework() *framework.Framework
-	Cache() cache.Cache
-}
-
 type schedulerSource struct {
-	s SchedulerState
+	s view.Reader
 }
 
 var _ Source = (*schedulerSource)(nil)
 
-// FromScheduler adapts a scheduler (*scheduler.Scheduler) to Source.
-func FromScheduler(s SchedulerState) Source { return &schedulerSource{s: s} }
+// FromScheduler adapts a scheduler's read-only view (Scheduler.View) to Source.
+func FromScheduler(s view.Reader) Source { return &schedulerSource{s: s} }
 
 func (a *schedulerSource) Quotas() []Quota {
-	infos := a.s.Framework().ListQuotas()
+	infos := a.s.Quotas()
 	out := make([]Quota, 0, len(infos))
 	for _, q := range infos {
 		out = append(out, Quota{
@@ -40,10 +32,10 @@ func (a *schedulerSource) Quotas() []Quota {
 }
 
 func (a *schedulerSource) Queues() []Queue {
-	counts := a.s.Queues().Counts()
+	counts := a.s.PendingCounts()
 	var out []Queue
-	for _, name := range a.s.Queues().QueueNames() {
-		set, ok := a.s.Queues().QueueSettings(name)
+	for _, name := range a.s.QueueNames() {
+		set, ok := a.s.QueueSettings(name)
 		if !ok {
 			continue
 		}
@@ -54,14 +46,14 @@ func (a *schedulerSource) Queues() []Queue {
 	return out
 }
 
-func (a *schedulerSource) Orphans() map[string][]string { return a.s.Queues().Orphans() }
+func (a *schedulerSource) Orphans() map[string][]string { return a.s.Orphans() }
 
 func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) {
-	set, ok := a.s.Queues().QueueSettings(name)
+	set, ok := a.s.QueueSettings(name)
 	if !ok {
 		return Queue{}, false
 	}
-	pending, ok := a.s.Queues().Pending(name)
+	pending, ok := a.s.Pending(name)
 	if !ok {
 		return Queue{}, false
 	}
@@ -72,10 +64,10 @@ func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) 
 		u := Unit{
 			// Cohort is asked of the framework: the unit's own field is written by passes.
 			Position: p.Position, Namespace: p.Namespace, Name: p.Name, Priority: p.Priority,
-			Quota: p.Quota, Cohort: a.s.Framework().Cohort(p.Quota), Request: p.Request.ToList(), Created: p.Created, Enqueued: p.Enqueued,
+			Quota: p.Quota, Cohort: a.s.Cohort(p.Quota), Request: p.Request.ToList(), Created: p.Created, Enqueued: p.Enqueued,
 		}
 		obj := &v1alpha1.QueueUnit{}
-		if err := a.s.Cache().Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, obj, client.UnsafeDisableDeepCopy); err == nil {
+		if err := a.s.Objects().Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, obj, client.UnsafeDisableDeepCopy); err == nil {
 			u.Message = obj.Status.Message
 		}
 		q.Pending = append(q.Pending, u)

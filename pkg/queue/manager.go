@@ -324,7 +324,9 @@ func (m *Manager) Pending(queueName string) ([]Position, bool) {
 	}
 	out := make([]Position, len(q.units))
 	for i, u := range q.units {
-		out[i] = Position{Unit: u, Position: i + 1}
+		// A copy: passes change the queue's own entries.
+		cp := *u
+		out[i] = Position{Unit: &cp, Position: i + 1}
 	}
 	return out, true
 }

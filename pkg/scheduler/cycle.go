@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,41 +13,42 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
-// enqueueWriteDelay holds back a new unit's first Enqueued write, so that a
-// unit admitted in the next pass costs one write, not two; waitingWriteDelay
-// does the same for the report of why a unit waits. A unit that already says
-// why it waits and is held back for a moment (behind a preemptor, say) waits
-// longer, heldBackRewriteDelay: a hold that ends before costs no write.
-const (
-	enqueueWriteDelay    = 500 * time.Millisecond
-	waitingWriteDelay    = time.Second
-	heldBackRewriteDelay = 5 * time.Second
-)
-
-func (s *Scheduler) now() metav1.Time { return metav1.NewTime(s.clock.Now()) }
+// passDriver runs the passes: it asks the queue manager for a pass, decides
+// each unit it is given (try) under the cache's lock, and hands admissions
+// to the status writer and refusals to the reporter.
+type passDriver struct {
+	*env
+	cache     *unitCache
+	registry  *queueRegistry
+	preemptor *preemptor
+	reports   *reporter
+	intake    *intake
+	writer    *statusWriter
+	wakeups   *wakeups
+	nodes     *nodes
+}
 
 // schedule runs one pass and hands its results to the writer.
-func (s *Scheduler) schedule(ctx context.Context) {
-	start := s.clock.Now()
+func (p *passDriver) schedule(ctx context.Context) {
+	start := p.clock.Now()
 	memo := shortfalls{}
-	res := s.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure {
-		f := s.try(ctx, u, q, memo)
+	res := p.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure {
+		f := p.try(ctx, u, q, memo)
 		if f != nil && q.MaxWait > 0 && !u.WaitingSince.IsZero() {
 			// The end of its bound is a deadline: look again then.
 			if at := u.WaitingSince.Add(q.MaxWait); at.After(start) {
-				s.wakeups.wakeAt(u.Cohort, at)
+				p.wakeups.wakeAt(u.Cohort, at)
 			}
 		}
 		return f
 	})
-	s.opts.Metrics.Pass(s.clock.Since(start))
+	p.opts.Metrics.Pass(p.clock.Since(start))
 	for _, a := range res.Admitted {
-		s.admit(ctx, a)
+		p.admit(ctx, a)
 	}
 	for _, f := range res.Failed {
 		if f.Failure.Reason == reasonStale {
@@ -62,25 +62,18 @@ func (s *Scheduler) schedule(ctx context.Context) {
 			if f.Failure.NeverFits {
 				result = metrics.ResultNeverFits
 			}
-			s.opts.Metrics.Attempt(f.Queue, result)
+			p.opts.Metrics.Attempt(f.Queue, result)
 		}
 		if st, ok := f.Unit.Object.(*unitState); ok && st != nil {
-			s.mu.Lock()
 			if f.Failure.HeldBack {
 				// A preemptor held back behind another unit is not tried, so
 				// its nomination would never end, and the units of its
 				// cohort paused for it (borrowingPaused) would wait forever:
 				// it ends here; the preemptor is nominated again when tried.
-				s.unnominate(f.Unit.Key)
+				p.preemptor.unnominate(f.Unit.Key)
 			}
-			obj := st.obj
-			failure := f.Failure
-			if failure.Inferred && st.reason != failure.Reason {
-				// About to be reported: say this unit's own numbers.
-				failure = s.refine(ctx, st, f.Unit, failure)
-			}
-			s.mu.Unlock()
-			s.reportWaiting(obj, failure)
+			obj, failure := p.explain(ctx, st, f.Unit, f.Failure)
+			p.reports.reportWaiting(obj, failure)
 		}
 	}
 	if len(res.Admitted) > 0 || len(res.Failed) > 0 {
@@ -88,59 +81,55 @@ func (s *Scheduler) schedule(ctx context.Context) {
 	}
 }
 
-// try decides one unit; it runs inside a pass, under the queue manager's lock.
-// memo holds the pass's refusals (see shortfalls).
-func (s *Scheduler) try(ctx context.Context, u *queue.Unit, q queue.Settings, memo shortfalls) *queue.Failure {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, _ := u.Object.(*unitState)
-	if st == nil || st.deleted || st.inflight || !queueunit.IsPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
-		return &queue.Failure{Reason: reasonStale, HeldBack: true}
-	}
-	if f := s.nodeMisfit(st); f != nil {
-		return f
-	}
-	if sf, ok := memo.match(u.Quota, q.Name, u.Request, u.Priority); ok {
-		if _, nominated := s.nominated.byUnit[u.Key]; !nominated {
+// try decides one unit; it runs inside a pass, under the queue manager's
+// lock, and decides under the cache's. memo holds the pass's refusals (see
+// shortfalls).
+func (p *passDriver) try(ctx context.Context, u *queue.Unit, q queue.Settings, memo shortfalls) *queue.Failure {
+	return p.cache.decide(u.Object, func(st *unitState) *queue.Failure {
+		if f := p.nodes.misfit(st); f != nil {
+			return f
+		}
+		if sf, ok := memo.match(u.Quota, q.Name, u.Request, u.Priority); ok && !p.preemptor.isNominated(u.Key) {
 			u.Cohort = sf.cohort
 			f := sf.failure
 			f.Inferred = true
 			return &f
 		}
-	}
-	u.Cohort = s.fw.Cohort(u.Quota)
-	info := st.info(u)
-	if f := s.borrowingPaused(info, u.Cohort); f != nil {
-		// WouldBorrow is monotone in the request too.
-		f.Covering = true
-		memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
-		return f
-	}
-	if status := s.fw.Filter(ctx, info); !status.IsSuccess() {
-		var v quota.Victims
-		if status.Code == framework.Unschedulable {
-			var f *queue.Failure
-			if f, v = s.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
-				return f
-			}
-		}
-		s.unnominate(u.Key)
-		f := failureOf(status)
-		if !v.RetryAt.IsZero() {
-			f.Reason, f.Message = protectedReason(f.Reason, v), protectedMessage(f.Message, v)
-		}
-		if !f.NeverFits {
+		u.Cohort = p.fw.Cohort(u.Quota)
+		info := st.info(u)
+		if f := p.preemptor.borrowingPaused(info, u.Cohort); f != nil {
+			// WouldBorrow is monotone in the request too.
 			f.Covering = true
 			memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
+			return f
 		}
-		return f
-	}
-	if status := s.fw.Reserve(ctx, info); !status.IsSuccess() {
-		return failureOf(status)
-	}
-	st.inflight = true
-	s.unnominate(u.Key)
-	return nil
+		if status := p.fw.Filter(ctx, info); !status.IsSuccess() {
+			var v quota.Victims
+			if status.Code == framework.Unschedulable {
+				var f *queue.Failure
+				if f, v = p.preemptor.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
+					return f
+				}
+			}
+			p.preemptor.unnominate(u.Key)
+			f := failureOf(status)
+			if !v.RetryAt.IsZero() {
+				f.Reason, f.Message = protectedReason(f.Reason, v), protectedMessage(f.Message, v)
+			}
+			if !f.NeverFits {
+				f.Covering = true
+				memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
+			}
+			return f
+		}
+		if status := p.fw.Reserve(ctx, info); !status.IsSuccess() {
+			return failureOf(status)
+		}
+		// Assumed: charged now, written later; admissionDone forgets it.
+		st.inflight = true
+		p.preemptor.unnominate(u.Key)
+		return nil
+	})
 }
 
 // info is what plugins see of pending unit u.
@@ -148,39 +137,23 @@ func (st *unitState) info(u *queue.Unit) *framework.UnitInfo {
 	return &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
 }
 
-// unnominate ends unit key's nomination, if any; units of its cohort paused
-// for it are worth trying again. It runs under s.mu.
-func (s *Scheduler) unnominate(key string) {
-	if cohort := s.nominated.remove(key); cohort != "" {
-		s.queues.Freed(cohort)
+// explain is what a refused unit is told: an inferred failure becomes the
+// unit's own, with its own numbers, when it is about to be reported.
+func (p *passDriver) explain(ctx context.Context, st *unitState, u *queue.Unit, f *queue.Failure) (*v1alpha1.QueueUnit, *queue.Failure) {
+	p.cache.mu.Lock()
+	defer p.cache.mu.Unlock()
+	if !f.Inferred || st.reason == f.Reason {
+		return st.obj, f
 	}
-}
-
-// refine replaces an inferred failure by the unit's own, for its report. It
-// runs under s.mu.
-func (s *Scheduler) refine(ctx context.Context, st *unitState, u *queue.Unit, f *queue.Failure) *queue.Failure {
 	info := st.info(u)
-	status := s.fw.Filter(ctx, info)
+	status := p.fw.Filter(ctx, info)
 	if status.IsSuccess() || status.Reason != f.Reason {
 		// Usage moved since the pass; the next pass tells the unit again.
-		return f
+		return st.obj, f
 	}
 	own := *f
 	own.Message, own.Inferred = status.Message, false
-	return &own
-}
-
-// borrowingPaused holds back a unit that would borrow above its min while
-// room is being made for a nominated unit of the same cohort.
-func (s *Scheduler) borrowingPaused(info *framework.UnitInfo, cohort string) *queue.Failure {
-	key := s.nominated.other(cohort, info.Key)
-	if key == "" || !s.fw.WouldBorrow(info) {
-		return nil
-	}
-	// Tried again only once the cohort changes: room freed or a nomination
-	// ended (unnominate). The reason names the preemptor, so its text is true.
-	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true, UntilCohortChanges: true,
-		Message: borrowingPausedMessage(info.Quota, key)}
+	return st.obj, &own
 }
 
 func failureOf(s *framework.Status) *queue.Failure {
@@ -188,24 +161,20 @@ func failureOf(s *framework.Status) *queue.Failure {
 }
 
 // admit writes an admission decided in a pass.
-func (s *Scheduler) admit(ctx context.Context, a queue.Admitted) {
+func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 	key := a.Unit.Key
-	s.mu.Lock()
-	st := s.units[key]
-	if st == nil {
-		s.mu.Unlock()
+	base, _ := p.cache.object(key)
+	if base == nil {
 		return
 	}
-	base := st.obj
 	info := &framework.UnitInfo{Key: key, Unit: base, Queue: a.Queue, Quota: a.Unit.Quota, Request: a.Unit.Request, Priority: a.Unit.Priority}
-	s.mu.Unlock()
 
 	admissions := admissionsFor(base)
-	checks := s.checksFor(base, a.Queue)
-	s.writer.enqueue(key, &write{
+	checks := p.checksFor(base, a.Queue)
+	p.writer.enqueue(key, &write{
 		base: base,
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			now := s.now()
+			now := p.now()
 			x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
 			x.Status.AdmissionChecks = nil
 			x.Status.RequeueState = keepCount(x.Status.RequeueState)
@@ -233,77 +202,47 @@ func (s *Scheduler) admit(ctx context.Context, a queue.Admitted) {
 			}
 			return true
 		},
-		done: func(written *v1alpha1.QueueUnit, err error) { s.admitted(ctx, info, written, err) },
+		done: func(written *v1alpha1.QueueUnit, err error) { p.admitted(ctx, info, written, err) },
 	}, 0)
 }
 
 // admitted learns how an admission write ended.
-func (s *Scheduler) admitted(ctx context.Context, info *framework.UnitInfo, written *v1alpha1.QueueUnit, err error) {
+func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, written *v1alpha1.QueueUnit, err error) {
 	key := info.Key
-	s.mu.Lock()
-	st := s.units[key]
-	if st != nil {
-		st.inflight = false
+	ok := err == nil && written != nil
+	if !ok {
+		// Give the quota back before the cache charges what the object
+		// says the unit holds (usually nothing).
+		p.fw.Unreserve(ctx, info)
 	}
-	if err == nil && written != nil && st != nil {
-		if queueunit.IsPending(st.obj.Status.Phase) {
-			// The informer has not brought our write yet.
-			st.obj = written
-		}
-		st.holding, st.reason, st.wanted = true, "", nil
-		latest := st.obj
-		s.mu.Unlock()
+	st, latest, retry := p.cache.admissionDone(key, written, ok)
+	if ok && st != nil {
 		note := ""
-		if !s.opts.NodeFitCheck {
+		if !p.opts.NodeFitCheck {
 			note = "; node fit check skipped (--node-fit-check=false)"
 		}
-		s.recorder.Eventf(written, corev1.EventTypeNormal, "Scheduled", "Admitted by queue %s; quota %s charged %s%s", info.Queue, info.Quota, info.Request, note)
-		s.opts.Metrics.Attempt(info.Queue, metrics.ResultAdmitted)
-		s.opts.Metrics.Admitted(info.Queue, s.clock.Since(written.CreationTimestamp.Time))
-		s.opts.Metrics.Coming(written.Namespace, jobType(written), metrics.StatusAdmitted)
+		p.recorder.Eventf(written, corev1.EventTypeNormal, "Scheduled", "Admitted by queue %s; quota %s charged %s%s", info.Queue, info.Quota, info.Request, note)
+		p.opts.Metrics.Attempt(info.Queue, metrics.ResultAdmitted)
+		p.opts.Metrics.Admitted(info.Queue, p.clock.Since(written.CreationTimestamp.Time))
+		p.opts.Metrics.Coming(written.Namespace, jobType(written), metrics.StatusAdmitted)
 		// Replay what arrived while the write was in flight (usage, pods running).
-		s.onUnit(latest)
+		p.intake.onUnit(latest)
 		return
 	}
-	// The write did not happen: give the quota back and decide again.
-	s.fw.Unreserve(ctx, info)
-	var retry *v1alpha1.QueueUnit
-	retryState := st
-	if st != nil {
-		s.fw.SetUsage(key, st.holdingFor(key, s.ceilings[st.queue]))
-		if queueunit.IsPending(st.obj.Status.Phase) {
-			retry = st.obj
-		}
-	}
-	s.mu.Unlock()
-	s.queues.PodsRunning(key)
+	// The write did not happen: decide again.
+	p.queues.PodsRunning(key)
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Admission not written; deciding again", "unit", key, "err", err)
 	}
 	if retry != nil {
-		queueName, quotaName := s.fw.Map(retry)
-		s.enqueue(retry, retryState, queueName, quotaName, true)
+		queueName, quotaName := p.fw.Map(retry)
+		p.intake.enqueue(retry, st, queueName, quotaName, true)
 	}
-}
-
-func setCondition(u *v1alpha1.QueueUnit, t string, status metav1.ConditionStatus, reason, message string, now metav1.Time) {
-	meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{
-		Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: u.Generation,
-	})
-}
-
-func jobType(u *v1alpha1.QueueUnit) string {
-	if u.Spec.ConsumerRef == nil {
-		return ""
-	}
-	return u.Spec.ConsumerRef.Kind
 }
 
 // checksFor lists the admission checks the unit's queue requires of it.
-func (s *Scheduler) checksFor(u *v1alpha1.QueueUnit, queueName string) []string {
-	s.mu.Lock()
-	q := s.queueObjs[queueName]
-	s.mu.Unlock()
+func (p *passDriver) checksFor(u *v1alpha1.QueueUnit, queueName string) []string {
+	q := p.registry.get(queueName)
 	if q == nil || len(q.Spec.AdmissionChecks) == 0 {
 		return nil
 	}

@@ -1,13 +1,31 @@
-// Package scheduler is the admission loop of koord-queue. It owns the cache of
-// QueueUnits (what each holds, what is in flight), feeds pending units to the
-// queue manager (pkg/queue), runs passes that admit units through the plugin
-// framework, and writes the results asynchronously through one status writer.
+// Package scheduler is the admission loop of koord-queue: it feeds pending
+// QueueUnits to the queue manager (pkg/queue), runs passes that admit them
+// through the plugin framework, and writes the results asynchronously.
 //
 // A decision is made from memory: the admitted unit's quota is charged at once
 // (assumed) and the unit leaves the pending queues, so it can never be admitted
 // twice while its status write is in flight. A failed write gives the quota
 // back and the unit is decided again. Usage is always rebuilt from the API
 // (see docs/protocol.md), so a restarted scheduler starts from the truth.
+//
+// The parts, each the one owner of its state:
+//   - unitCache (cache.go): every unit's last object, the quota it is charged
+//     to, assume/forget of admissions in flight, and what it holds, which it
+//     reports to the usage plugins;
+//   - queueRegistry and queueSync (queues.go): the served Queues, their
+//     priority ceilings and settings, and the Queues' status;
+//   - intake (units.go): the QueueUnit informer's handlers, which put pending
+//     units in their queues or say why they cannot be there;
+//   - passDriver (cycle.go): the passes, the decision on each unit and the
+//     admission writes;
+//   - preemptor (preempt.go): victim search and the nominations;
+//   - reporter (reports.go): what a unit's status says of its wait, evictions
+//     and lifecycle moves, as writes; statusWriter (writer.go) makes them;
+//   - lifecycle (lifecycle.go): admission checks, backoff, deactivation and
+//     the execution budget, each deadline a delayed key on the clock;
+//   - wakeups and nodes: deadlines per cohort, and the node fit check;
+//   - Snapshot (snapshot.go): read-only copies for the visibility and debug
+//     APIs.
 //
 // Every waiting unit says why in its status (message and a QuotaReserved=False
 // condition, reasons.go): texts name what stays put while others are
@@ -16,10 +34,16 @@
 // Time is the scheduler's injected Clock: every deadline (the end of a
 // protection period, admission check timeouts, backoff ends, execution
 // budgets) schedules its own re-evaluation on it (wakeups, the lifecycle
-// queue), so nothing waits for an unrelated change. The nodes it knows, for
-// the node fit check (pkg/nodefit), have an owner of their own (nodes).
+// queue), so nothing waits for an unrelated change.
 //
-// Locks, in the order they may be taken: the queue manager's (a pass calls
-// try under it), then s.mu, then the plugins' and the leaf locks (nodes,
-// wakeups, the status writer's), none of which calls back.
+// Locks, in the only order they may be taken:
+//  1. the queue manager's (a pass calls passDriver.try under it);
+//  2. unitCache.mu (try decides a unit under it, and every unitState field
+//     is guarded by it);
+//  3. the plugins' locks (framework calls made under 2), the preemptor's,
+//     queueRegistry.mu, nodes.mu, wakeups.mu and statusWriter.mu: leaves,
+//     none of which calls back into 1 or 2 while held.
+//
+// The queue manager's Freed and Invalidate take no lock of 1 (they bump
+// epochs), so they may be called from anywhere.
 package scheduler

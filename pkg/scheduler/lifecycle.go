@@ -17,10 +17,21 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
-// The lifecycle controller moves units that hold quota through the states the
-// scheduler owns: Reserved (admission checks), its own TimeoutBackoff, and the
-// evictions for deactivation and the execution budget. It runs
-// --admissionCheckControllerWorker workers over a queue of unit keys.
+// lifecycle is the controller that moves units that hold quota through the
+// states the scheduler owns: Reserved (admission checks), its own
+// TimeoutBackoff, and the evictions for deactivation and the execution
+// budget. It runs --admissionCheckControllerWorker workers over a queue of
+// unit keys; every deadline is a delayed key on the scheduler's clock.
+type lifecycle struct {
+	*env
+	cache   *unitCache
+	reports *reporter
+	queue   workqueue.TypedRateLimitingInterface[string]
+}
+
+func newLifecycle(e *env, cache *unitCache, reports *reporter) *lifecycle {
+	return &lifecycle{env: e, cache: cache, reports: reports, queue: newLifecycleQueue(e.clock)}
+}
 
 // newLifecycleQueue runs its delays on clk, so every deadline the controller
 // keeps (check timeout, backoff end, execution budget) follows the
@@ -31,8 +42,8 @@ func newLifecycleQueue(clk Clock) workqueue.TypedRateLimitingInterface[string] {
 }
 
 // needsLifecycle reports whether the controller has something to watch on u.
-func (s *Scheduler) needsLifecycle(u *v1alpha1.QueueUnit) bool {
-	g := s.opts.Gates
+func (l *lifecycle) needs(u *v1alpha1.QueueUnit) bool {
+	g := l.opts.Gates
 	switch {
 	case u.DeletionTimestamp != nil:
 		return false
@@ -48,88 +59,76 @@ func (s *Scheduler) needsLifecycle(u *v1alpha1.QueueUnit) bool {
 	return false
 }
 
-func (s *Scheduler) watchAdmissionChecks(ctx context.Context) error {
-	inf, err := s.cache.GetInformer(ctx, &v1alpha1.AdmissionCheck{})
-	if err != nil {
-		return fmt.Errorf("watch AdmissionChecks: %w", err)
+// add looks at unit key soon.
+func (l *lifecycle) add(key string) { l.queue.Add(key) }
+
+// admissionCheckHandlers look again at every reserved unit when an
+// AdmissionCheck changes.
+func (l *lifecycle) admissionCheckHandlers() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { l.recheckReserved() },
+		UpdateFunc: func(_, _ any) { l.recheckReserved() },
+		DeleteFunc: func(any) { l.recheckReserved() },
 	}
-	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.recheckReserved() },
-		UpdateFunc: func(_, _ any) { s.recheckReserved() },
-		DeleteFunc: func(any) { s.recheckReserved() },
-	})
-	if err != nil {
-		return err
-	}
-	s.registrations = append(s.registrations, reg)
-	return nil
 }
 
 // recheckReserved looks again at every reserved unit (an AdmissionCheck changed).
-func (s *Scheduler) recheckReserved() {
-	s.mu.Lock()
+func (l *lifecycle) recheckReserved() {
 	var keys []string
-	for key, st := range s.units {
+	l.cache.each(func(key string, st *unitState) {
 		if st.obj.Status.Phase == v1alpha1.QueueUnitPhaseReserved {
 			keys = append(keys, key)
 		}
-	}
-	s.mu.Unlock()
+	})
 	for _, k := range keys {
-		s.lifecycle.Add(k)
+		l.queue.Add(k)
 	}
 }
 
-func (s *Scheduler) runLifecycle(ctx context.Context, workers int) {
+func (l *lifecycle) run(ctx context.Context, workers int) {
 	go func() {
 		<-ctx.Done()
-		s.lifecycle.ShutDown()
+		l.queue.ShutDown()
 	}()
 	for range workers {
 		go func() {
-			for s.processLifecycle(ctx) {
+			for l.processNext(ctx) {
 			}
 		}()
 	}
 }
 
-func (s *Scheduler) processLifecycle(ctx context.Context) bool {
-	key, shutdown := s.lifecycle.Get()
+func (l *lifecycle) processNext(ctx context.Context) bool {
+	key, shutdown := l.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer s.lifecycle.Done(key)
-	s.mu.Lock()
-	st := s.units[key]
-	var u *v1alpha1.QueueUnit
-	if st != nil && !st.inflight {
-		u = st.obj
-	}
-	s.mu.Unlock()
-	if u == nil {
+	defer l.queue.Done(key)
+	u, inflight := l.cache.object(key)
+	if u == nil || inflight {
 		return true
 	}
-	if after := s.reconcileLifecycle(ctx, u); after > 0 {
-		s.lifecycle.AddAfter(key, after)
+	if after := l.reconcile(ctx, u); after > 0 {
+		l.queue.AddAfter(key, after)
 	}
 	return true
 }
 
-// reconcileLifecycle acts on one unit and returns when to look again (0: on change).
-func (s *Scheduler) reconcileLifecycle(ctx context.Context, u *v1alpha1.QueueUnit) time.Duration {
-	now := s.clock.Now()
-	g := s.opts.Gates
+// reconcile acts on one unit and returns when to look again (0: on change).
+func (l *lifecycle) reconcile(ctx context.Context, u *v1alpha1.QueueUnit) time.Duration {
+	now := l.clock.Now()
+	g := l.opts.Gates
 	switch {
 	case g.QueueUnitActive && !ptr.Deref(u.Spec.Active, true) && queueunit.HoldsQuota(u.Status.Phase):
-		s.evict(u, v1alpha1.ReasonDeactivated, "Deactivated: spec.active is false")
+		l.reports.evict(u, v1alpha1.ReasonDeactivated, "Deactivated: spec.active is false")
 		return 0
 	case u.Status.Phase == v1alpha1.QueueUnitPhaseReserved:
-		return s.reconcileReserved(ctx, u, now)
+		return l.reconcileReserved(ctx, u, now)
 	case admissioncheck.OwnBackoff(u):
-		return s.reconcileBackoff(u, now)
+		return l.reconcileBackoff(u, now)
 	case u.Status.Phase == v1alpha1.QueueUnitPhaseRunning:
 		if g.QueueUnitRequeueState && u.Status.RequeueState != nil {
-			s.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
+			l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
 				if x.Status.Phase != v1alpha1.QueueUnitPhaseRunning || x.Status.RequeueState == nil {
 					return false
 				}
@@ -140,7 +139,7 @@ func (s *Scheduler) reconcileLifecycle(ctx context.Context, u *v1alpha1.QueueUni
 		if budget := admissioncheck.Budget(u); g.MaximumExecutionTime && budget > 0 {
 			used := admissioncheck.ExecutionUsed(u, now)
 			if used >= budget {
-				s.evict(u, v1alpha1.ReasonMaximumExecutionTimeExceeded,
+				l.reports.evict(u, v1alpha1.ReasonMaximumExecutionTimeExceeded,
 					fmt.Sprintf("Execution budget of %s used up", budget))
 				return 0
 			}
@@ -150,11 +149,11 @@ func (s *Scheduler) reconcileLifecycle(ctx context.Context, u *v1alpha1.QueueUni
 	return 0
 }
 
-func (s *Scheduler) checksOf(u *v1alpha1.QueueUnit) map[string]admissioncheck.Check {
+func (l *lifecycle) checksOf(u *v1alpha1.QueueUnit) map[string]admissioncheck.Check {
 	out := map[string]admissioncheck.Check{}
 	for _, st := range u.Status.AdmissionChecks {
 		ac := &v1alpha1.AdmissionCheck{}
-		if err := s.client.Get(context.Background(), client.ObjectKey{Name: st.Name}, ac); err != nil {
+		if err := l.client.Get(context.Background(), client.ObjectKey{Name: st.Name}, ac); err != nil {
 			continue
 		}
 		out[st.Name] = admissioncheck.Check{Exists: true, RetryDelay: time.Duration(ptr.Deref(ac.Spec.RetryDelayMinutes, 0)) * time.Minute}
@@ -162,8 +161,8 @@ func (s *Scheduler) checksOf(u *v1alpha1.QueueUnit) map[string]admissioncheck.Ch
 	return out
 }
 
-func (s *Scheduler) backoffFor(u *v1alpha1.QueueUnit) (time.Duration, int32) {
-	if !s.opts.Gates.QueueUnitRequeueState {
+func (l *lifecycle) backoffFor(u *v1alpha1.QueueUnit) (time.Duration, int32) {
+	if !l.opts.Gates.QueueUnitRequeueState {
 		return admissioncheck.BackoffBase, 0
 	}
 	n := int32(1)
@@ -173,16 +172,16 @@ func (s *Scheduler) backoffFor(u *v1alpha1.QueueUnit) (time.Duration, int32) {
 	return admissioncheck.BackoffFor(n, admissioncheck.RandomJitter()), n
 }
 
-func (s *Scheduler) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit, now time.Time) time.Duration {
-	backoff, count := s.backoffFor(u)
-	d := admissioncheck.Decide(u, s.checksOf(u), now, s.opts.Config.AdmissionCheckTimeout.Duration, backoff)
+func (l *lifecycle) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit, now time.Time) time.Duration {
+	backoff, count := l.backoffFor(u)
+	d := admissioncheck.Decide(u, l.checksOf(u), now, l.opts.Config.AdmissionCheckTimeout.Duration, backoff)
 	switch d.Action {
 	case admissioncheck.Admit:
 		for _, c := range u.Status.AdmissionChecks {
-			s.opts.Metrics.AdmissionCheck(c.Name, string(v1alpha1.CheckStateReady))
+			l.opts.Metrics.AdmissionCheck(c.Name, string(v1alpha1.CheckStateReady))
 		}
-		s.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
-			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved || admissioncheck.Decide(x, s.checksOf(x), now, 0, 0).Action != admissioncheck.Admit {
+		l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
+			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved || admissioncheck.Decide(x, l.checksOf(x), now, 0, 0).Action != admissioncheck.Admit {
 				return false
 			}
 			t := metav1.NewTime(now)
@@ -197,13 +196,13 @@ func (s *Scheduler) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit
 		outcome := map[string]string{admissioncheck.ReasonCheckRetry: "Retry", admissioncheck.ReasonCheckRejected: "Rejected", admissioncheck.ReasonCheckTimeout: "Timeout"}[d.Reason]
 		for _, c := range u.Status.AdmissionChecks {
 			if c.State != v1alpha1.CheckStateReady {
-				s.opts.Metrics.AdmissionCheck(c.Name, outcome)
+				l.opts.Metrics.AdmissionCheck(c.Name, outcome)
 			}
 		}
-		if s.leading.Load() {
-			s.recorder.Event(u, corev1.EventTypeWarning, d.Reason, d.Message+"; the reservation is released until "+d.RequeueAt.UTC().Format(time.RFC3339))
+		if l.leader() {
+			l.recorder.Event(u, corev1.EventTypeWarning, d.Reason, d.Message+"; the reservation is released until "+d.RequeueAt.UTC().Format(time.RFC3339))
 		}
-		s.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
+		l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
 			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved {
 				return false
 			}
@@ -224,36 +223,35 @@ func (s *Scheduler) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit
 		return 0
 	}
 	if len(d.Missing) > 0 {
-		s.mu.Lock()
-		st := s.units[keyOf(u)]
-		report := st != nil && st.reason != "checknotfound"
-		if report {
-			st.reason = "checknotfound"
-		}
-		s.mu.Unlock()
-		if report && s.leading.Load() {
-			s.recorder.Event(u, corev1.EventTypeWarning, "AdmissionCheckNotFound", d.Message)
+		report := false
+		l.cache.update(keyOf(u), func(st *unitState) {
+			if st.reason != "checknotfound" {
+				st.reason, report = "checknotfound", true
+			}
+		})
+		if report && l.leader() {
+			l.recorder.Event(u, corev1.EventTypeWarning, "AdmissionCheckNotFound", d.Message)
 		}
 	}
-	if u.Status.Message != d.Message && s.leading.Load() {
+	if u.Status.Message != d.Message {
 		msg := d.Message
 		// Only informs: it yields to decisions and is replaced by any later write.
-		s.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, info: true, mutate: func(x *v1alpha1.QueueUnit) bool {
+		l.reports.inform(u, func(x *v1alpha1.QueueUnit) bool {
 			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved || x.Status.Message == msg {
 				return false
 			}
 			x.Status.Message = msg
 			return true
-		}}, 0)
+		})
 	}
 	return d.RequeueAfter
 }
 
-func (s *Scheduler) reconcileBackoff(u *v1alpha1.QueueUnit, now time.Time) time.Duration {
+func (l *lifecycle) reconcileBackoff(u *v1alpha1.QueueUnit, now time.Time) time.Duration {
 	if rs := u.Status.RequeueState; rs != nil && rs.RequeueAt != nil && now.Before(rs.RequeueAt.Time) {
 		return rs.RequeueAt.Sub(now)
 	}
-	s.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
+	l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
 		if !admissioncheck.OwnBackoff(x) {
 			return false
 		}
@@ -267,15 +265,6 @@ func (s *Scheduler) reconcileBackoff(u *v1alpha1.QueueUnit, now time.Time) time.
 	return 0
 }
 
-// writeStatus queues a status change made only if mutate still wants it on
-// the freshest object.
-func (s *Scheduler) writeStatus(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit) bool) {
-	if !s.leading.Load() {
-		return
-	}
-	s.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, mutate: mutate}, 0)
-}
-
 // bankExecutionTime adds the current run to the unit's banked execution time.
 func bankExecutionTime(x *v1alpha1.QueueUnit, now time.Time) {
 	if x.Status.Phase != v1alpha1.QueueUnitPhaseRunning || admissioncheck.RunningSince(x) == nil {
@@ -287,7 +276,7 @@ func bankExecutionTime(x *v1alpha1.QueueUnit, now time.Time) {
 
 // budgetUsedUp reports whether a unit may not run again: its execution
 // budget is spent (feature gate MaximumExecutionTime).
-func (s *Scheduler) budgetUsedUp(u *v1alpha1.QueueUnit) bool {
+func (l *lifecycle) budgetUsedUp(u *v1alpha1.QueueUnit) bool {
 	b := admissioncheck.Budget(u)
-	return s.opts.Gates.MaximumExecutionTime && b > 0 && admissioncheck.ExecutionUsed(u, s.clock.Now()) >= b
+	return l.opts.Gates.MaximumExecutionTime && b > 0 && admissioncheck.ExecutionUsed(u, l.clock.Now()) >= b
 }

@@ -11,18 +11,16 @@ var _ metrics.State = (*Scheduler)(nil)
 // MetricsSnapshot gives the gauges their values at scrape time.
 func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 	snap := metrics.Snapshot{UsageByNamespace: map[string]map[string]float64{}, UnitsByJobType: map[[2]string]int{}}
-	for _, q := range s.fw.ListQuotas() {
+	for _, q := range s.env.fw.ListQuotas() {
 		if !q.Exists {
 			continue
 		}
 		snap.Quotas = append(snap.Quotas, metrics.QuotaState{Name: q.Name, Min: floats(q.Min), Max: floats(q.Max), Used: floats(q.Used)})
 	}
-	for name, st := range s.queues.Stats() {
+	for name, st := range s.env.queues.Stats() {
 		snap.Queues = append(snap.Queues, metrics.QueueState{Name: name, Active: st.Active, Backoff: st.Backoff})
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, st := range s.units {
+	s.cache.each(func(_ string, st *unitState) {
 		u := st.obj
 		kind := ""
 		if u.Spec.ConsumerRef != nil {
@@ -30,7 +28,7 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 		}
 		snap.UnitsByJobType[[2]string{u.Namespace, kind}]++
 		if !st.holding {
-			continue
+			return
 		}
 		byRes := snap.UsageByNamespace[u.Namespace]
 		if byRes == nil {
@@ -40,7 +38,7 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 		for r, v := range floats(queueunit.Usage(u)) {
 			byRes[r] += v
 		}
-	}
+	})
 	return snap
 }
 

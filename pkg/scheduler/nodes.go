@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"context"
-	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +16,12 @@ import (
 // nodes owns what the scheduler knows of the cluster's nodes, for the node
 // fit check (pkg/nodefit): a snapshot rebuilt on every change that can alter
 // an answer, and a version that counts those changes. It has its own lock,
-// taken after s.mu when both are held.
+// taken after the cache's when both are held. A nil *nodes checks nothing
+// (--node-fit-check=false).
 type nodes struct {
+	// changed says a node appeared, grew or went (framework.Handle.Invalidate).
+	changed func()
+
 	mu       sync.Mutex
 	byName   map[string]*corev1.Node
 	snapshot []*corev1.Node
@@ -34,32 +36,27 @@ type nodeFit struct {
 	misfit     *nodefit.Misfit
 }
 
-func (s *Scheduler) watchNodes(ctx context.Context) error {
-	inf, err := s.cache.GetInformer(ctx, &corev1.Node{})
-	if err != nil {
-		return fmt.Errorf("watch Nodes: %w", err)
-	}
-	s.nodes = &nodes{byName: map[string]*corev1.Node{}}
-	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.onNode(nil, obj) },
-		UpdateFunc: func(old, obj any) { s.onNode(old, obj) },
+func newNodes(changed func()) *nodes {
+	return &nodes{changed: changed, byName: map[string]*corev1.Node{}}
+}
+
+// handlers are the node informer's event handlers.
+func (ns *nodes) handlers() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { ns.onNode(nil, obj) },
+		UpdateFunc: func(old, obj any) { ns.onNode(old, obj) },
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			if n, ok := obj.(*corev1.Node); ok && s.nodes.set(n.Name, nil) {
-				s.Invalidate()
+			if n, ok := obj.(*corev1.Node); ok && ns.set(n.Name, nil) {
+				ns.changed()
 			}
 		},
-	})
-	if err != nil {
-		return err
 	}
-	s.registrations = append(s.registrations, reg)
-	return nil
 }
 
-func (s *Scheduler) onNode(old, obj any) {
+func (ns *nodes) onNode(old, obj any) {
 	n, ok := obj.(*corev1.Node)
 	if !ok {
 		return
@@ -68,9 +65,9 @@ func (s *Scheduler) onNode(old, obj any) {
 	if prev != nil && !nodefit.Relevant(prev, n) {
 		return
 	}
-	if s.nodes.set(n.Name, nodefit.Strip(n)) {
+	if ns.set(n.Name, nodefit.Strip(n)) {
 		// A new or bigger node can make a unit that never fitted fit.
-		s.Invalidate()
+		ns.changed()
 	}
 }
 
@@ -101,13 +98,14 @@ func (ns *nodes) current() ([]*corev1.Node, uint64) {
 	return ns.snapshot, ns.version
 }
 
-// nodeMisfit refuses a unit whose pods fit no node, for good: it is tried
-// again only when the nodes or the unit change. It runs under s.mu.
-func (s *Scheduler) nodeMisfit(st *unitState) *queue.Failure {
-	if s.nodes == nil {
+// misfit refuses a unit whose pods fit no node, for good: it is tried
+// again only when the nodes or the unit change. It runs under the cache's
+// lock (st.fit).
+func (ns *nodes) misfit(st *unitState) *queue.Failure {
+	if ns == nil {
 		return nil
 	}
-	list, version := s.nodes.current()
+	list, version := ns.current()
 	if st.fit == nil || st.fit.version != version || st.fit.generation != st.obj.Generation {
 		st.fit = &nodeFit{version: version, generation: st.obj.Generation, misfit: nodefit.Check(list, podSetsOf(st.obj))}
 	}

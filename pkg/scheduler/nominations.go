@@ -1,7 +1,7 @@
 package scheduler
 
 // nominations are the units waiting for their victims to give quota back, by
-// unit and by cohort. The owner (Scheduler) guards them with s.mu.
+// unit and by cohort. Their owner, the preemptor, guards them with its lock.
 type nominations struct {
 	byUnit   map[string]string
 	byCohort map[string]map[string]struct{}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -59,57 +58,60 @@ func isEvicting(u *v1alpha1.QueueUnit) bool {
 	return queueunit.HoldsQuota(u.Status.Phase) && meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
 }
 
-// preempt looks for victims for a unit that did not fit; it runs under s.mu
-// inside a pass. It returns nil when eviction cannot help.
-// queuePreempts is the unit's queue's preemption policy (LowerPriority);
-// reclaim does not depend on it.
-// When nothing can be evicted yet because candidates are protected, the
-// answer says until when and which units will go then.
-func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohort string, queuePreempts bool) (*queue.Failure, quota.Victims) {
-	cfg := s.opts.Config
-	// Units whose admission is being written are not victims yet; units
-	// being deleted give their quota back anyway, and no sooner if evicted.
-	skip := func(key string) bool {
-		st := s.units[key]
-		return st == nil || st.inflight || st.obj.DeletionTimestamp != nil
-	}
+// preemptor finds room for units that do not fit by evicting others, and
+// owns the nominations: the units waiting for their victims to give quota
+// back. While a unit is nominated, units of its cohort that would borrow
+// wait (borrowingPaused), so they do not take the room being made.
+type preemptor struct {
+	*env
+	cache   *unitCache
+	reports *reporter
+	wakeups *wakeups
+
+	mu        sync.Mutex
+	nominated nominations
+}
+
+// preempt looks for victims for a unit that did not fit; it runs under the
+// cache's lock inside a pass (decide). It returns nil when eviction cannot
+// help. queuePreempts is the unit's queue's preemption policy
+// (LowerPriority); reclaim does not depend on it. When nothing can be
+// evicted yet because candidates are protected, the answer says until when
+// and which units will go then.
+func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohort string, queuePreempts bool) (*queue.Failure, quota.Victims) {
+	cfg := p.opts.Config
+	skip := func(key string) bool { return !p.cache.candidateLocked(key) }
 	preempt := queuePreempts && ptr.Deref(cfg.EnablePreemption, true)
-	v := s.fw.Preempt(ctx, info, preempt, ptr.Deref(cfg.EnableReclaim, true), skip)
+	v := p.fw.Preempt(ctx, info, preempt, ptr.Deref(cfg.EnableReclaim, true), skip)
 	victims := v.Units
 	if v.Waiting {
-		s.nominated.add(info.Key, cohort)
+		p.nominate(info.Key, cohort)
 		return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
 			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}, v
 	}
 	if len(victims) == 0 {
 		if !v.RetryAt.IsZero() {
 			// Candidates are protected until then: look again at that moment.
-			s.wakeups.wakeAt(cohort, v.RetryAt)
+			p.wakeups.wakeAt(cohort, v.RetryAt)
 		}
 		return nil, v
 	}
-	s.nominated.add(info.Key, cohort)
+	p.nominate(info.Key, cohort)
 	kind := "preemption"
 	for _, v := range victims {
 		if v.Quota != info.Quota {
 			kind = "reclaim"
 		}
 	}
-	s.opts.Metrics.Evicted(kind, info.Quota, len(victims))
+	p.opts.Metrics.Evicted(kind, info.Quota, len(victims))
 	names := make([]string, 0, len(victims))
-	for _, v := range victims {
-		st := s.units[v.Key]
+	for _, h := range victims {
+		st := p.cache.evictingLocked(h)
 		if st == nil {
 			continue
 		}
-		// Until its eviction is in the API, the victim's object does not say
-		// so; remember it, or the next update would make it a candidate again.
-		st.evicting = true
-		names = append(names, v.Key)
-		h := v
-		h.Evicting = true
-		s.fw.SetUsage(v.Key, &h)
-		s.evict(st.obj, v1alpha1.ReasonPreempted,
+		names = append(names, h.Key)
+		p.reports.evict(st.obj, v1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
 	return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
@@ -117,30 +119,42 @@ func (s *Scheduler) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 			len(names), strings.Join(names, ", "), info.Quota)}, v
 }
 
-// evict asks a unit to give its quota back: condition Evicted and the
-// reclaim state of its admissions. The job extension suspends the job and
-// returns the unit to Enqueued (docs/protocol.md).
-func (s *Scheduler) evict(u *v1alpha1.QueueUnit, reason, message string) {
-	if !s.leading.Load() {
-		return
+func (p *preemptor) nominate(key, cohort string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nominated.add(key, cohort)
+}
+
+// unnominate ends unit key's nomination, if any; units of its cohort paused
+// for it are worth trying again.
+func (p *preemptor) unnominate(key string) {
+	p.mu.Lock()
+	cohort := p.nominated.remove(key)
+	p.mu.Unlock()
+	if cohort != "" {
+		p.queues.Freed(cohort)
 	}
-	s.writer.enqueue(keyOf(u), &write{
-		base: u, retryOnConflict: true,
-		written: func(x *v1alpha1.QueueUnit) { s.recorder.Event(x, corev1.EventTypeWarning, reason, message) },
-		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if !queueunit.HoldsQuota(x.Status.Phase) || meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
-				return false
-			}
-			now := metav1.NewTime(s.clock.Now())
-			if s.opts.Gates.MaximumExecutionTime {
-				bankExecutionTime(x, now.Time)
-			}
-			setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, reason, message, now)
-			for i := range x.Status.Admissions {
-				x.Status.Admissions[i].ReclaimState = &v1alpha1.ReclaimState{Replicas: x.Status.Admissions[i].Replicas}
-			}
-			x.Status.LastUpdateTime = &now
-			return true
-		},
-	}, 0)
+}
+
+// isNominated reports whether unit key waits for its victims.
+func (p *preemptor) isNominated(key string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.nominated.byUnit[key]
+	return ok
+}
+
+// borrowingPaused holds back a unit that would borrow above its min while
+// room is being made for a nominated unit of the same cohort.
+func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort string) *queue.Failure {
+	p.mu.Lock()
+	key := p.nominated.other(cohort, info.Key)
+	p.mu.Unlock()
+	if key == "" || !p.fw.WouldBorrow(info) {
+		return nil
+	}
+	// Tried again only once the cohort changes: room freed or a nomination
+	// ended (unnominate). The reason names the preemptor, so its text is true.
+	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true, UntilCohortChanges: true,
+		Message: borrowingPausedMessage(info.Quota, key)}
 }

@@ -2,8 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,15 +17,83 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // maxQueueItemDetails bounds the pending units listed in a Queue's status.
 const maxQueueItemDetails = 50
 
+// queueRegistry owns the served Queue objects (namespace
+// v1alpha1.QueueNamespace) by name, for their admission checks, and their
+// priority ceilings (koord-queue/max-priority), when set. Its lock is a leaf.
+type queueRegistry struct {
+	mu       sync.RWMutex
+	objs     map[string]*v1alpha1.Queue
+	ceilings map[string]*int32
+}
+
+func newQueueRegistry() *queueRegistry {
+	return &queueRegistry{objs: map[string]*v1alpha1.Queue{}, ceilings: map[string]*int32{}}
+}
+
+// set records q and its ceiling and reports whether a known queue's ceiling
+// changed.
+func (r *queueRegistry) set(q *v1alpha1.Queue, ceiling *int32) (ceilingChanged bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.objs[q.Name] = q
+	old, had := r.ceilings[q.Name]
+	r.ceilings[q.Name] = ceiling
+	return had && !equalCeiling(old, ceiling)
+}
+
+func (r *queueRegistry) remove(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.objs, name)
+	delete(r.ceilings, name)
+}
+
+// get returns the served Queue name, or nil.
+func (r *queueRegistry) get(name string) *v1alpha1.Queue {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.objs[name]
+}
+
+// ceiling returns queue name's priority ceiling, or nil.
+func (r *queueRegistry) ceiling(name string) *int32 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.ceilings[name]
+}
+
+// list returns the served Queues, sorted by name.
+func (r *queueRegistry) list() []*v1alpha1.Queue {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*v1alpha1.Queue, 0, len(r.objs))
+	for _, q := range r.objs {
+		out = append(out, q)
+	}
+	slices.SortFunc(out, func(a, b *v1alpha1.Queue) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// queueSync follows the Queue objects: it gives the queue manager each
+// Queue's settings, keeps the registry, re-queues units whose ceiling
+// changed, says why units of a deleted Queue wait, and writes each Queue's
+// status.
+type queueSync struct {
+	*env
+	registry *queueRegistry
+	cache    *unitCache
+	intake   *intake
+	reports  *reporter
+}
+
 // settingsOf reads a Queue's policy and tuning annotations. A malformed
 // annotation is ignored with a warning event on the Queue.
-func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
+func (qs *queueSync) settingsOf(q *v1alpha1.Queue) queue.Settings {
 	set := queue.Settings{Name: q.Name, Policy: q.Spec.QueuePolicy, Threshold: v1alpha1.DefaultPriorityThreshold}
 	if set.Policy == "" {
 		set.Policy = v1alpha1.QueuePolicyPriority
@@ -33,16 +103,16 @@ func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
 		set.Priority = *q.Spec.Priority
 	case q.Spec.PriorityClassName != "":
 		pc := &schedulingv1.PriorityClass{}
-		if err := s.client.Get(context.Background(), client.ObjectKey{Name: q.Spec.PriorityClassName}, pc); err == nil {
+		if err := qs.client.Get(context.Background(), client.ObjectKey{Name: q.Spec.PriorityClassName}, pc); err == nil {
 			set.Priority = pc.Value
-		} else if s.leading.Load() {
-			s.recorder.Eventf(q, corev1.EventTypeWarning, "PriorityClassNotFound",
+		} else if qs.leader() {
+			qs.recorder.Eventf(q, corev1.EventTypeWarning, "PriorityClassNotFound",
 				"priorityClassName %s: %v; the queue's priority is 0", q.Spec.PriorityClassName, err)
 		}
 	}
 	bad := func(key, value, want string) {
-		if s.leading.Load() {
-			s.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not %s; ignored", key, value, want)
+		if qs.leader() {
+			qs.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not %s; ignored", key, value, want)
 		}
 	}
 	if v, ok := q.Annotations[v1alpha1.PriorityThresholdAnnotation]; ok {
@@ -89,15 +159,15 @@ func (s *Scheduler) settingsOf(q *v1alpha1.Queue) queue.Settings {
 // ceilingOf reads a Queue's koord-queue/max-priority: the highest priority
 // its units get, whatever they ask; nil when it has none. A malformed value
 // is ignored with a warning event.
-func (s *Scheduler) ceilingOf(q *v1alpha1.Queue) *int32 {
+func (qs *queueSync) ceilingOf(q *v1alpha1.Queue) *int32 {
 	v, ok := q.Annotations[v1alpha1.MaxPriorityAnnotation]
 	if !ok {
 		return nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 	if err != nil {
-		if s.leading.Load() {
-			s.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not a 32-bit integer; ignored", v1alpha1.MaxPriorityAnnotation, v)
+		if qs.leader() {
+			qs.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not a 32-bit integer; ignored", v1alpha1.MaxPriorityAnnotation, v)
 		}
 		return nil
 	}
@@ -111,59 +181,38 @@ func equalCeiling(a, b *int32) bool {
 
 // served reports whether koord-queue serves Queue q: only Queues in
 // v1alpha1.QueueNamespace are; a same-named Queue elsewhere changes nothing.
-func (s *Scheduler) served(q *v1alpha1.Queue) bool {
+func (qs *queueSync) served(q *v1alpha1.Queue) bool {
 	if q.Namespace == v1alpha1.QueueNamespace {
 		return true
 	}
-	if s.leading.Load() {
-		s.recorder.Eventf(q, corev1.EventTypeWarning, "QueueIgnored",
+	if qs.leader() {
+		qs.recorder.Eventf(q, corev1.EventTypeWarning, "QueueIgnored",
 			"only Queues in namespace %s are served; units of quota %s wait in Queue %s/%s, and this Queue changes nothing",
 			v1alpha1.QueueNamespace, q.Name, v1alpha1.QueueNamespace, q.Name)
 	}
 	return false
 }
 
-func (s *Scheduler) onQueue(obj any) {
+func (qs *queueSync) onQueue(obj any) {
 	q, ok := obj.(*v1alpha1.Queue)
-	if !ok || !s.served(q) {
+	if !ok || !qs.served(q) {
 		return
 	}
-	set := s.settingsOf(q)
-	ceiling := s.ceilingOf(q)
-	s.mu.Lock()
-	s.queueObjs[q.Name] = q
-	old, had := s.ceilings[q.Name]
-	s.ceilings[q.Name] = ceiling
-	type pending struct {
-		obj   *v1alpha1.QueueUnit
-		st    *unitState
-		quota string
-	}
-	var requeue []pending
-	if had && !equalCeiling(old, ceiling) {
+	set := qs.settingsOf(q)
+	if qs.registry.set(q, qs.ceilingOf(q)) {
 		// The queue's units take the new ceiling: in their order and as victims.
-		for key, st := range s.units {
-			if st.queue != q.Name {
-				continue
-			}
-			if queueunit.IsPending(st.obj.Status.Phase) && !st.inflight {
-				requeue = append(requeue, pending{st.obj, st, st.quota})
-			} else if st.holding {
-				s.fw.SetUsage(key, st.holdingFor(key, ceiling))
-			}
+		qs.cache.recharge(q.Name)
+		for _, p := range qs.cache.pending(q.Name) {
+			qs.intake.enqueue(p.obj, p.st, q.Name, p.quota, true)
 		}
 	}
-	s.mu.Unlock()
-	for _, p := range requeue {
-		s.enqueue(p.obj, p.st, q.Name, p.quota, true)
-	}
-	if cur, ok := s.queues.QueueSettings(q.Name); ok && cur == set {
+	if cur, ok := qs.queues.QueueSettings(q.Name); ok && cur == set {
 		return
 	}
-	s.queues.UpsertQueue(set)
+	qs.queues.UpsertQueue(set)
 }
 
-func (s *Scheduler) onQueueDelete(obj any) {
+func (qs *queueSync) onQueueDelete(obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -171,44 +220,39 @@ func (s *Scheduler) onQueueDelete(obj any) {
 	if !ok || q.Namespace != v1alpha1.QueueNamespace {
 		return
 	}
-	s.mu.Lock()
-	delete(s.queueObjs, q.Name)
-	delete(s.ceilings, q.Name)
-	s.mu.Unlock()
-	s.queues.DeleteQueue(q.Name)
+	qs.registry.remove(q.Name)
+	qs.queues.DeleteQueue(q.Name)
 	// Its units stay pending and say why.
-	for _, key := range s.queues.Orphans()[q.Name] {
-		s.mu.Lock()
-		st := s.units[key]
-		var u *v1alpha1.QueueUnit
-		if st != nil {
-			u = st.obj
-		}
-		s.mu.Unlock()
-		if u != nil {
-			s.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
+	for _, key := range qs.queues.Orphans()[q.Name] {
+		if u, _ := qs.cache.object(key); u != nil {
+			qs.reports.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
 				Message: "queue " + q.Name + " not found: the unit is admitted as soon as it exists"})
 		}
 	}
 }
 
-// updateQueueStatuses writes each Queue's pending list and counts, only where
+// resync re-reads the settings of every Queue whose priority comes from a
+// PriorityClass (one changed).
+func (qs *queueSync) resync() {
+	for _, q := range qs.registry.list() {
+		if q.Spec.Priority == nil && q.Spec.PriorityClassName != "" {
+			qs.onQueue(q)
+		}
+	}
+}
+
+// updateStatuses writes each Queue's pending list and counts, only where
 // they changed.
-func (s *Scheduler) updateQueueStatuses(ctx context.Context) {
+func (qs *queueSync) updateStatuses(ctx context.Context) {
 	admitted := map[string]int32{}
-	s.mu.Lock()
-	for _, st := range s.units {
+	qs.cache.each(func(_ string, st *unitState) {
 		if st.holding || st.inflight {
 			admitted[st.queue]++
 		}
-	}
-	names := make([]string, 0, len(s.queueObjs))
-	for name := range s.queueObjs {
-		names = append(names, name)
-	}
-	s.mu.Unlock()
-	for _, name := range names {
-		pending, ok := s.queues.Pending(name)
+	})
+	for _, obj := range qs.registry.list() {
+		name := obj.Name
+		pending, ok := qs.queues.Pending(name)
 		if !ok {
 			continue
 		}
@@ -222,7 +266,7 @@ func (s *Scheduler) updateQueueStatuses(ctx context.Context) {
 			})
 		}
 		q := &v1alpha1.Queue{}
-		if err := s.client.Get(ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: name}, q); err != nil {
+		if err := qs.client.Get(ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: name}, q); err != nil {
 			continue
 		}
 		if equality.Semantic.DeepEqual(q.Status, status) {
@@ -230,7 +274,7 @@ func (s *Scheduler) updateQueueStatuses(ctx context.Context) {
 		}
 		want := q.DeepCopy()
 		want.Status = status
-		if err := s.client.Status().Patch(ctx, want, client.MergeFrom(q)); err != nil {
+		if err := qs.client.Status().Patch(ctx, want, client.MergeFrom(q)); err != nil {
 			klog.FromContext(ctx).V(2).Info("Queue status write failed", "queue", name, "err", err)
 		}
 	}

@@ -3,15 +3,13 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -47,66 +45,28 @@ type Options struct {
 	NodeFitCheck bool
 }
 
-// Scheduler admits QueueUnits.
+// Scheduler admits QueueUnits. It wires its parts together and runs them;
+// each part owns its own state (doc.go lists them and their locks).
 type Scheduler struct {
-	client   client.Client
-	reader   client.Reader
-	cache    cache.Cache
-	recorder record.EventRecorder
-	clock    Clock
-	opts     Options
+	env      *env
+	informer cache.Cache
 
-	fw        *framework.Framework
-	queues    *queue.Manager
+	cache     *unitCache
+	registry  *queueRegistry
+	intake    *intake
+	queueSync *queueSync
+	pass      *passDriver
+	preemptor *preemptor
+	reports   *reporter
+	lifecycle *lifecycle
 	writer    *statusWriter
-	lifecycle workqueue.TypedRateLimitingInterface[string]
-
-	mu    sync.Mutex
-	units map[string]*unitState
-	// queueObjs holds the served Queues (namespace v1alpha1.QueueNamespace)
-	// by name, for their admission checks; ceilings their priority ceilings
-	// (koord-queue/max-priority), when set.
-	queueObjs map[string]*v1alpha1.Queue
-	ceilings  map[string]*int32
-	// nominated are the units waiting for their victims.
-	nominated nominations
-	// wakeups are the deadlines at which a cohort is tried again (see wakeAt).
-	wakeups *wakeups
-	// nodes are the cluster's nodes for the node fit check; nil when it is off.
-	nodes *nodes
+	wakeups   *wakeups
+	nodes     *nodes
 
 	registrations []toolscache.ResourceEventHandlerRegistration
-	leading       atomic.Bool
-}
-
-// unitState is what the scheduler remembers of one QueueUnit.
-type unitState struct {
-	obj          *v1alpha1.QueueUnit
-	queue, quota string
-	// inflight is true from the decision to admit until its write is done.
-	inflight bool
-	// holding is true when the last seen phase held quota.
-	holding bool
-	// reason is the waiting reason last reported (status and event), and
-	// wanted its failure; shown is the reason whose report the API carries,
-	// with its message, as far as the scheduler knows (see reportWaiting).
-	reason              string
-	wanted              *queue.Failure
-	shown, shownMessage string
-	// evicting is true from the choice of the unit as a victim until it no
-	// longer holds quota.
-	evicting bool
-	// deleted is true once the unit is gone; queue entries may still point here.
-	deleted bool
-	// fit is the unit's last node fit answer.
-	fit *nodeFit
-	// relabelled is the quota its labels named last while it held another
-	// (reported once).
-	relabelled string
 }
 
 var (
-	_ framework.Handle               = (*Scheduler)(nil)
 	_ manager.Runnable               = (*Scheduler)(nil)
 	_ manager.LeaderElectionRunnable = (*Scheduler)(nil)
 )
@@ -114,6 +74,33 @@ var (
 // New builds a scheduler on mgr's client and cache, with the plugins cfg
 // enables from registry, and adds it to mgr.
 func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Scheduler, error) {
+	s, err := build(deps{
+		client: mgr.GetClient(), reader: mgr.GetAPIReader(), informers: mgr.GetCache(),
+		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
+		recorder: mgr.GetEventRecorderFor("koord-queue"),
+	}, registry, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.watch(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// deps are what the scheduler is built on; tests give fakes.
+type deps struct {
+	client    client.Client
+	reader    client.Reader
+	informers cache.Cache
+	recorder  record.EventRecorder
+}
+
+// build makes a scheduler and its parts, without watching anything.
+func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -126,99 +113,84 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	if opts.AdmissionCheckWorkers <= 0 {
 		opts.AdmissionCheckWorkers = 2
 	}
-	s := &Scheduler{
-		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr.GetCache(),
-		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
-		recorder: mgr.GetEventRecorderFor("koord-queue"), clock: opts.Clock, opts: opts,
-		units: map[string]*unitState{}, nominated: newNominations(),
-		queueObjs: map[string]*v1alpha1.Queue{}, ceilings: map[string]*int32{}, lifecycle: newLifecycleQueue(opts.Clock),
-	}
-	s.wakeups = newWakeups(opts.Clock, s.Freed)
-	s.writer = newStatusWriter(s.client, s.reader)
-	fw, err := framework.New(opts.Config, registry, s)
+	e := &env{client: d.client, reader: d.reader, recorder: d.recorder, clock: opts.Clock, opts: opts}
+	s := &Scheduler{env: e, informer: d.informers, registry: newQueueRegistry()}
+	fw, err := framework.New(opts.Config, registry, &pluginHandle{env: e, informers: d.informers})
 	if err != nil {
 		return nil, err
 	}
-	s.fw = fw
-	s.queues = queue.NewManager(fw.Less())
-	s.queues.SetClock(s.clock.Now)
+	e.fw = fw
+	e.queues = queue.NewManager(fw.Less())
+	e.queues.SetClock(e.clock.Now)
 	if sharer := fw.Sharer(); sharer != nil {
 		// Queues are named like the quota that pays for their units.
-		s.queues.SetShareOrder(sharer.Share, sharer.Sharing)
+		e.queues.SetShareOrder(sharer.Share, sharer.Sharing)
 	}
 	if fw.PriorityMajor() {
-		s.queues.DeclarePriorityMajor()
+		e.queues.DeclarePriorityMajor()
 	}
-	if err := s.watch(context.Background()); err != nil {
-		return nil, err
+	s.cache = newUnitCache(s.registry, fw.SetUsage)
+	s.writer = newStatusWriter(e.client, e.reader)
+	s.wakeups = newWakeups(e.clock, e.queues.Freed)
+	if opts.NodeFitCheck {
+		s.nodes = newNodes(e.queues.Invalidate)
 	}
-	if err := mgr.Add(s); err != nil {
-		return nil, err
-	}
+	s.reports = &reporter{env: e, cache: s.cache, writer: s.writer}
+	s.lifecycle = newLifecycle(e, s.cache, s.reports)
+	s.preemptor = &preemptor{env: e, cache: s.cache, reports: s.reports, wakeups: s.wakeups, nominated: newNominations()}
+	s.intake = &intake{env: e, cache: s.cache, registry: s.registry, preemptor: s.preemptor, lifecycle: s.lifecycle, reports: s.reports}
+	s.queueSync = &queueSync{env: e, registry: s.registry, cache: s.cache, intake: s.intake, reports: s.reports}
+	s.pass = &passDriver{env: e, cache: s.cache, registry: s.registry, preemptor: s.preemptor, reports: s.reports,
+		intake: s.intake, writer: s.writer, wakeups: s.wakeups, nodes: s.nodes}
 	return s, nil
 }
 
 func (s *Scheduler) watch(ctx context.Context) error {
-	unitInformer, err := s.cache.GetInformer(ctx, &v1alpha1.QueueUnit{})
-	if err != nil {
-		return fmt.Errorf("watch QueueUnits: %w", err)
+	handlers := []struct {
+		obj  client.Object
+		what string
+		h    toolscache.ResourceEventHandler
+	}{
+		{&v1alpha1.QueueUnit{}, "QueueUnits", toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { s.intake.onUnit(obj) },
+			UpdateFunc: func(_, obj any) { s.intake.onUnit(obj) },
+			DeleteFunc: s.intake.onUnitDelete,
+		}},
+		{&v1alpha1.Queue{}, "Queues", toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { s.queueSync.onQueue(obj) },
+			UpdateFunc: func(_, obj any) { s.queueSync.onQueue(obj) },
+			DeleteFunc: s.queueSync.onQueueDelete,
+		}},
+		// A Queue's priorityClassName is resolved through PriorityClasses.
+		{&schedulingv1.PriorityClass{}, "PriorityClasses", toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { s.queueSync.resync() },
+			UpdateFunc: func(_, _ any) { s.queueSync.resync() },
+		}},
 	}
-	reg, err := unitInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.onUnit(obj) },
-		UpdateFunc: func(_, obj any) { s.onUnit(obj) },
-		DeleteFunc: s.onUnitDelete,
-	})
-	if err != nil {
-		return err
+	if s.nodes != nil {
+		handlers = append(handlers, struct {
+			obj  client.Object
+			what string
+			h    toolscache.ResourceEventHandler
+		}{&corev1.Node{}, "Nodes", s.nodes.handlers()})
 	}
-	s.registrations = append(s.registrations, reg)
-	queueInformer, err := s.cache.GetInformer(ctx, &v1alpha1.Queue{})
-	if err != nil {
-		return fmt.Errorf("watch Queues: %w", err)
-	}
-	reg, err = queueInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.onQueue(obj) },
-		UpdateFunc: func(_, obj any) { s.onQueue(obj) },
-		DeleteFunc: s.onQueueDelete,
-	})
-	if err != nil {
-		return err
-	}
-	s.registrations = append(s.registrations, reg)
-	// A Queue's priorityClassName is resolved through PriorityClasses.
-	pcInformer, err := s.cache.GetInformer(ctx, &schedulingv1.PriorityClass{})
-	if err != nil {
-		return fmt.Errorf("watch PriorityClasses: %w", err)
-	}
-	reg, err = pcInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.resyncQueues() },
-		UpdateFunc: func(_, _ any) { s.resyncQueues() },
-	})
-	if err != nil {
-		return err
-	}
-	s.registrations = append(s.registrations, reg)
-	if s.opts.NodeFitCheck {
-		if err := s.watchNodes(ctx); err != nil {
+	handlers = append(handlers, struct {
+		obj  client.Object
+		what string
+		h    toolscache.ResourceEventHandler
+	}{&v1alpha1.AdmissionCheck{}, "AdmissionChecks", s.lifecycle.admissionCheckHandlers()})
+	for _, h := range handlers {
+		inf, err := s.informer.GetInformer(ctx, h.obj)
+		if err != nil {
+			return fmt.Errorf("watch %s: %w", h.what, err)
+		}
+		reg, err := inf.AddEventHandler(h.h)
+		if err != nil {
 			return err
 		}
+		s.registrations = append(s.registrations, reg)
 	}
-	return s.watchAdmissionChecks(ctx)
-}
-
-// resyncQueues re-reads every Queue's settings (a PriorityClass changed).
-func (s *Scheduler) resyncQueues() {
-	s.mu.Lock()
-	qs := make([]*v1alpha1.Queue, 0, len(s.queueObjs))
-	for _, q := range s.queueObjs {
-		if q.Spec.Priority == nil && q.Spec.PriorityClassName != "" {
-			qs = append(qs, q)
-		}
-	}
-	s.mu.Unlock()
-	for _, q := range qs {
-		s.onQueue(q)
-	}
+	return nil
 }
 
 // NeedLeaderElection is true: only the leader admits and writes.
@@ -229,7 +201,7 @@ func (s *Scheduler) NeedLeaderElection() bool { return true }
 func (s *Scheduler) Start(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithName("scheduler")
 	ctx = klog.NewContext(ctx, log)
-	if !s.cache.WaitForCacheSync(ctx) {
+	if !s.informer.WaitForCacheSync(ctx) {
 		return fmt.Errorf("caches did not sync")
 	}
 	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
@@ -238,73 +210,31 @@ func (s *Scheduler) Start(ctx context.Context) error {
 				return false, nil
 			}
 		}
-		return s.fw.HasSynced(), nil
+		return s.env.fw.HasSynced(), nil
 	}); err != nil {
 		return err
 	}
-	s.leading.Store(true)
+	s.env.leading.Store(true)
 	log.Info("Scheduler started; usage rebuilt from the API")
-	go s.writer.run(ctx, s.opts.StatusWorkers)
-	s.runLifecycle(ctx, s.opts.AdmissionCheckWorkers)
-	for _, r := range s.fw.Runnables() {
+	go s.writer.run(ctx, s.env.opts.StatusWorkers)
+	s.lifecycle.run(ctx, s.env.opts.AdmissionCheckWorkers)
+	for _, r := range s.env.fw.Runnables() {
 		go func() {
 			if err := r.Start(ctx); err != nil {
 				log.Error(err, "Plugin stopped")
 			}
 		}()
 	}
-	go wait.UntilWithContext(ctx, s.updateQueueStatuses, s.opts.Config.QueueStatusUpdatePeriod.Duration)
+	go wait.UntilWithContext(ctx, s.queueSync.updateStatuses, s.env.opts.Config.QueueStatusUpdatePeriod.Duration)
 	// What followers saw but did not write is written now.
-	s.resyncAll()
-	s.queues.Kick()
+	s.intake.resyncAll()
+	s.env.queues.Kick()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-s.queues.Kicked():
-			s.schedule(ctx)
+		case <-s.env.queues.Kicked():
+			s.pass.schedule(ctx)
 		}
 	}
 }
-
-// Handle implementation.
-
-// Client returns the cached client.
-func (s *Scheduler) Client() client.Client { return s.client }
-
-// Cache returns the informer cache.
-func (s *Scheduler) Cache() cache.Cache { return s.cache }
-
-// Recorder returns the event recorder.
-func (s *Scheduler) Recorder() record.EventRecorder { return s.recorder }
-
-// Freed makes the waiting units of a cohort worth trying again.
-func (s *Scheduler) Freed(cohort string) {
-	if s.queues != nil {
-		s.queues.Freed(cohort)
-	}
-}
-
-// Invalidate makes every waiting unit worth trying again.
-func (s *Scheduler) Invalidate() {
-	if s.queues != nil {
-		s.queues.Invalidate()
-	}
-}
-
-// Clock is the scheduler's clock.
-func (s *Scheduler) Clock() clock.Clock { return s.clock }
-
-// Oversell is the factor applied to every quota max.
-func (s *Scheduler) Oversell() float64 { return s.opts.Oversell }
-
-// ReclaimProtection is the configured reclaim protection period.
-func (s *Scheduler) ReclaimProtection() time.Duration {
-	return s.opts.Config.ReclaimProtectionPeriod.Duration
-}
-
-// Queues exposes the pending queues (read-only use: visibility, debug).
-func (s *Scheduler) Queues() *queue.Manager { return s.queues }
-
-// Framework exposes the plugins (read-only use: visibility, debug).
-func (s *Scheduler) Framework() *framework.Framework { return s.fw }

@@ -27,142 +27,121 @@ const (
 
 func keyOf(u *v1alpha1.QueueUnit) string { return u.Namespace + "/" + u.Name }
 
-func (s *Scheduler) onUnit(obj any) {
+// intake follows the QueueUnit informer: it records each change in the
+// cache, puts pending units in their queues (or says why they cannot be
+// there), and hands units with deadlines to the lifecycle controller.
+type intake struct {
+	*env
+	cache     *unitCache
+	registry  *queueRegistry
+	preemptor *preemptor
+	lifecycle *lifecycle
+	reports   *reporter
+}
+
+func (in *intake) onUnit(obj any) {
 	u, ok := obj.(*v1alpha1.QueueUnit)
 	if !ok {
 		return
 	}
 	key := keyOf(u)
-	queueName, quotaName := s.fw.Map(u)
-
-	s.mu.Lock()
-	st := s.units[key]
-	if st == nil {
-		st = &unitState{}
-		s.units[key] = st
+	queueName, mapped := in.fw.Map(u)
+	o := in.cache.observe(key, u, queueName, mapped)
+	if o.relabelled != "" && in.leader() {
+		in.recorder.Eventf(u, corev1.EventTypeWarning, "QuotaChangeIgnored",
+			"the unit stays charged to quota %s while it holds quota; quota %s applies when it is queued again", o.quota, o.relabelled)
 	}
-	prev := st.obj
-	if charged := chargedQuota(u, st); charged != "" && charged != quotaName {
-		// Admitted units keep their quota whatever their labels say now.
-		if st.relabelled != quotaName && s.leading.Load() {
-			s.recorder.Eventf(u, corev1.EventTypeWarning, "QuotaChangeIgnored",
-				"the unit stays charged to quota %s while it holds quota; quota %s applies when it is queued again", charged, quotaName)
-		}
-		st.relabelled = quotaName
-		quotaName = charged
-	}
-	st.obj, st.queue, st.quota = u, queueName, quotaName
-	if st.inflight {
+	if o.inflight {
 		// The admission write in flight decides what happens next.
-		s.mu.Unlock()
 		return
 	}
-	wasHolding := st.holding
-	st.holding = queueunit.HoldsQuota(u.Status.Phase)
-	if !st.holding {
-		st.evicting = false
+	if o.prev == nil && u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
+		in.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
 	}
-	// Usage follows the object (docs/protocol.md).
-	s.fw.SetUsage(key, st.holdingFor(key, s.ceilings[st.queue]))
-	if prev == nil && u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
-		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
-	}
-	if prev != nil && queueunit.IsFinished(u.Status.Phase) && !queueunit.IsFinished(prev.Status.Phase) {
-		s.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusFinished)
+	if o.prev != nil && queueunit.IsFinished(u.Status.Phase) && !queueunit.IsFinished(o.prev.Status.Phase) {
+		in.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusFinished)
 	}
 	if !queueunit.IsPending(u.Status.Phase) || u.DeletionTimestamp != nil {
-		s.unnominate(key)
+		in.preemptor.unnominate(key)
 	}
-	s.mu.Unlock()
-
-	if s.needsLifecycle(u) {
-		s.lifecycle.Add(key)
+	if in.lifecycle.needs(u) {
+		in.lifecycle.add(key)
 	}
 	phase := u.Status.Phase
 	switch {
 	case u.DeletionTimestamp != nil:
-		s.queues.Delete(key)
-		s.queues.PodsRunning(key)
+		in.queues.Delete(key)
+		in.queues.PodsRunning(key)
 	case queueunit.IsPending(phase):
-		if wasHolding && s.leading.Load() {
-			s.recorder.Eventf(u, corev1.EventTypeNormal, "Reclaimed", "Resources released; the unit is back in queue %s", queueName)
+		if o.wasHolding && in.leader() {
+			in.recorder.Eventf(u, corev1.EventTypeNormal, "Reclaimed", "Resources released; the unit is back in queue %s", queueName)
 		}
-		if wasHolding {
-			s.queues.PodsRunning(key)
+		if o.wasHolding {
+			in.queues.PodsRunning(key)
 		}
-		changed := prev == nil || prev.Generation != u.Generation || !maps.Equal(prev.Labels, u.Labels)
-		s.enqueue(u, st, queueName, quotaName, changed)
+		changed := o.prev == nil || o.prev.Generation != u.Generation || !maps.Equal(o.prev.Labels, u.Labels)
+		in.enqueue(u, o.st, queueName, o.quota, changed)
 	default:
-		s.queues.Delete(key)
+		in.queues.Delete(key)
 		if phase == v1alpha1.QueueUnitPhaseReserved || phase == v1alpha1.QueueUnitPhaseDequeued {
 			// Rebuilt from the API, so wait-for-pods-running survives a restart.
-			s.queues.AdmittedNotRunning(queueName, key)
+			in.queues.AdmittedNotRunning(queueName, key)
 		} else {
-			s.queues.PodsRunning(key)
+			in.queues.PodsRunning(key)
 		}
 	}
 }
 
 // enqueue puts a pending unit in its queue and reports where it cannot be.
-func (s *Scheduler) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quotaName string, changed bool) {
+func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quotaName string, changed bool) {
 	qu := &queue.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
-		Quota: quotaName, Cohort: s.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: s.clock.Now(),
-		WaitingSince: waitingSince(u),
+		Quota: quotaName, Cohort: in.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: in.clock.Now(),
+		WaitingSince: waitingSince(u), Priority: priorityOf(u, in.registry.ceiling(queueName)),
+		// The queue entry carries the unit's state, so a pass needs no lookup.
+		Object: st,
 	}
-	s.mu.Lock()
-	qu.Priority = priorityOf(u, s.ceilings[queueName])
-	s.mu.Unlock()
-	// The queue entry carries the unit's state, so a pass needs no lookup.
-	qu.Object = st
 	switch {
-	case s.opts.Gates.QueueUnitActive && !ptr.Deref(u.Spec.Active, true):
-		s.queues.Delete(qu.Key)
-		s.reportWaiting(u, &queue.Failure{Reason: "inactive",
+	case in.opts.Gates.QueueUnitActive && !ptr.Deref(u.Spec.Active, true):
+		in.queues.Delete(qu.Key)
+		in.reports.reportWaiting(u, &queue.Failure{Reason: "inactive",
 			Message: "inactive: spec.active is false; the unit is not admitted until it is set back to true"})
 		return
-	case s.refuseInvalid(u, qu.Key):
+	case in.refuseInvalid(u, qu.Key):
 		return
-	case s.budgetUsedUp(u):
-		s.queues.Delete(qu.Key)
-		s.reportWaiting(u, &queue.Failure{Reason: "budget",
+	case in.lifecycle.budgetUsedUp(u):
+		in.queues.Delete(qu.Key)
+		in.reports.reportWaiting(u, &queue.Failure{Reason: "budget",
 			Message: "execution budget used up: raise spec.maximumExecutionTimeSeconds to run it again"})
 		return
 	}
 	if queueName == "" {
-		s.queues.Delete(qu.Key)
-		s.reportWaiting(u, &queue.Failure{Reason: reasonNoQuota,
+		in.queues.Delete(qu.Key)
+		in.reports.reportWaiting(u, &queue.Failure{Reason: reasonNoQuota,
 			Message: "no quota: the unit names no ElasticQuota (label " + v1alpha1.QuotaNameLabel + ") and no queue, so it cannot be admitted; add the label " +
 				v1alpha1.QuotaNameLabel + " to the job, or start koord-queue-controllers with --default-quota=<quota>"})
 		return
 	}
-	if !s.queues.Upsert(qu, queueName, changed) {
-		s.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
+	if !in.queues.Upsert(qu, queueName, changed) {
+		in.reports.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
 			Message: "queue " + queueName + " not found: the unit is admitted as soon as it exists"})
 		return
 	}
 	if u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
-		s.markEnqueued(u)
+		in.reports.markEnqueued(u)
 	}
 }
 
-// chargedQuota is the quota an admitted unit is charged to: the one its
-// admission recorded, else (an admission written before that field, or not
-// seen back yet) the one the scheduler charged; "" for a unit that holds
-// nothing.
-func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) string {
-	switch {
-	case st.inflight:
-		// The admission being written decided the quota.
-		return st.quota
-	case !queueunit.HoldsQuota(u.Status.Phase):
-		return ""
-	case u.Status.Quota != "":
-		return u.Status.Quota
-	case st.holding:
-		return st.quota
+// refuseInvalid keeps a unit whose demand cannot be counted out of its queue
+// and says why; it reports whether it did.
+func (in *intake) refuseInvalid(u *v1alpha1.QueueUnit, key string) bool {
+	err := invalidRequest(u)
+	if err == nil {
+		return false
 	}
-	return ""
+	in.queues.Delete(key)
+	in.reports.reportWaiting(u, &queue.Failure{Reason: "invalidrequest", Message: "never fits: invalid request: " + err.Error(), NeverFits: true})
+	return true
 }
 
 // waitingSince is when a unit's current wait began, from the API: its
@@ -177,7 +156,7 @@ func waitingSince(u *v1alpha1.QueueUnit) time.Time {
 	return t
 }
 
-func (s *Scheduler) onUnitDelete(obj any) {
+func (in *intake) onUnitDelete(obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -186,165 +165,26 @@ func (s *Scheduler) onUnitDelete(obj any) {
 		return
 	}
 	key := keyOf(u)
-	s.mu.Lock()
-	st := s.units[key]
-	if st != nil {
-		st.deleted = true
-	}
-	delete(s.units, key)
-	s.unnominate(key)
-	if st != nil && !st.inflight {
-		s.fw.SetUsage(key, nil)
-	}
-	// An admission in flight fails with NotFound and gives its quota back.
-	s.mu.Unlock()
-	s.queues.Delete(key)
-	s.queues.PodsRunning(key)
+	in.cache.remove(key)
+	in.preemptor.unnominate(key)
+	in.queues.Delete(key)
+	in.queues.PodsRunning(key)
 }
 
-// resyncAll replays every known unit, for the writes and events a follower
-// held back.
-func (s *Scheduler) resyncAll() {
-	s.mu.Lock()
-	states := make([]*unitState, 0, len(s.units))
-	objs := make([]*v1alpha1.QueueUnit, 0, len(s.units))
-	for _, st := range s.units {
-		states = append(states, st)
-		objs = append(objs, st.obj)
-	}
-	s.mu.Unlock()
-	for i, u := range objs {
-		if queueunit.IsPending(u.Status.Phase) && u.DeletionTimestamp == nil {
-			queueName, quotaName := s.fw.Map(u)
-			s.enqueue(u, states[i], queueName, quotaName, false)
+// resyncAll replays every pending unit, for the writes and events a
+// follower held back.
+func (in *intake) resyncAll() {
+	for _, p := range in.cache.pending("") {
+		if p.obj.DeletionTimestamp == nil {
+			queueName, quotaName := in.fw.Map(p.obj)
+			in.enqueue(p.obj, p.st, queueName, quotaName, false)
 		}
 	}
 }
 
-// markEnqueued gives a new unit its first phase. The write waits a moment: a
-// unit admitted at once is written once, as Dequeued.
-func (s *Scheduler) markEnqueued(u *v1alpha1.QueueUnit) {
-	if !s.leading.Load() {
-		return
+func jobType(u *v1alpha1.QueueUnit) string {
+	if u.Spec.ConsumerRef == nil {
+		return ""
 	}
-	key := keyOf(u)
-	if s.writer.has(key) {
-		return
-	}
-	s.writer.enqueue(key, &write{
-		base: u, retryOnConflict: true, info: true,
-		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if x.Status.Phase != v1alpha1.QueueUnitPhaseNone {
-				return false
-			}
-			x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
-			now := s.now()
-			x.Status.LastUpdateTime = &now
-			return true
-		},
-	}, enqueueWriteDelay)
-}
-
-// reportWaiting writes why a unit waits (status.message and a
-// QuotaReserved=False condition) and records a FailedScheduling (or
-// QueueNotFound) event for a refusal, only when the reason changed. A reason
-// that comes back before the report of the one in between was written costs
-// nothing: that report is dropped.
-func (s *Scheduler) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
-	if f.Reason == reasonStale || !s.leading.Load() {
-		return
-	}
-	key := keyOf(u)
-	s.mu.Lock()
-	st := s.units[key]
-	if st == nil || st.inflight || st.reason == f.Reason {
-		s.mu.Unlock()
-		return
-	}
-	st.reason, st.wanted = f.Reason, f
-	base := st.obj
-	shown := st.shown == f.Reason && base.Status.Message == st.shownMessage
-	told := st.shown != "" && base.Status.Message == st.shownMessage
-	s.mu.Unlock()
-	if shown {
-		s.writer.dropInfo(key)
-		return
-	}
-	delay := waitingWriteDelay
-	if f.HeldBack && told {
-		delay = heldBackRewriteDelay
-	}
-	s.writeWaiting(key, base, f, delay)
-}
-
-// writeWaiting queues the report of f after delay: a unit admitted
-// meanwhile, or told something else, costs no write.
-func (s *Scheduler) writeWaiting(key string, base *v1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
-	message, reason := f.Message, conditionReason(f.Reason)
-	var event string
-	switch {
-	case f.Reason == reasonQueueNotFound:
-		event = "QueueNotFound"
-	case !f.HeldBack:
-		// Held-back units were not tried: no attempt, no event.
-		event = "FailedScheduling"
-	}
-	s.writer.enqueue(key, &write{
-		base: base, retryOnConflict: true, info: true,
-		written: func(x *v1alpha1.QueueUnit) {
-			if event != "" {
-				s.recorder.Event(x, corev1.EventTypeWarning, event, message)
-			}
-			s.shown(key, f)
-		},
-		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if !queueunit.IsPending(x.Status.Phase) || !setWaiting(x, reason, message, s.now()) {
-				return false
-			}
-			if !f.HeldBack {
-				x.Status.Attempts++
-			}
-			return true
-		},
-	}, delay)
-}
-
-// shown records that the API carries f's report; if the unit waits for
-// something else by now (its report came while this one was being
-// written), that is reported in turn.
-func (s *Scheduler) shown(key string, f *queue.Failure) {
-	s.mu.Lock()
-	st := s.units[key]
-	if st == nil {
-		s.mu.Unlock()
-		return
-	}
-	st.shown, st.shownMessage = f.Reason, f.Message
-	wanted, base := st.wanted, st.obj
-	s.mu.Unlock()
-	if wanted != nil && wanted.Reason != f.Reason && !s.writer.has(key) {
-		s.writeWaiting(key, base, wanted, waitingWriteDelay)
-	}
-}
-
-// setWaiting puts a waiting unit's reason in its status: phase Enqueued,
-// the message, and condition QuotaReserved=False with reason. A condition
-// added now dates from the unit's creation: it never held quota, and the
-// time its wait began (waitingSince) stays the same. It returns false when
-// the status says all that already.
-func setWaiting(x *v1alpha1.QueueUnit, reason, message string, now metav1.Time) bool {
-	c := meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionQuotaReserved)
-	if x.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && x.Status.Message == message &&
-		c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == message {
-		return false
-	}
-	since := now
-	if c == nil {
-		since = x.CreationTimestamp
-	}
-	x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
-	x.Status.Message = message
-	x.Status.LastUpdateTime = &now
-	setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionFalse, reason, message, since)
-	return true
+	return u.Spec.ConsumerRef.Kind
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
@@ -25,18 +24,6 @@ func invalidRequest(u *v1alpha1.QueueUnit) error {
 		}
 	}
 	return nil
-}
-
-// refuseInvalid keeps a unit whose demand cannot be counted out of its queue
-// and says why; it reports whether it did.
-func (s *Scheduler) refuseInvalid(u *v1alpha1.QueueUnit, key string) bool {
-	err := invalidRequest(u)
-	if err == nil {
-		return false
-	}
-	s.queues.Delete(key)
-	s.reportWaiting(u, &queue.Failure{Reason: "invalidrequest", Message: "never fits: invalid request: " + err.Error(), NeverFits: true})
-	return true
 }
 
 // admissionsFor is what an admitted unit records per pod set. A unit without

@@ -36,6 +36,34 @@ type write struct {
 	written func(u *v1alpha1.QueueUnit)
 }
 
+// then is a made first and b after it, as one write on b's newer base. Each
+// keeps its own test of whether it is still wanted, and its own callbacks,
+// which run only when it changed the object.
+func (a *write) then(b *write) *write {
+	var aChanged, bChanged bool
+	both := &write{
+		base:            b.base,
+		retryOnConflict: a.retryOnConflict && b.retryOnConflict,
+		done:            b.done,
+		mutate: func(u *v1alpha1.QueueUnit) bool {
+			aChanged = a.mutate(u)
+			bChanged = b.mutate(u)
+			return aChanged || bChanged
+		},
+	}
+	if a.written != nil || b.written != nil {
+		both.written = func(u *v1alpha1.QueueUnit) {
+			if aChanged && a.written != nil {
+				a.written(u)
+			}
+			if bChanged && b.written != nil {
+				b.written(u)
+			}
+		}
+	}
+	return both
+}
+
 // statusWriter is the one place the scheduler writes QueueUnit status. Writes
 // to the same unit coalesce: only the newest is made. Decisions have a queue
 // of their own and go first; informational writes are made when no decision
@@ -61,14 +89,28 @@ func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
 	return &statusWriter{c: c, reader: reader, decide: q("queueunit-status"), inform: q("queueunit-status-info"), pending: map[string]*write{}}
 }
 
-// enqueue schedules wr for key after delay, replacing a write not yet made. A
-// decision is never replaced by an informational write, and an admission
-// (a write with done) is never replaced at all: its owner waits for it.
+// enqueue schedules wr for key after delay, in place of a write not yet
+// made:
+//   - an admission (a write with done) is never replaced: its owner waits
+//     for it, and decides again once it is done;
+//   - a decision is never replaced by an informational write;
+//   - a decision that meets another decision is made with it, in order, in
+//     one write: an eviction is not lost to a lifecycle move, nor the other
+//     way round;
+//   - anything else (information, or a decision in place of information)
+//     replaces what was waiting.
 func (w *statusWriter) enqueue(key string, wr *write, delay time.Duration) {
 	w.mu.Lock()
-	if old, ok := w.pending[key]; ok && old != wr && (old.done != nil || (!old.info && wr.info)) {
-		w.mu.Unlock()
-		return
+	if old, ok := w.pending[key]; ok && old != wr {
+		switch {
+		case old.done != nil, !old.info && wr.info:
+			w.mu.Unlock()
+			return
+		case !old.info && !wr.info:
+			wr = old.then(wr)
+			// The first of the two was due first.
+			delay = 0
+		}
 	}
 	w.pending[key] = wr
 	w.mu.Unlock()

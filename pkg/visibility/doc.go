@@ -19,8 +19,8 @@
 // position in the whole queue.
 //
 // It owns no scheduling state. It reads the scheduler's memory through the
-// small Source interface (FromScheduler adapts *scheduler.Scheduler), and owns
-// only its listener, its serving certificate and the delegated authentication
+// small Source interface (FromScheduler adapts the scheduler's read-only
+// view, pkg/scheduler/view), and owns only its listener, its serving certificate and the delegated authentication
 // and authorization machinery (requests are authenticated from the front-proxy
 // headers or by TokenReview, and authorized by SubjectAccessReview, both
 // answered by kube-apiserver).

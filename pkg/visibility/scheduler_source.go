@@ -6,49 +6,37 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
-	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
 )
-
-// SchedulerState is what FromScheduler reads; *scheduler.Scheduler has it.
-type SchedulerState interface {
-	// Queues are the pending queues.
-	Queues() *queue.Manager
-	// Framework maps units to queue and quota and lists the quotas.
-	Framework() *framework.Framework
-	// Cache is the informer cache the scheduler is fed from.
-	Cache() cache.Cache
-}
 
 // schedulerSource reads a scheduler's pending queues, its quota tree and its
 // informer cache. It never calls the API server.
 type schedulerSource struct {
-	s SchedulerState
+	s view.Reader
 }
 
 var _ Source = (*schedulerSource)(nil)
 
-// FromScheduler adapts a scheduler (*scheduler.Scheduler) to Source.
-func FromScheduler(s SchedulerState) Source { return &schedulerSource{s: s} }
+// FromScheduler adapts a scheduler's read-only view (Scheduler.View) to Source.
+func FromScheduler(s view.Reader) Source { return &schedulerSource{s: s} }
 
 // Units implements Source.
 func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) ([]visibilityv1alpha1.QueueUnitSummary, bool, error) {
 	var match func(queueName, quotaName string) bool
 	switch scope.Resource {
 	case visibilityv1alpha1.ResourceQueues:
-		if !a.s.Queues().HasQueue(scope.Name) {
+		if !hasQueue(a.s, scope.Name) {
 			return nil, false, nil
 		}
 		match = func(q, _ string) bool { return q == scope.Name }
 	case visibilityv1alpha1.ResourceElasticQuotas:
-		under, ok := quotaAndBelow(a.s.Framework().ListQuotas(), scope.Name)
+		under, ok := quotaAndBelow(a.s.Quotas(), scope.Name)
 		if !ok {
 			return nil, false, nil
 		}
@@ -67,8 +55,8 @@ func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) 
 // scheduling order.
 func (a *schedulerSource) pending(match func(queueName, quotaName string) bool) []visibilityv1alpha1.QueueUnitSummary {
 	items := []visibilityv1alpha1.QueueUnitSummary{}
-	for _, name := range a.s.Queues().QueueNames() {
-		units, _ := a.s.Queues().Pending(name)
+	for _, name := range a.s.QueueNames() {
+		units, _ := a.s.Pending(name)
 		for _, p := range units {
 			if !match(name, p.Quota) {
 				continue
@@ -86,7 +74,7 @@ func (a *schedulerSource) pending(match func(queueName, quotaName string) bool) 
 // admitted lists the cached units in phase, oldest allocation first.
 func (a *schedulerSource) admitted(ctx context.Context, match func(queueName, quotaName string) bool, phase string) ([]visibilityv1alpha1.QueueUnitSummary, error) {
 	list := &v1alpha1.QueueUnitList{}
-	if err := a.s.Cache().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+	if err := a.s.Objects().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var units []*v1alpha1.QueueUnit
@@ -95,7 +83,7 @@ func (a *schedulerSource) admitted(ctx context.Context, match func(queueName, qu
 		if string(u.Status.Phase) != phase {
 			continue
 		}
-		if q, qt := a.s.Framework().Map(u); match(q, qt) {
+		if q, qt := a.s.Map(u); match(q, qt) {
 			units = append(units, u)
 		}
 	}
@@ -107,14 +95,10 @@ func (a *schedulerSource) admitted(ctx context.Context, match func(queueName, qu
 	})
 	items := make([]visibilityv1alpha1.QueueUnitSummary, 0, len(units))
 	for _, u := range units {
-		q, qt := a.s.Framework().Map(u)
-		var prio int32
-		if u.Spec.Priority != nil {
-			prio = *u.Spec.Priority
-		}
+		q, qt := a.s.Map(u)
 		items = append(items, visibilityv1alpha1.QueueUnitSummary{
 			ObjectMeta: metav1.ObjectMeta{Name: u.Name, Namespace: u.Namespace, CreationTimestamp: u.CreationTimestamp},
-			Phase:      phase, Queue: q, Quota: qt, Priority: prio,
+			Phase:      phase, Queue: q, Quota: qt, Priority: queueunit.Priority(u),
 			Request: queueunit.Usage(u).ToList(), Message: u.Status.Message,
 		})
 	}
@@ -162,8 +146,13 @@ func (a *schedulerSource) Explain(ctx context.Context, items []visibilityv1alpha
 			continue
 		}
 		u := &v1alpha1.QueueUnit{}
-		if err := a.s.Cache().Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, u, client.UnsafeDisableDeepCopy); err == nil {
+		if err := a.s.Objects().Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, u, client.UnsafeDisableDeepCopy); err == nil {
 			it.Message = u.Status.Message
 		}
 	}
+}
+
+func hasQueue(r view.Reader, name string) bool {
+	_, ok := r.QueueSettings(name)
+	return ok
 }

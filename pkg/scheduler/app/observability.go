@@ -22,13 +22,13 @@ func addReadAPIs(mgr manager.Manager, cfg *rest.Config, s *scheduler.Scheduler, 
 			return fmt.Errorf("visibility server client: %w", err)
 		}
 		srv := visibility.NewServer(visibility.Options{BindAddress: o.VisibilityBindAddress, CertDir: o.VisibilityCertDir, Gates: o.Gates},
-			visibility.FromScheduler(s), cs)
+			visibility.FromScheduler(s.View()), cs)
 		if err := mgr.Add(srv); err != nil {
 			return err
 		}
 	}
 	if o.EnableAPIHandler {
-		if err := mgr.Add(debugapi.NewServer(o.APIHandlerAddress, debugapi.FromScheduler(s))); err != nil {
+		if err := mgr.Add(debugapi.NewServer(o.APIHandlerAddress, debugapi.FromScheduler(s.View()))); err != nil {
 			return err
 		}
 	}

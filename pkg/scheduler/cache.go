@@ -1,0 +1,278 @@
+package scheduler
+
+import (
+	"sync"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// unitState is what the scheduler remembers of one QueueUnit. Every field is
+// guarded by the cache's lock; each has one writer, named below.
+type unitState struct {
+	// obj, queue, quota: the cache (observe), and the pass after an
+	// admission write it made (admissionDone).
+	obj          *v1alpha1.QueueUnit
+	queue, quota string
+	// inflight is true from the decision to admit until its write is done:
+	// the pass assumes, the cache forgets (admissionDone).
+	inflight bool
+	// holding is true when the last seen phase held quota (the cache).
+	holding bool
+	// reason is the waiting reason last reported (status and event), and
+	// wanted its failure; shown is the reason whose report the API carries,
+	// with its message, as far as the scheduler knows (the reporter; the
+	// lifecycle marks a missing admission check once).
+	reason              string
+	wanted              *queue.Failure
+	shown, shownMessage string
+	// evicting is true from the choice of the unit as a victim until it no
+	// longer holds quota (the preemptor sets it, the cache clears it).
+	evicting bool
+	// deleted is true once the unit is gone; queue entries may still point
+	// here (the cache).
+	deleted bool
+	// fit is the unit's last node fit answer (the pass).
+	fit *nodeFit
+	// relabelled is the quota its labels named last while it held another,
+	// reported once (the cache).
+	relabelled string
+}
+
+// unitCache owns what the scheduler knows of every QueueUnit: the last
+// object seen, the quota it is charged to, whether an admission of it is in
+// flight (assume/forget), and what it holds, which it reports to the usage
+// plugins (docs/protocol.md: usage follows the object). A pass decides one
+// unit at a time under the cache's lock (decide), so a unit is never
+// admitted twice while its write is in flight.
+type unitCache struct {
+	mu     sync.Mutex
+	units  map[string]*unitState
+	queues *queueRegistry
+	// setUsage tells the usage plugins what a unit holds (framework.SetUsage).
+	setUsage func(key string, h *quota.Holding)
+}
+
+func newUnitCache(queues *queueRegistry, setUsage func(string, *quota.Holding)) *unitCache {
+	return &unitCache{units: map[string]*unitState{}, queues: queues, setUsage: setUsage}
+}
+
+// observation is what observe learnt of a changed unit.
+type observation struct {
+	st *unitState
+	// prev is the object seen before (nil: new to the scheduler).
+	prev *v1alpha1.QueueUnit
+	// quota is the quota the unit is charged to; relabelled is the one its
+	// labels name instead, to report once ("" when nothing to report).
+	quota, relabelled string
+	// inflight: an admission write is being made; its outcome decides.
+	inflight   bool
+	wasHolding bool
+}
+
+// observe records u, mapped to queueName and quotaName by the plugins. An
+// admitted unit stays charged to the quota its admission recorded whatever
+// its labels say now.
+func (c *unitCache) observe(key string, u *v1alpha1.QueueUnit, queueName, quotaName string) observation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.units[key]
+	if st == nil {
+		st = &unitState{}
+		c.units[key] = st
+	}
+	o := observation{st: st, prev: st.obj}
+	if charged := chargedQuota(u, st); charged != "" && charged != quotaName {
+		if st.relabelled != quotaName {
+			o.relabelled = quotaName
+		}
+		st.relabelled = quotaName
+		quotaName = charged
+	}
+	st.obj, st.queue, st.quota = u, queueName, quotaName
+	o.quota = quotaName
+	if st.inflight {
+		o.inflight = true
+		return o
+	}
+	o.wasHolding = st.holding
+	st.holding = queueunit.HoldsQuota(u.Status.Phase)
+	if !st.holding {
+		st.evicting = false
+	}
+	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))
+	return o
+}
+
+// chargedQuota is the quota an admitted unit is charged to: the one its
+// admission recorded, else (an admission written before that field, or not
+// seen back yet) the one the scheduler charged; "" for a unit that holds
+// nothing.
+func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) string {
+	switch {
+	case st.inflight:
+		// The admission being written decided the quota.
+		return st.quota
+	case !queueunit.HoldsQuota(u.Status.Phase):
+		return ""
+	case u.Status.Quota != "":
+		return u.Status.Quota
+	case st.holding:
+		return st.quota
+	}
+	return ""
+}
+
+// remove forgets a deleted unit and what it held. An admission in flight
+// fails with NotFound and gives its quota back then.
+func (c *unitCache) remove(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.units[key]
+	if st != nil {
+		st.deleted = true
+	}
+	delete(c.units, key)
+	if st != nil && !st.inflight {
+		c.setUsage(key, nil)
+	}
+}
+
+// decide runs fn on the state of a pending queue entry under the cache's
+// lock; an entry whose unit went away, was admitted or changed meanwhile is
+// stale and fn is not run.
+func (c *unitCache) decide(entry any, fn func(st *unitState) *queue.Failure) *queue.Failure {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, _ := entry.(*unitState)
+	if st == nil || st.deleted || st.inflight || !queueunit.IsPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
+		return &queue.Failure{Reason: reasonStale, HeldBack: true}
+	}
+	return fn(st)
+}
+
+// evictingLocked marks the unit chosen as a victim: until its eviction is in
+// the API its object does not say so, and the next update would make it a
+// candidate again. It runs under the lock (inside decide); nil when the unit
+// is gone.
+func (c *unitCache) evictingLocked(h quota.Holding) *unitState {
+	st := c.units[h.Key]
+	if st == nil {
+		return nil
+	}
+	st.evicting = true
+	h.Evicting = true
+	c.setUsage(h.Key, &h)
+	return st
+}
+
+// candidateLocked reports whether a holder may be chosen as a victim: units
+// whose admission is being written are not victims yet; units being deleted
+// give their quota back anyway, and no sooner if evicted. It runs under the
+// lock (inside decide).
+func (c *unitCache) candidateLocked(key string) bool {
+	st := c.units[key]
+	return st != nil && !st.inflight && st.obj.DeletionTimestamp == nil
+}
+
+// admissionDone forgets that an admission of key is in flight. When it was
+// written, written becomes the unit's object until the informer brings a
+// newer one, and latest is the object to replay; when it was not, the
+// quota is given back and retry is the object to decide again (nil when the
+// unit no longer waits).
+func (c *unitCache) admissionDone(key string, written *v1alpha1.QueueUnit, ok bool) (st *unitState, latest, retry *v1alpha1.QueueUnit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st = c.units[key]
+	if st == nil {
+		return nil, nil, nil
+	}
+	st.inflight = false
+	if ok {
+		if queueunit.IsPending(st.obj.Status.Phase) {
+			// The informer has not brought our write yet.
+			st.obj = written
+		}
+		st.holding, st.reason, st.wanted = true, "", nil
+		return st, st.obj, nil
+	}
+	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))
+	if queueunit.IsPending(st.obj.Status.Phase) {
+		retry = st.obj
+	}
+	return st, nil, retry
+}
+
+// object returns the last object seen of key, and whether its admission is
+// in flight; nil when the unit is unknown.
+func (c *unitCache) object(key string) (*v1alpha1.QueueUnit, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.units[key]
+	if st == nil {
+		return nil, false
+	}
+	return st.obj, st.inflight
+}
+
+// update runs fn on key's state under the lock; false when key is unknown.
+// Parts use it for the fields they own (see unitState).
+func (c *unitCache) update(key string, fn func(st *unitState)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.units[key]
+	if st == nil {
+		return false
+	}
+	fn(st)
+	return true
+}
+
+// each runs fn on every unit under the lock; fn must not call back.
+func (c *unitCache) each(fn func(key string, st *unitState)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, st := range c.units {
+		fn(key, st)
+	}
+}
+
+// pendingEntry is a pending unit to put back in its queue.
+type pendingEntry struct {
+	obj          *v1alpha1.QueueUnit
+	st           *unitState
+	queue, quota string
+}
+
+// pending lists the pending units not being admitted, of queueName only
+// when it is not "".
+func (c *unitCache) pending(queueName string) []pendingEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []pendingEntry
+	for _, st := range c.units {
+		if queueName != "" && st.queue != queueName {
+			continue
+		}
+		if queueunit.IsPending(st.obj.Status.Phase) && !st.inflight {
+			out = append(out, pendingEntry{st.obj, st, st.queue, st.quota})
+		}
+	}
+	return out
+}
+
+// recharge reports again what the holders of queueName hold, after the
+// queue's priority ceiling changed: victim selection sees their new
+// priority.
+func (c *unitCache) recharge(queueName string) {
+	ceiling := c.queues.ceiling(queueName)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, st := range c.units {
+		if st.queue == queueName && st.holding && !(queueunit.IsPending(st.obj.Status.Phase) && !st.inflight) {
+			c.setUsage(key, st.holdingFor(key, ceiling))
+		}
+	}
+}

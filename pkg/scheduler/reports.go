@@ -1,0 +1,215 @@
+package scheduler
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+)
+
+// enqueueWriteDelay holds back a new unit's first Enqueued write, so that a
+// unit admitted in the next pass costs one write, not two; waitingWriteDelay
+// does the same for the report of why a unit waits. A unit that already says
+// why it waits and is held back for a moment (behind a preemptor, say) waits
+// longer, heldBackRewriteDelay: a hold that ends before costs no write.
+const (
+	enqueueWriteDelay    = 500 * time.Millisecond
+	waitingWriteDelay    = time.Second
+	heldBackRewriteDelay = 5 * time.Second
+)
+
+// reporter is the status writer's only client: it turns what the other
+// parts decide (a first phase, why a unit waits, an eviction, a lifecycle
+// move) into writes, and owns what the scheduler knows each unit's status
+// says of its wait (unitState.reason, wanted, shown). Nothing is written on
+// a follower.
+type reporter struct {
+	*env
+	cache  *unitCache
+	writer *statusWriter
+}
+
+// markEnqueued gives a new unit its first phase. The write waits a moment: a
+// unit admitted at once is written once, as Dequeued.
+func (r *reporter) markEnqueued(u *v1alpha1.QueueUnit) {
+	if !r.leader() {
+		return
+	}
+	key := keyOf(u)
+	if r.writer.has(key) {
+		return
+	}
+	r.writer.enqueue(key, &write{
+		base: u, retryOnConflict: true, info: true,
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			if x.Status.Phase != v1alpha1.QueueUnitPhaseNone {
+				return false
+			}
+			x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+			now := r.now()
+			x.Status.LastUpdateTime = &now
+			return true
+		},
+	}, enqueueWriteDelay)
+}
+
+// reportWaiting writes why a unit waits (status.message and a
+// QuotaReserved=False condition) and records a FailedScheduling (or
+// QueueNotFound) event for a refusal, only when the reason changed. A reason
+// that comes back before the report of the one in between was written costs
+// nothing: that report is dropped.
+func (r *reporter) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
+	if f.Reason == reasonStale || !r.leader() {
+		return
+	}
+	key := keyOf(u)
+	var base *v1alpha1.QueueUnit
+	var shown, told bool
+	r.cache.update(key, func(st *unitState) {
+		if st.inflight || st.reason == f.Reason {
+			return
+		}
+		st.reason, st.wanted = f.Reason, f
+		base = st.obj
+		shown = st.shown == f.Reason && base.Status.Message == st.shownMessage
+		told = st.shown != "" && base.Status.Message == st.shownMessage
+	})
+	if base == nil {
+		return
+	}
+	if shown {
+		r.writer.dropInfo(key)
+		return
+	}
+	delay := waitingWriteDelay
+	if f.HeldBack && told {
+		delay = heldBackRewriteDelay
+	}
+	r.writeWaiting(key, base, f, delay)
+}
+
+// writeWaiting queues the report of f after delay: a unit admitted
+// meanwhile, or told something else, costs no write.
+func (r *reporter) writeWaiting(key string, base *v1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
+	message, reason := f.Message, conditionReason(f.Reason)
+	var event string
+	switch {
+	case f.Reason == reasonQueueNotFound:
+		event = "QueueNotFound"
+	case !f.HeldBack:
+		// Held-back units were not tried: no attempt, no event.
+		event = "FailedScheduling"
+	}
+	r.writer.enqueue(key, &write{
+		base: base, retryOnConflict: true, info: true,
+		written: func(x *v1alpha1.QueueUnit) {
+			if event != "" {
+				r.recorder.Event(x, corev1.EventTypeWarning, event, message)
+			}
+			r.shown(key, f)
+		},
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			if !queueunit.IsPending(x.Status.Phase) || !setWaiting(x, reason, message, r.now()) {
+				return false
+			}
+			if !f.HeldBack {
+				x.Status.Attempts++
+			}
+			return true
+		},
+	}, delay)
+}
+
+// shown records that the API carries f's report; if the unit waits for
+// something else by now (its report came while this one was being
+// written), that is reported in turn.
+func (r *reporter) shown(key string, f *queue.Failure) {
+	var wanted *queue.Failure
+	var base *v1alpha1.QueueUnit
+	r.cache.update(key, func(st *unitState) {
+		st.shown, st.shownMessage = f.Reason, f.Message
+		wanted, base = st.wanted, st.obj
+	})
+	if wanted != nil && wanted.Reason != f.Reason && !r.writer.has(key) {
+		r.writeWaiting(key, base, wanted, waitingWriteDelay)
+	}
+}
+
+// setWaiting puts a waiting unit's reason in its status: phase Enqueued,
+// the message, and condition QuotaReserved=False with reason. A condition
+// added now dates from the unit's creation: it never held quota, and the
+// time its wait began (waitingSince) stays the same. It returns false when
+// the status says all that already.
+func setWaiting(x *v1alpha1.QueueUnit, reason, message string, now metav1.Time) bool {
+	c := meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionQuotaReserved)
+	if x.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && x.Status.Message == message &&
+		c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == message {
+		return false
+	}
+	since := now
+	if c == nil {
+		since = x.CreationTimestamp
+	}
+	x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+	x.Status.Message = message
+	x.Status.LastUpdateTime = &now
+	setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionFalse, reason, message, since)
+	return true
+}
+
+// evict asks a unit to give its quota back: condition Evicted and the
+// reclaim state of its admissions. The job extension suspends the job and
+// returns the unit to Enqueued (docs/protocol.md).
+func (r *reporter) evict(u *v1alpha1.QueueUnit, reason, message string) {
+	if !r.leader() {
+		return
+	}
+	r.writer.enqueue(keyOf(u), &write{
+		base: u, retryOnConflict: true,
+		written: func(x *v1alpha1.QueueUnit) { r.recorder.Event(x, corev1.EventTypeWarning, reason, message) },
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			if !queueunit.HoldsQuota(x.Status.Phase) || meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
+				return false
+			}
+			now := r.now()
+			if r.opts.Gates.MaximumExecutionTime {
+				bankExecutionTime(x, now.Time)
+			}
+			setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, reason, message, now)
+			for i := range x.Status.Admissions {
+				x.Status.Admissions[i].ReclaimState = &v1alpha1.ReclaimState{Replicas: x.Status.Admissions[i].Replicas}
+			}
+			x.Status.LastUpdateTime = &now
+			return true
+		},
+	}, 0)
+}
+
+// writeStatus queues a decision made only if mutate still wants it on the
+// freshest object.
+func (r *reporter) writeStatus(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit) bool) {
+	if !r.leader() {
+		return
+	}
+	r.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, mutate: mutate}, 0)
+}
+
+// inform queues a write that only informs: it yields to decisions and is
+// replaced by any later write.
+func (r *reporter) inform(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit) bool) {
+	if !r.leader() {
+		return
+	}
+	r.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, info: true, mutate: mutate}, 0)
+}
+
+func setCondition(u *v1alpha1.QueueUnit, t string, status metav1.ConditionStatus, reason, message string, now metav1.Time) {
+	meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{
+		Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: u.Generation,
+	})
+}

@@ -1,0 +1,56 @@
+package scheduler
+
+import (
+	"maps"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
+)
+
+// snapshot answers the read-only APIs with copies (view.Reader).
+type snapshot struct {
+	e       *env
+	objects client.Reader
+}
+
+var _ view.Reader = snapshot{}
+
+// View is the scheduler as the visibility and debug APIs may see it.
+func (s *Scheduler) View() view.Reader { return snapshot{e: s.env, objects: s.informer} }
+
+func (v snapshot) QueueNames() []string { return v.e.queues.QueueNames() }
+
+func (v snapshot) QueueSettings(name string) (queue.Settings, bool) {
+	return v.e.queues.QueueSettings(name)
+}
+
+func (v snapshot) Pending(name string) ([]view.PendingUnit, bool) {
+	live, ok := v.e.queues.Pending(name)
+	if !ok {
+		return nil, false
+	}
+	out := make([]view.PendingUnit, 0, len(live))
+	for _, p := range live {
+		out = append(out, view.PendingUnit{
+			Namespace: p.Namespace, Name: p.Name, Quota: p.Quota, Priority: p.Priority, Position: p.Position,
+			Request: maps.Clone(p.Request), Created: p.Created, Enqueued: p.Enqueued,
+		})
+	}
+	return out, true
+}
+
+func (v snapshot) PendingCounts() map[string]int { return v.e.queues.Counts() }
+
+func (v snapshot) Orphans() map[string][]string { return v.e.queues.Orphans() }
+
+func (v snapshot) Quotas() []quota.Info { return v.e.fw.ListQuotas() }
+
+func (v snapshot) Map(u *v1alpha1.QueueUnit) (string, string) { return v.e.fw.Map(u) }
+
+func (v snapshot) Cohort(quotaName string) string { return v.e.fw.Cohort(quotaName) }
+
+func (v snapshot) Objects() client.Reader { return v.objects }

@@ -1,0 +1,49 @@
+package view
+
+import (
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+)
+
+// PendingUnit is a copy of one pending unit as its queue holds it.
+type PendingUnit struct {
+	Namespace, Name string
+	// Quota pays for the unit.
+	Quota    string
+	Priority int32
+	// Position is 1 for the unit tried first.
+	Position int
+	Request  quota.Resources
+	// Created is the unit's creation; Enqueued when the queue took it.
+	Created, Enqueued time.Time
+}
+
+// Reader is the scheduler as the read-only APIs see it. Every answer is a
+// copy the caller may keep and change.
+type Reader interface {
+	// QueueNames lists the queues in the order they are served.
+	QueueNames() []string
+	// QueueSettings returns a queue's settings; false when it is unknown.
+	QueueSettings(name string) (queue.Settings, bool)
+	// Pending lists a queue's pending units in the order they are tried.
+	Pending(name string) ([]PendingUnit, bool)
+	// PendingCounts counts the pending units of every queue.
+	PendingCounts() map[string]int
+	// Orphans lists, by queue name, the units of queues that do not exist.
+	Orphans() map[string][]string
+	// Quotas lists the quotas with their usage.
+	Quotas() []quota.Info
+	// Map returns the queue and the quota of a unit.
+	Map(u *v1alpha1.QueueUnit) (queueName, quotaName string)
+	// Cohort returns the cohort of a quota.
+	Cohort(quotaName string) string
+	// Objects reads the QueueUnits the scheduler is fed from (its informer
+	// cache). Objects read with client.UnsafeDisableDeepCopy are shared:
+	// never change them.
+	Objects() client.Reader
+}

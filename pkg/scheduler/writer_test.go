@@ -1,0 +1,287 @@
+package scheduler
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func unitObj(name string, phase v1alpha1.QueueUnitPhase) *v1alpha1.QueueUnit {
+	return &v1alpha1.QueueUnit{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
+		Status:     v1alpha1.QueueUnitStatus{Phase: phase},
+	}
+}
+
+// writerFixture is a status writer on a fake API with its unit, and what
+// reached the API.
+type writerFixture struct {
+	w       *statusWriter
+	c       client.Client
+	mu      sync.Mutex
+	patches int
+}
+
+func newWriterFixture(t *testing.T, objs ...client.Object) *writerFixture {
+	t.Helper()
+	f := &writerFixture{}
+	f.c = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.QueueUnit{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				f.mu.Lock()
+				f.patches++
+				f.mu.Unlock()
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		}).Build()
+	f.w = newStatusWriter(f.c, f.c)
+	return f
+}
+
+// drain makes every waiting write, decisions first, as the workers would.
+func (f *writerFixture) drain(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for range 100 {
+		switch {
+		case f.w.decide.Len() > 0:
+			f.w.processNext(ctx, f.w.decide, false)
+		case f.w.inform.Len() > 0:
+			f.w.processNext(ctx, f.w.inform, true)
+		default:
+			return
+		}
+	}
+	t.Fatal("the writer did not run dry")
+}
+
+func (f *writerFixture) get(t *testing.T, name string) *v1alpha1.QueueUnit {
+	t.Helper()
+	u := &v1alpha1.QueueUnit{}
+	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func setMessage(msg string) func(*v1alpha1.QueueUnit) bool {
+	return func(x *v1alpha1.QueueUnit) bool {
+		if x.Status.Message == msg {
+			return false
+		}
+		x.Status.Message = msg
+		return true
+	}
+}
+
+func setEvicted(x *v1alpha1.QueueUnit) bool {
+	if meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
+		return false
+	}
+	setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "to admit ns/p", metav1.Now())
+	return true
+}
+
+func TestWriterDecisionIsNotReplacedByInformation(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
+	f := newWriterFixture(t, base)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted}, 0)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("why")}, 0)
+	f.drain(t)
+	got := f.get(t, "a")
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionEvicted) {
+		t.Fatalf("the eviction was lost to an informational write: %+v", got.Status)
+	}
+	if got.Status.Message == "why" {
+		t.Fatalf("the informational write replaced a decision and was made")
+	}
+}
+
+func TestWriterInformationIsReplacedByTheNewest(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	f := newWriterFixture(t, base)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("first")}, 0)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("second")}, 0)
+	f.drain(t)
+	if got := f.get(t, "a").Status.Message; got != "second" {
+		t.Fatalf("message = %q, want the newest report", got)
+	}
+	if f.patches != 1 {
+		t.Fatalf("%d patches, want 1: the older report is replaced, not written", f.patches)
+	}
+}
+
+func TestWriterAdmissionIsNeverReplaced(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	f := newWriterFixture(t, base)
+	var outcome error
+	done := false
+	f.w.enqueue("ns/a", &write{base: base, mutate: func(x *v1alpha1.QueueUnit) bool {
+		x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+		return true
+	}, done: func(_ *v1alpha1.QueueUnit, err error) { done, outcome = true, err }}, 0)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setMessage("a decision")}, 0)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("information")}, 0)
+	f.drain(t)
+	if !done || outcome != nil {
+		t.Fatalf("admission done=%v err=%v, want it made", done, outcome)
+	}
+	got := f.get(t, "a")
+	if got.Status.Phase != v1alpha1.QueueUnitPhaseDequeued || got.Status.Message != "" {
+		t.Fatalf("status = %+v, want the admission alone", got.Status)
+	}
+}
+
+// An eviction waiting to be written meets a lifecycle move of the same unit:
+// both land, in one write, and each records its event only because it
+// changed the object.
+func TestWriterTwoDecisionsAreBothMade(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
+	base.Status.RequeueState = &v1alpha1.RequeueState{}
+	f := newWriterFixture(t, base)
+	var events []string
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted,
+		written: func(*v1alpha1.QueueUnit) { events = append(events, "Preempted") }}, time.Hour)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: func(x *v1alpha1.QueueUnit) bool {
+		if x.Status.RequeueState == nil {
+			return false
+		}
+		x.Status.RequeueState = nil
+		return true
+	}, written: func(*v1alpha1.QueueUnit) { events = append(events, "RequeueStateCleared") }}, 0)
+	f.drain(t)
+	got := f.get(t, "a")
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionEvicted) {
+		t.Fatalf("the pending eviction was replaced by the lifecycle write: %+v", got.Status)
+	}
+	if got.Status.RequeueState != nil {
+		t.Fatalf("the lifecycle write was lost: %+v", got.Status.RequeueState)
+	}
+	if f.patches != 1 {
+		t.Fatalf("%d patches, want the two decisions in 1", f.patches)
+	}
+	if len(events) != 2 || events[0] != "Preempted" || events[1] != "RequeueStateCleared" {
+		t.Fatalf("events = %v, want both, in order", events)
+	}
+
+	// A decision no longer wanted records nothing, the other still lands.
+	f.w.enqueue("ns/a", &write{base: got, retryOnConflict: true, mutate: setEvicted,
+		written: func(*v1alpha1.QueueUnit) { events = append(events, "Preempted again") }}, 0)
+	f.w.enqueue("ns/a", &write{base: got, retryOnConflict: true, mutate: setMessage("moved"),
+		written: func(*v1alpha1.QueueUnit) { events = append(events, "Moved") }}, 0)
+	f.drain(t)
+	if got := f.get(t, "a"); got.Status.Message != "moved" {
+		t.Fatalf("message = %q, want the second decision made", got.Status.Message)
+	}
+	if len(events) != 3 || events[2] != "Moved" {
+		t.Fatalf("events = %v, want only the decision that changed something recorded", events)
+	}
+}
+
+func TestWriterRetriesAConflictOnFreshData(t *testing.T) {
+	stored := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	f := newWriterFixture(t, stored)
+	stale := f.get(t, "a")
+	// Someone else writes first: the writer's base is now stale.
+	other := stale.DeepCopy()
+	other.Status.Attempts = 7
+	if err := f.c.Status().Update(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	f.w.enqueue("ns/a", &write{base: stale, retryOnConflict: true, info: true, mutate: setMessage("why")}, 0)
+	f.drain(t)
+	got := f.get(t, "a")
+	if got.Status.Message != "why" || got.Status.Attempts != 7 {
+		t.Fatalf("status = %+v, want the report on top of the other write", got.Status)
+	}
+
+	// An admission is not retried on a conflict: its owner hears of it.
+	var outcome error
+	f.w.enqueue("ns/a", &write{base: stale, mutate: func(x *v1alpha1.QueueUnit) bool {
+		x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+		return true
+	}, done: func(_ *v1alpha1.QueueUnit, err error) { outcome = err }}, 0)
+	f.drain(t)
+	if outcome == nil {
+		t.Fatal("an admission on a stale object was written; want a conflict for its owner")
+	}
+	if got := f.get(t, "a"); got.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+		t.Fatalf("phase = %s, want the admission not made", got.Status.Phase)
+	}
+}
+
+func TestWriterDropInfoAndHas(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	f := newWriterFixture(t, base)
+	if f.w.has("ns/a") {
+		t.Fatal("has before any write")
+	}
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("why")}, 0)
+	if !f.w.has("ns/a") {
+		t.Fatal("has = false with a write waiting")
+	}
+	f.w.dropInfo("ns/a")
+	if f.w.has("ns/a") {
+		t.Fatal("the information was not dropped")
+	}
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setMessage("decided")}, 0)
+	f.w.dropInfo("ns/a")
+	f.drain(t)
+	if got := f.get(t, "a").Status.Message; got != "decided" {
+		t.Fatalf("message = %q: dropInfo must not drop a decision", got)
+	}
+}
+
+// Information steps aside while decisions wait, so the write budget goes to
+// admissions under load.
+func TestWriterInformationWaitsForDecisions(t *testing.T) {
+	a, b := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued), unitObj("b", v1alpha1.QueueUnitPhaseEnqueued)
+	f := newWriterFixture(t, a, b)
+	f.w.enqueue("ns/a", &write{base: a, retryOnConflict: true, info: true, mutate: setMessage("why")}, 0)
+	f.w.enqueue("ns/b", &write{base: b, retryOnConflict: true, mutate: setMessage("decided")}, 0)
+	f.w.processNext(context.Background(), f.w.inform, true)
+	if f.patches != 0 {
+		t.Fatalf("information was written while a decision waited")
+	}
+	if !f.w.has("ns/a") {
+		t.Fatal("the information was lost instead of put back")
+	}
+	f.w.processNext(context.Background(), f.w.decide, false)
+	if f.patches != 1 || f.get(t, "b").Status.Message != "decided" {
+		t.Fatalf("the decision was not made first")
+	}
+}
+
+func TestWriterNotFoundEndsTheWrite(t *testing.T) {
+	f := newWriterFixture(t)
+	var outcome error
+	f.w.enqueue("ns/gone", &write{base: unitObj("gone", v1alpha1.QueueUnitPhaseEnqueued), mutate: setMessage("x"),
+		done: func(_ *v1alpha1.QueueUnit, err error) { outcome = err }}, 0)
+	f.drain(t)
+	if outcome == nil {
+		t.Fatal("a write to a deleted unit reported success")
+	}
+	if f.w.has("ns/gone") {
+		t.Fatal("the write to a deleted unit is still waiting")
+	}
+}
