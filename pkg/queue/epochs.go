@@ -45,10 +45,10 @@ func (e *epochs) snapshot() epochSnapshot {
 }
 
 func (s epochSnapshot) eligible(u *Unit) bool {
-	if u.failure == nil || (u.failure.HeldBack && !u.failure.UntilCohortChanges) {
+	if u.Pending.Failure == nil || (u.Pending.Failure.HeldBack && !u.Pending.Failure.UntilCohortChanges) {
 		return true
 	}
-	return s.cohort[u.Cohort] > u.failEpoch || s.invalidated > u.failEpoch
+	return s.cohort[u.Cohort] > u.Pending.Epoch || s.invalidated > u.Pending.Epoch
 }
 
 // peek returns the epochs without moving them (for read-only views).

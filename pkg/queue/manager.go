@@ -173,7 +173,7 @@ func (m *Manager) Upsert(u *Unit, queueName string, changed bool) bool {
 		m.removeLocked(old)
 		u.Enqueued = old.Enqueued
 		if !changed {
-			u.failure, u.failEpoch = old.failure, old.failEpoch
+			u.Pending = old.Pending
 		}
 	}
 	m.units[u.Key] = u

@@ -139,7 +139,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			continue
 		}
 		if !it.epochs.eligible(u) {
-			if u.failure.Blocking || (it.starving(u) && !u.failure.NeverFits && !u.failure.HeldBack) {
+			if u.Pending.Failure.Blocking || (it.starving(u) && !u.Pending.Failure.NeverFits && !u.Pending.Failure.HeldBack) {
 				it.block(u)
 			}
 			continue
@@ -201,7 +201,7 @@ func (it *queueIter) heldBack(u, blocker *Unit) *Failure {
 		it.ahead[u.Quota] = u
 	case q.blocks(blocker):
 		f.Reason, f.Message = "highband/"+ahead.Key, HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
-	case blocker.failure != nil && blocker.failure.Preempting:
+	case blocker.Pending.Failure != nil && blocker.Pending.Failure.Preempting:
 		f.Reason, f.Message = "preemptor/"+blocker.Key, PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
 	default:
 		f.Reason, f.Message = "reserving/"+blocker.Key, ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
@@ -219,7 +219,7 @@ func (it *queueIter) beyondDepth(res *PassResult) {
 	}
 	f := &Failure{Reason: "depth/" + q.Name, HeldBack: true, Message: DepthMessage(q.Settings)}
 	for i := it.pos; i < len(it.units) && q.untried > 0; i++ {
-		if u := it.units[i]; u.failure == nil {
+		if u := it.units[i]; u.Pending.Failure == nil {
 			it.record(u, f, res)
 		}
 	}
@@ -234,7 +234,7 @@ func (it *queueIter) holdForPods(res *PassResult) {
 	f := &Failure{Reason: reason, HeldBack: true, Message: WaitForPodsMessage(it.q.Name)}
 	for ; it.pos < len(it.units); it.pos++ {
 		u := it.units[it.pos]
-		if u.failure == nil || u.failure.Reason != reason {
+		if u.Pending.Failure == nil || u.Pending.Failure.Reason != reason {
 			it.record(u, f, res)
 		}
 	}
@@ -255,7 +255,7 @@ func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
 			return
 		}
 		x := it.units[it.pos]
-		if x.failure != nil {
+		if x.Pending.Failure != nil {
 			continue
 		}
 		it.examined++
@@ -274,10 +274,10 @@ func (it *queueIter) depthReached() bool {
 }
 
 func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {
-	if u.failure == nil {
+	if u.Pending.Failure == nil {
 		it.q.untried--
 	}
-	changed := u.failure == nil || u.failure.Reason != f.Reason || u.failure.Blocking != f.Blocking
-	u.failure, u.failEpoch = f, it.epochs.global
+	changed := u.Pending.Failure == nil || u.Pending.Failure.Reason != f.Reason || u.Pending.Failure.Blocking != f.Blocking
+	u.Pending.Failure, u.Pending.Epoch = f, it.epochs.global
 	res.Failed = append(res.Failed, Outcome{Unit: u, Queue: it.q.Name, Failure: f, Changed: changed})
 }

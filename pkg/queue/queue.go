@@ -62,7 +62,7 @@ func (q *pendingQueue) insert(u *Unit, less Less) {
 			q.mixed = true
 		}
 	}
-	if u.failure == nil {
+	if u.Pending.Failure == nil {
 		q.untried++
 	}
 	i := q.index(u, less)
@@ -75,7 +75,7 @@ func (q *pendingQueue) remove(u *Unit, less Less) bool {
 	if !q.removeAt(u, less) {
 		return false
 	}
-	if u.failure == nil {
+	if u.Pending.Failure == nil {
 		q.untried--
 	}
 	if len(q.units) == 0 {

@@ -1,75 +1,20 @@
 package queue
 
 import (
-	"time"
-
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
-// Unit is what the queue knows of one pending QueueUnit.
-type Unit struct {
-	Key       string
-	Namespace string
-	Name      string
-	Priority  int32
-	Created   time.Time
-	// Quota pays for the unit; Cohort is the top-level quota above it.
-	Quota  string
-	Cohort string
-	// Request is what the unit asks for in all.
-	Request quota.Resources
-	// Enqueued is when the queue first saw the unit (for wait-time metrics).
-	Enqueued time.Time
-	// WaitingSince is when the unit's current wait began, as the caller reads
-	// it from the API (so it survives a restart); the queue's MaxWait counts
-	// from it. Zero: unknown, never starving.
-	WaitingSince time.Time
-	// Object is the caller's own data about the unit; the queue never reads it.
-	Object any
-
-	// failure is the unit's last result, nil when it was never tried or changed.
-	failure *Failure
-	// failEpoch is the cohort epoch at which it failed.
-	failEpoch uint64
-}
-
-// Failure is why a unit was not admitted.
-type Failure struct {
-	// Reason is a stable key: the same key means the unit waits for the same thing.
-	Reason string
-	// Message is for people: which quota, which resource, how much is missing.
-	Message string
-	// NeverFits is true when waiting cannot help; such a unit blocks nothing.
-	NeverFits bool
-	// Blocking is true when the unit holds back later units of its quota
-	// (Block policy and Intelligent's high band).
-	Blocking bool
-	// HeldBack is true when the unit was not tried: a blocking unit of higher
-	// rank waits on its quota, the queue waits for pods to run, or the pass
-	// did not reach it (max-depth). It is tried again in every pass (unless
-	// UntilCohortChanges); its wait is reported, but not as an attempt.
-	HeldBack bool
-	// UntilCohortChanges makes a held-back unit wait, like a refused one,
-	// until its cohort's epoch moves (Freed) or everything is invalidated.
-	UntilCohortChanges bool
-	// Preempting is true when the unit waits for victims to give back quota:
-	// it blocks lower units of its quota whatever the policy, so the room
-	// being made is not taken by others.
-	Preempting bool
-	// Inferred is set by the caller when the answer was taken from another
-	// unit's refusal in the same pass, so Message may carry that unit's
-	// numbers; the queue does not read it.
-	Inferred bool
-	// Covering is set by the caller when, for the rest of the pass, every
-	// unit of the same queue and quota asking at least as much of every
-	// resource, at no higher priority, would be refused the same way. When
-	// the queue is ordered by priority first and all its units qualify, the
-	// pass stops trying the queue.
-	Covering bool
-}
-
-// Less orders units inside a queue: true when a goes first.
-type Less func(a, b *Unit) bool
+// The values the queues exchange live in pkg/schedtypes, so that the plugin
+// API need not import this package; these names keep its callers unchanged.
+type (
+	// Unit is what the queue knows of one pending QueueUnit (see
+	// schedtypes.Unit); its Pending field is this package's own.
+	Unit = schedtypes.Unit
+	// Failure is why a unit was not admitted (see schedtypes.Failure).
+	Failure = schedtypes.Failure
+	// Less orders units inside a queue: true when a goes first.
+	Less = schedtypes.Less
+)
 
 // DefaultLess is priority descending, then creation time ascending, then
 // namespace and name.

@@ -496,15 +496,6 @@ func (t *Tree) Path(name string) []string {
 	return out
 }
 
-// Info is a read-only view of one quota.
-type Info struct {
-	Name, Parent string
-	Exists       bool
-	Min, Max     Resources
-	Used         Resources
-	Children     []string
-}
-
 // Get returns a copy of one quota's state.
 func (t *Tree) Get(name string) (Info, bool) {
 	n, ok := t.nodes[name]

@@ -8,8 +8,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Framework runs the enabled plugins.
@@ -80,10 +79,11 @@ func New(cfg *configv1.KoordQueueConfiguration, registry Registry, h Handle) (*F
 	return f, nil
 }
 
-// Less orders units; without a sort plugin, queue.DefaultLess.
-func (f *Framework) Less() queue.Less {
+// Less orders units; without a sort plugin it is nil, which the queues
+// read as their default order (priority, then creation time).
+func (f *Framework) Less() schedtypes.Less {
 	if f.sorter == nil {
-		return queue.DefaultLess
+		return nil
 	}
 	return f.sorter.Less
 }
@@ -135,16 +135,16 @@ func (f *Framework) Unreserve(ctx context.Context, u *UnitInfo) {
 }
 
 // SetUsage tells usage plugins what a unit holds.
-func (f *Framework) SetUsage(key string, h *quota.Holding) {
+func (f *Framework) SetUsage(key string, h *schedtypes.Holding) {
 	for _, p := range f.usages {
 		p.SetUsage(key, h)
 	}
 }
 
 // Preempt asks the preemption plugin, if one is enabled, for victims.
-func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(string) bool) quota.Victims {
+func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(string) bool) schedtypes.Victims {
 	if f.preempter == nil || (!preempt && !reclaim) {
-		return quota.Victims{}
+		return schedtypes.Victims{}
 	}
 	return f.preempter.Preempt(ctx, u, preempt, reclaim, skip)
 }
@@ -165,7 +165,7 @@ func (f *Framework) WouldBorrow(u *UnitInfo) bool {
 }
 
 // ListQuotas lists the quotas of the first plugin that keeps them.
-func (f *Framework) ListQuotas() []quota.Info {
+func (f *Framework) ListQuotas() []schedtypes.Info {
 	for _, p := range f.plugins {
 		if l, ok := p.(QuotaLister); ok {
 			return l.ListQuotas()

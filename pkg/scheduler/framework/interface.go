@@ -11,8 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // UnitInfo is one QueueUnit as plugins see it in a scheduling attempt.
@@ -22,7 +21,7 @@ type UnitInfo struct {
 	Queue string
 	Quota string
 	// Request is the unit's whole demand.
-	Request quota.Resources
+	Request schedtypes.Resources
 	// Priority of the unit inside its queue.
 	Priority int32
 }
@@ -35,7 +34,7 @@ type Plugin interface {
 // QueueSortPlugin orders units inside a queue. Exactly one is used.
 type QueueSortPlugin interface {
 	Plugin
-	Less(a, b *queue.Unit) bool
+	Less(a, b *schedtypes.Unit) bool
 }
 
 // QueueMapPlugin tells which queue holds a unit and which quota pays for it.
@@ -70,7 +69,7 @@ type ReservePlugin interface {
 type UsagePlugin interface {
 	Plugin
 	// SetUsage sets what unit key holds (nil or zero usage: nothing).
-	SetUsage(key string, h *quota.Holding)
+	SetUsage(key string, h *schedtypes.Holding)
 }
 
 // PreemptPlugin finds admitted units whose eviction would let a unit that
@@ -83,7 +82,7 @@ type PreemptPlugin interface {
 	// evicting lower-priority units of the unit's own quota; reclaim allows
 	// taking back what other quotas borrow. Units for which skip is true are
 	// never chosen.
-	Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(key string) bool) quota.Victims
+	Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(key string) bool) schedtypes.Victims
 	// WouldBorrow reports whether admitting u would take its quota above its
 	// min. While room is being made for a nominated unit, units that would
 	// borrow wait, so they do not take that room.
@@ -115,7 +114,7 @@ type SharePlugin interface {
 // QuotaLister is a plugin that can list its quotas with their usage (for
 // metrics and debugging).
 type QuotaLister interface {
-	ListQuotas() []quota.Info
+	ListQuotas() []schedtypes.Info
 }
 
 // Handle is what plugins get from the scheduler.

@@ -1,4 +1,4 @@
-package quota
+package schedtypes
 
 import (
 	"testing"
