@@ -4,6 +4,12 @@
 // factory, and the Framework that runs the enabled plugins in order.
 //
 // A plugin implements Plugin plus any of the extension-point interfaces; the
-// framework finds them by type assertion. Plugins that need to run something
-// in the background (controllers, informers) also implement Runnable.
+// framework finds them by type assertion. Optional powers are declared
+// interfaces too (PriorityMajorSorter, Syncer, Runnable). Filters, reserve
+// and usage plugins may be many and run in the configuration's order; the
+// roles that decide alone (sorting, mapping, preemption, fair share, listing
+// quotas) go to at most one plugin, and New refuses two, naming both.
+//
+// The package imports no implementation: the values it exchanges with the
+// plugins, the quota tree and the queues are those of pkg/schedtypes.
 package framework

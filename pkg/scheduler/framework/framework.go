@@ -3,8 +3,11 @@ package framework
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -20,63 +23,127 @@ type Framework struct {
 	reservers []ReservePlugin
 	usages    []UsagePlugin
 	preempter PreemptPlugin
+	sharer    SharePlugin
+	lister    QuotaLister
+	syncers   []Syncer
 	runnables []Runnable
+	// owners names the plugin that holds each role only one may hold.
+	owners map[string]string
 }
 
-// New builds the plugins the configuration enables, in its order.
+// Roles only one enabled plugin may hold, as start errors word them.
+const (
+	roleSort    = "sort queues"
+	roleMap     = "map units to queues"
+	rolePreempt = "choose preemption victims"
+	roleShare   = "order queues by fair share"
+	roleList    = "list quotas"
+)
+
+// New builds the plugins the configuration enables, in its order. It refuses
+// an unknown plugin, a factory's error, and two plugins taking a role only
+// one may hold (sorting, mapping, preemption, fair share, listing quotas),
+// naming both.
 func New(cfg *configv1.KoordQueueConfiguration, registry Registry, h Handle) (*Framework, error) {
 	args := map[string]configv1.PluginConfig{}
 	for _, pc := range cfg.PluginConfigs {
 		args[pc.Name] = pc
 	}
-	f := &Framework{}
+	f := &Framework{owners: map[string]string{}}
 	for _, p := range cfg.Plugins {
-		factory, ok := registry[p.Name]
-		if !ok {
-			known := make([]string, 0, len(registry))
-			for name := range registry {
-				known = append(known, name)
-			}
-			slices.Sort(known)
-			return nil, fmt.Errorf("plugin %q is not registered (known: %s)", p.Name, strings.Join(known, ", "))
-		}
-		plugin, err := factory(args[p.Name].Args, h)
+		plugin, err := build(registry, p.Name, args[p.Name].Args, h)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", p.Name, err)
+			return nil, err
 		}
-		f.plugins = append(f.plugins, plugin)
-		if s, ok := plugin.(QueueSortPlugin); ok {
-			if f.sorter != nil {
-				return nil, fmt.Errorf("plugins %s and %s both sort queues; enable one", f.sorter.Name(), s.Name())
-			}
-			f.sorter = s
-		}
-		if m, ok := plugin.(QueueMapPlugin); ok {
-			if f.mapper != nil {
-				return nil, fmt.Errorf("plugins %s and %s both map units to queues; enable one", f.mapper.Name(), m.Name())
-			}
-			f.mapper = m
-		}
-		if x, ok := plugin.(FilterPlugin); ok {
-			f.filters = append(f.filters, x)
-		}
-		if x, ok := plugin.(ReservePlugin); ok {
-			f.reservers = append(f.reservers, x)
-		}
-		if x, ok := plugin.(UsagePlugin); ok {
-			f.usages = append(f.usages, x)
-		}
-		if x, ok := plugin.(PreemptPlugin); ok && f.preempter == nil {
-			f.preempter = x
-		}
-		if x, ok := plugin.(Runnable); ok {
-			f.runnables = append(f.runnables, x)
+		if err := f.add(plugin); err != nil {
+			return nil, err
 		}
 	}
 	if f.mapper == nil {
 		return nil, fmt.Errorf("no enabled plugin maps units to queues: enable %s", configv1.PluginElasticQuotaV2)
 	}
 	return f, nil
+}
+
+// build runs the factory registered under name.
+func build(registry Registry, name string, args runtime.RawExtension, h Handle) (Plugin, error) {
+	factory, ok := registry[name]
+	if !ok {
+		known := slices.Sorted(maps.Keys(registry))
+		return nil, fmt.Errorf("plugin %q is not registered (known: %s)", name, strings.Join(known, ", "))
+	}
+	plugin, err := factory(args, h)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	if plugin == nil {
+		return nil, fmt.Errorf("plugin %s: its factory built nothing", name)
+	}
+	if plugin.Name() != name {
+		return nil, fmt.Errorf("plugin %s: its factory built a plugin named %q", name, plugin.Name())
+	}
+	return plugin, nil
+}
+
+// add files a plugin under every extension point it implements.
+func (f *Framework) add(plugin Plugin) error {
+	f.plugins = append(f.plugins, plugin)
+	if x, ok := plugin.(QueueSortPlugin); ok {
+		if err := f.claim(roleSort, plugin); err != nil {
+			return err
+		}
+		f.sorter = x
+	}
+	if x, ok := plugin.(QueueMapPlugin); ok {
+		if err := f.claim(roleMap, plugin); err != nil {
+			return err
+		}
+		f.mapper = x
+	}
+	if x, ok := plugin.(PreemptPlugin); ok {
+		if err := f.claim(rolePreempt, plugin); err != nil {
+			return err
+		}
+		f.preempter = x
+	}
+	if x, ok := plugin.(SharePlugin); ok {
+		if err := f.claim(roleShare, plugin); err != nil {
+			return err
+		}
+		f.sharer = x
+	}
+	if x, ok := plugin.(QuotaLister); ok {
+		if err := f.claim(roleList, plugin); err != nil {
+			return err
+		}
+		f.lister = x
+	}
+	// Any number of these: each runs in turn.
+	if x, ok := plugin.(FilterPlugin); ok {
+		f.filters = append(f.filters, x)
+	}
+	if x, ok := plugin.(ReservePlugin); ok {
+		f.reservers = append(f.reservers, x)
+	}
+	if x, ok := plugin.(UsagePlugin); ok {
+		f.usages = append(f.usages, x)
+	}
+	if x, ok := plugin.(Syncer); ok {
+		f.syncers = append(f.syncers, x)
+	}
+	if x, ok := plugin.(Runnable); ok {
+		f.runnables = append(f.runnables, x)
+	}
+	return nil
+}
+
+// claim gives a role to plugin, unless another plugin holds it already.
+func (f *Framework) claim(role string, plugin Plugin) error {
+	if prev, ok := f.owners[role]; ok {
+		return fmt.Errorf("plugins %s and %s both %s; enable one", prev, plugin.Name(), role)
+	}
+	f.owners[role] = plugin.Name()
+	return nil
 }
 
 // Less orders units; without a sort plugin it is nil, which the queues
@@ -89,12 +156,13 @@ func (f *Framework) Less() schedtypes.Less {
 }
 
 // PriorityMajor reports whether Less orders by priority before anything
-// else: without a sort plugin, or when the plugin says so.
+// else: without a sort plugin, or when it is a PriorityMajorSorter that says
+// so.
 func (f *Framework) PriorityMajor() bool {
 	if f.sorter == nil {
 		return true
 	}
-	pm, ok := f.sorter.(interface{ PriorityMajor() bool })
+	pm, ok := f.sorter.(PriorityMajorSorter)
 	return ok && pm.PriorityMajor()
 }
 
@@ -151,8 +219,8 @@ func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim b
 
 // HasSynced reports whether every plugin with informers has seen them all.
 func (f *Framework) HasSynced() bool {
-	for _, p := range f.plugins {
-		if s, ok := p.(Syncer); ok && !s.HasSynced() {
+	for _, s := range f.syncers {
+		if !s.HasSynced() {
 			return false
 		}
 	}
@@ -164,25 +232,16 @@ func (f *Framework) WouldBorrow(u *UnitInfo) bool {
 	return f.preempter != nil && f.preempter.WouldBorrow(u)
 }
 
-// ListQuotas lists the quotas of the first plugin that keeps them.
+// ListQuotas lists the quotas of the plugin that keeps them, if any.
 func (f *Framework) ListQuotas() []schedtypes.Info {
-	for _, p := range f.plugins {
-		if l, ok := p.(QuotaLister); ok {
-			return l.ListQuotas()
-		}
+	if f.lister == nil {
+		return nil
 	}
-	return nil
+	return f.lister.ListQuotas()
 }
 
-// Sharer returns the first plugin that orders queues by fair share, or nil.
-func (f *Framework) Sharer() SharePlugin {
-	for _, p := range f.plugins {
-		if s, ok := p.(SharePlugin); ok {
-			return s
-		}
-	}
-	return nil
-}
+// Sharer returns the plugin that orders queues by fair share, or nil.
+func (f *Framework) Sharer() SharePlugin { return f.sharer }
 
 // Runnables returns the plugins with work of their own.
 func (f *Framework) Runnables() []Runnable { return f.runnables }

@@ -31,10 +31,23 @@ type Plugin interface {
 	Name() string
 }
 
-// QueueSortPlugin orders units inside a queue. Exactly one is used.
+// QueueSortPlugin orders units inside a queue. At most one may be enabled;
+// without one, units go by priority (higher first), then creation time.
 type QueueSortPlugin interface {
 	Plugin
 	Less(a, b *schedtypes.Unit) bool
+}
+
+// PriorityMajorSorter is a QueueSortPlugin that can say its Less orders by
+// priority (higher first) before anything else. When PriorityMajor is true,
+// the scheduler knows no unit after a position in a queue outranks it, so a
+// pass stops trying a queue once every unit left is refused the same way
+// (an early stop that spares Filter calls); the order itself is unchanged.
+// A sort plugin that does not implement it, or answers false, is tried to
+// the end of each queue.
+type PriorityMajorSorter interface {
+	QueueSortPlugin
+	PriorityMajor() bool
 }
 
 // QueueMapPlugin tells which queue holds a unit and which quota pays for it.
@@ -73,7 +86,8 @@ type UsagePlugin interface {
 }
 
 // PreemptPlugin finds admitted units whose eviction would let a unit that
-// did not fit be admitted.
+// did not fit be admitted. At most one may be enabled: two would choose
+// victims for the same room.
 type PreemptPlugin interface {
 	Plugin
 	// Preempt returns the victims, or Waiting when units already evicting
@@ -103,7 +117,8 @@ type Syncer interface {
 
 // SharePlugin orders queues of equal priority by fair share: Share says how
 // far a quota is into its share of what it may borrow (lower is further
-// below, served first).
+// below, served first). At most one may be enabled: the queues have one
+// order.
 type SharePlugin interface {
 	Share(quotaName string) float64
 	// Sharing reports whether fair sharing is asked for at all; while it is
@@ -112,12 +127,14 @@ type SharePlugin interface {
 }
 
 // QuotaLister is a plugin that can list its quotas with their usage (for
-// metrics and debugging).
+// metrics and debugging). At most one may be enabled: metrics and the debug
+// API name quotas by name alone, so two lists could not be told apart.
 type QuotaLister interface {
 	ListQuotas() []schedtypes.Info
 }
 
-// Handle is what plugins get from the scheduler.
+// Handle is what plugins get from the scheduler: shared services, never a
+// plugin's settings (those are its own arguments, see Factory).
 type Handle interface {
 	Client() client.Client
 	Cache() cache.Cache
@@ -135,7 +152,9 @@ type Handle interface {
 	Clock() clock.Clock
 }
 
-// Factory builds a plugin from its arguments.
+// Factory builds a plugin from its arguments (pluginConfigs[].args of the
+// configuration, empty when none are given). It decodes and checks them
+// itself and returns an error naming what is wrong.
 type Factory func(args runtime.RawExtension, h Handle) (Plugin, error)
 
 // Registry maps plugin names to factories.

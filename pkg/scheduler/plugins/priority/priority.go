@@ -13,7 +13,7 @@ import (
 // Plugin sorts queues.
 type Plugin struct{}
 
-var _ framework.QueueSortPlugin = (*Plugin)(nil)
+var _ framework.PriorityMajorSorter = (*Plugin)(nil)
 
 // New builds the plugin; it takes no arguments.
 func New(_ runtime.RawExtension, _ framework.Handle) (framework.Plugin, error) {
