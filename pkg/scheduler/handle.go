@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"time"
-
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -44,11 +42,3 @@ func (h *pluginHandle) Invalidate() {
 
 // Clock is the scheduler's clock.
 func (h *pluginHandle) Clock() clock.Clock { return h.clock }
-
-// Oversell is the factor applied to every quota max.
-func (h *pluginHandle) Oversell() float64 { return h.opts.Oversell }
-
-// ReclaimProtection is the configured reclaim protection period.
-func (h *pluginHandle) ReclaimProtection() time.Duration {
-	return h.opts.Config.ReclaimProtectionPeriod.Duration
-}

@@ -27,8 +27,6 @@ import (
 // Options configure a Scheduler.
 type Options struct {
 	Config *configv1.KoordQueueConfiguration
-	// Oversell multiplies every quota max (1: none).
-	Oversell float64
 	// StatusWorkers write QueueUnit status in parallel.
 	StatusWorkers int
 	// Clock tells time and runs the deadlines (protection ends, lifecycle
@@ -103,9 +101,6 @@ type deps struct {
 func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
-	}
-	if opts.Oversell <= 0 {
-		opts.Oversell = 1
 	}
 	if opts.StatusWorkers <= 0 {
 		opts.StatusWorkers = 8

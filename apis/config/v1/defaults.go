@@ -15,6 +15,7 @@ const (
 
 // Defaults of the scheduler configuration.
 const (
+	DefaultOversellRate            = 1.0
 	DefaultReclaimProtectionPeriod = 5 * time.Minute
 	DefaultAdmissionCheckTimeout   = 10 * time.Minute
 	DefaultQueueStatusUpdatePeriod = 10 * time.Second
@@ -47,6 +48,18 @@ func (c *KoordQueueConfiguration) SetDefaults() {
 	}
 	if c.QueueStatusUpdatePeriod == nil {
 		c.QueueStatusUpdatePeriod = &metav1.Duration{Duration: DefaultQueueStatusUpdatePeriod}
+	}
+}
+
+// SetDefaults fills what the arguments left out with the plugin's own
+// defaults. The scheduler first fills them from its flags and top-level
+// fields (see the scheduler app), so these apply only where nothing did.
+func (a *ElasticQuotaArgs) SetDefaults() {
+	if a.OversellRate == nil {
+		a.OversellRate = ptr.To(DefaultOversellRate)
+	}
+	if a.ReclaimProtectionPeriod == nil {
+		a.ReclaimProtectionPeriod = &metav1.Duration{Duration: DefaultReclaimProtectionPeriod}
 	}
 }
 

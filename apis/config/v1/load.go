@@ -54,13 +54,17 @@ func readStrict(path string, into any) error {
 }
 
 // DecodeElasticQuotaArgs reads the ElasticQuotaV2 plugin's arguments
-// strictly; empty arguments are the defaults.
+// strictly and validates them; it leaves unset fields unset (SetDefaults
+// fills them). Empty arguments set nothing.
 func DecodeElasticQuotaArgs(raw []byte) (*ElasticQuotaArgs, error) {
 	args := &ElasticQuotaArgs{}
 	if len(raw) == 0 {
 		return args, nil
 	}
 	if err := yaml.UnmarshalStrict(raw, args); err != nil {
+		return nil, fmt.Errorf("pluginConfigs args of %s: %w", PluginElasticQuotaV2, err)
+	}
+	if err := args.Validate(); err != nil {
 		return nil, fmt.Errorf("pluginConfigs args of %s: %w", PluginElasticQuotaV2, err)
 	}
 	return args, nil

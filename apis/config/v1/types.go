@@ -38,7 +38,8 @@ type KoordQueueConfiguration struct {
 	// +optional
 	PluginConfigs []PluginConfig `json:"pluginConfigs,omitempty"`
 	// ReclaimProtectionPeriod keeps a unit from being preempted or reclaimed for
-	// this long after its quota was allocated. Default 5m.
+	// this long after its quota was allocated. Default 5m. It is the default
+	// of the ElasticQuotaV2 plugin's argument of the same name.
 	// +optional
 	ReclaimProtectionPeriod *metav1.Duration `json:"reclaimProtectionPeriod,omitempty"`
 	// EnablePreemption allows preemption inside a quota for the queues that
@@ -92,4 +93,14 @@ type ElasticQuotaArgs struct {
 	// it in the annotation quota.scheduling.koordinator.sh/namespaces.
 	// +optional
 	SharedQuotas bool `json:"sharedQuotas,omitempty"`
+	// OversellRate multiplies every quota max when deciding what fits; 1 is
+	// no overselling, and it may not be below 1. Unset: the koord-queue flag
+	// --oversellrate gives it (default 1).
+	// +optional
+	OversellRate *float64 `json:"oversellRate,omitempty"`
+	// ReclaimProtectionPeriod keeps a unit from being preempted or reclaimed
+	// for this long after its quota was allocated. Unset: the
+	// configuration's top-level reclaimProtectionPeriod gives it (default 5m).
+	// +optional
+	ReclaimProtectionPeriod *metav1.Duration `json:"reclaimProtectionPeriod,omitempty"`
 }

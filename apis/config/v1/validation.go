@@ -2,6 +2,7 @@ package v1
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -83,4 +84,17 @@ func (c *KoordQueueControllersConfiguration) Validate(knownExtensions []string) 
 		return nil
 	}
 	return fmt.Errorf("invalid %s: %w", KindKoordQueueControllersConfiguration, errs.ToAggregate())
+}
+
+// Validate reports every problem of the ElasticQuotaV2 plugin's arguments,
+// each naming its field; unset fields are not checked.
+func (a *ElasticQuotaArgs) Validate() error {
+	var errs field.ErrorList
+	if r := a.OversellRate; r != nil && (math.IsNaN(*r) || math.IsInf(*r, 0) || *r < 1) {
+		errs = append(errs, field.Invalid(field.NewPath("oversellRate"), *r, "must be a number of at least 1 (1: no overselling)"))
+	}
+	if p := a.ReclaimProtectionPeriod; p != nil && p.Duration < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("reclaimProtectionPeriod"), p.String(), "must not be negative"))
+	}
+	return errs.ToAggregate()
 }

@@ -128,5 +128,9 @@ func (o *Options) Complete() error {
 	if o.Config, err = configv1.LoadKoordQueueConfiguration(o.ConfigFile); err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
+	// Refused here, at start, rather than when the scheduler is built.
+	if _, err := withPluginArgs(o.Config, o.OversellRate); err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
 	return nil
 }

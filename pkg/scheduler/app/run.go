@@ -59,9 +59,13 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	schedCfg, err := withPluginArgs(o.Config, o.OversellRate)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
 	rec := metrics.NewRecorder()
 	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
-		Config: o.Config, Oversell: o.OversellRate, StatusWorkers: o.StatusWorkers, Metrics: rec,
+		Config: schedCfg, StatusWorkers: o.StatusWorkers, Metrics: rec,
 		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers, Clock: o.Clock,
 		NodeFitCheck: o.NodeFitCheck,
 	})

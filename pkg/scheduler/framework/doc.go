@@ -11,5 +11,6 @@
 // quotas) go to at most one plugin, and New refuses two, naming both.
 //
 // The package imports no implementation: the values it exchanges with the
-// plugins, the quota tree and the queues are those of pkg/schedtypes.
+// plugins, the quota tree and the queues are those of pkg/schedtypes, and a
+// plugin's settings are its own arguments, never the Handle's.
 package framework

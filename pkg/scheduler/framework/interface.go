@@ -2,7 +2,6 @@ package framework
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -143,11 +142,6 @@ type Handle interface {
 	Freed(cohort string)
 	// Invalidate says anything may fit now: every waiting unit is tried again.
 	Invalidate()
-	// Oversell is the factor applied to every quota max.
-	Oversell() float64
-	// ReclaimProtection keeps units admitted less than this long ago from
-	// preemption and reclaim.
-	ReclaimProtection() time.Duration
 	// Clock is the scheduler's clock.
 	Clock() clock.Clock
 }

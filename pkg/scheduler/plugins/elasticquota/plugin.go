@@ -73,25 +73,41 @@ func (p *Plugin) HasSynced() bool {
 	return true
 }
 
-// New builds the plugin from its arguments (configv1.ElasticQuotaArgs) and
-// registers its informers.
+// New builds the plugin from its arguments (configv1.ElasticQuotaArgs, read
+// strictly; unset fields take the plugin's defaults) and registers its
+// informers.
 func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
 	args, err := configv1.DecodeElasticQuotaArgs(raw.Raw)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{shared: args.SharedQuotas,
-		h: h, tree: quota.New(h.Oversell()), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
-		protection: h.ReclaimProtection(), now: h.Clock().Now,
+	p := newPlugin(args, h)
+	if err := p.watch(context.Background()); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// newPlugin builds the plugin's state from decoded arguments, without
+// informers.
+func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
+	args = args.DeepCopy()
+	args.SetDefaults()
+	return &Plugin{shared: args.SharedQuotas,
+		h: h, tree: quota.New(*args.OversellRate), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
+		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
 		versions: map[string]uint64{}, noVictims: map[string]victimSearch{},
 		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeReported: map[string]string{}, minReported: map[string]string{},
 		sync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"}),
 	}
-	ctx := context.Background()
-	eqInformer, err := h.Cache().GetInformer(ctx, &eqv1alpha1.ElasticQuota{})
+}
+
+// watch registers the handlers of ElasticQuotas and Queues.
+func (p *Plugin) watch(ctx context.Context) error {
+	eqInformer, err := p.h.Cache().GetInformer(ctx, &eqv1alpha1.ElasticQuota{})
 	if err != nil {
-		return nil, fmt.Errorf("watch ElasticQuotas (is the ElasticQuota CRD of scheduling.sigs.k8s.io installed?): %w", err)
+		return fmt.Errorf("watch ElasticQuotas (is the ElasticQuota CRD of scheduling.sigs.k8s.io installed?): %w", err)
 	}
 	reg, err := eqInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onQuota(obj) },
@@ -99,21 +115,21 @@ func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error)
 		DeleteFunc: p.onQuotaDelete,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.registrations = append(p.registrations, reg)
-	queueInformer, err := h.Cache().GetInformer(ctx, &v1alpha1.Queue{})
+	queueInformer, err := p.h.Cache().GetInformer(ctx, &v1alpha1.Queue{})
 	if err != nil {
-		return nil, fmt.Errorf("watch Queues: %w", err)
+		return fmt.Errorf("watch Queues: %w", err)
 	}
 	if _, err := queueInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onQueue(obj) },
 		UpdateFunc: func(_, obj any) { p.onQueue(obj) },
 		DeleteFunc: p.onQueue,
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	return p, nil
+	return nil
 }
 
 // Name is ElasticQuotaV2.
