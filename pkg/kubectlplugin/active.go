@@ -10,6 +10,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/features"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // GateRefusal says why spec.active may not be set, or nil when it may:
@@ -84,7 +85,7 @@ Like stop, it needs koord-queue's feature gate QueueUnitActive.`
 					return err
 				}
 			}
-			if isActive(u) == active {
+			if queueunit.IsActive(u) == active {
 				_, err := fmt.Fprintf(o.streams.Out, "queueunit %s/%s already has spec.active=%t\n", u.Namespace, u.Name, active)
 				return err
 			}

@@ -117,7 +117,7 @@ func (r *Reader) readQuotas(ctx context.Context, s *Snapshot, ns string) {
 	}
 	s.Charged = charged
 	for i := range charged {
-		if name := chargedQuota(&charged[i]); name != "" && s.Tree.Exists(name) {
+		if name := queueunit.ChargedQuota(&charged[i]); name != "" && s.Tree.Exists(name) {
 			s.Tree.Charge(name, queueunit.Usage(&charged[i]))
 		}
 	}
@@ -176,10 +176,10 @@ func (s *Snapshot) orderFromObjects() {
 			for _, d := range q.Status.QueueItemDetails {
 				e := Entry{Namespace: d.Namespace, Name: d.Name, Priority: d.Priority, Position: d.Position}
 				if u := messages[d.Namespace+"/"+d.Name]; u != nil {
-					if !IsPending(u) {
+					if !queueunit.IsPending(u.Status.Phase) {
 						continue // admitted since the status was written
 					}
-					e.Message, e.Quota = u.Status.Message, WaitingQuota(u)
+					e.Message, e.Quota = u.Status.Message, queueunit.WaitingQuota(u)
 				}
 				s.Order[name] = append(s.Order[name], e)
 			}
@@ -187,12 +187,12 @@ func (s *Snapshot) orderFromObjects() {
 		}
 		var pending []*schedv1alpha1.QueueUnit
 		for i := range s.Units {
-			if u := &s.Units[i]; IsPending(u) && QueueOf(u) == name {
+			if u := &s.Units[i]; queueunit.IsPending(u.Status.Phase) && queueunit.QueueOf(u) == name {
 				pending = append(pending, u)
 			}
 		}
 		slices.SortFunc(pending, func(a, b *schedv1alpha1.QueueUnit) int {
-			if pa, pb := priorityOf(a), priorityOf(b); pa != pb {
+			if pa, pb := queueunit.Priority(a), queueunit.Priority(b); pa != pb {
 				return int(pb - pa)
 			}
 			if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
@@ -201,8 +201,8 @@ func (s *Snapshot) orderFromObjects() {
 			return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 		})
 		for i, u := range pending {
-			s.Order[name] = append(s.Order[name], Entry{Namespace: u.Namespace, Name: u.Name, Quota: WaitingQuota(u),
-				Priority: priorityOf(u), Position: int32(i + 1), Message: u.Status.Message})
+			s.Order[name] = append(s.Order[name], Entry{Namespace: u.Namespace, Name: u.Name, Quota: queueunit.WaitingQuota(u),
+				Priority: queueunit.Priority(u), Position: int32(i + 1), Message: u.Status.Message})
 		}
 	}
 }
@@ -214,7 +214,7 @@ func (s *Snapshot) queueNames() []string {
 		seen[name] = true
 	}
 	for i := range s.Units {
-		if q := QueueOf(&s.Units[i]); q != "" {
+		if q := queueunit.QueueOf(&s.Units[i]); q != "" {
 			seen[q] = true
 		}
 	}
@@ -228,7 +228,7 @@ func (s *Snapshot) queueNames() []string {
 
 // Position returns a unit's entry in its queue's order.
 func (s *Snapshot) Position(u *schedv1alpha1.QueueUnit) (Entry, bool) {
-	for _, e := range s.Order[QueueOf(u)] {
+	for _, e := range s.Order[queueunit.QueueOf(u)] {
 		if e.Namespace == u.Namespace && e.Name == u.Name {
 			return e, true
 		}

@@ -34,15 +34,15 @@ func ListView(s *Snapshot) []UnitRow {
 	var rows []UnitRow
 	for i := range s.Units {
 		u := &s.Units[i]
-		if u.Status.Phase == schedv1alpha1.QueueUnitPhaseSucceed || u.Status.Phase == schedv1alpha1.QueueUnitPhaseFailed {
+		if queueunit.IsFinished(u.Status.Phase) {
 			continue
 		}
 		row := UnitRow{
-			Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Queue: QueueOf(u), Quota: QuotaOf(u),
-			Phase: phaseOf(u), Priority: priorityOf(u), Age: visibility.Age(u.CreationTimestamp, s.Now),
+			Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Queue: queueunit.QueueOf(u), Quota: queueunit.QuotaOf(u),
+			Phase: phaseOf(u), Priority: queueunit.Priority(u), Age: visibility.Age(u.CreationTimestamp, s.Now),
 			Request: visibility.FormatResources(queueunit.Request(u).ToList()), Reason: u.Status.Message,
 		}
-		if e, ok := s.Position(u); ok && IsPending(u) {
+		if e, ok := s.Position(u); ok && queueunit.IsPending(u.Status.Phase) {
 			row.Position = e.Position
 		}
 		rows = append(rows, row)
@@ -116,8 +116,8 @@ const maxAhead = 10
 // Explain builds the answer of `why` for u.
 func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 	x := Explanation{
-		Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Phase: phaseOf(u), Active: isActive(u),
-		Priority: priorityOf(u), Queue: QueueOf(u), Quota: QuotaOf(u), Reason: u.Status.Message,
+		Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Phase: phaseOf(u), Active: queueunit.IsActive(u),
+		Priority: queueunit.Priority(u), Queue: queueunit.QueueOf(u), Quota: queueunit.QuotaOf(u), Reason: u.Status.Message,
 		Request: visibility.FormatResources(queueunit.Request(u).ToList()), Source: s.Source, Notes: s.Notes,
 	}
 	if q := s.Queues[x.Queue]; q != nil {
@@ -127,7 +127,7 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 	if n := len(order); n > 0 {
 		x.QueueLength = order[n-1].Position
 	}
-	if e, ok := s.Position(u); ok && IsPending(u) {
+	if e, ok := s.Position(u); ok && queueunit.IsPending(u.Status.Phase) {
 		x.Position = e.Position
 		var ahead []Entry
 		for _, o := range order {
@@ -143,7 +143,7 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 		x.Ahead = ahead
 	}
 	var req quota.Resources
-	if IsPending(u) {
+	if queueunit.IsPending(u.Status.Phase) {
 		req = queueunit.Request(u)
 	}
 	for _, name := range s.Tree.Path(x.Quota) {
@@ -208,7 +208,7 @@ func QueuesView(s *Snapshot) []QueueRow {
 			row.Pending = max(int32(len(order)), order[len(order)-1].Position)
 		}
 		for i := range charged {
-			if HoldsQuota(&charged[i]) && QueueOf(&charged[i]) == name {
+			if queueunit.HoldsQuota(charged[i].Status.Phase) && queueunit.QueueOf(&charged[i]) == name {
 				row.Admitted++
 			}
 		}

@@ -16,6 +16,11 @@ func WaitingQuota(u *schedv1alpha1.QueueUnit) string {
 	return u.Spec.Queue
 }
 
+// QueueOf is the unit's queue: the Queue named like the quota it asks for
+// (in namespace koord-queue; the scheduler may map units otherwise through
+// its plugins).
+func QueueOf(u *schedv1alpha1.QueueUnit) string { return WaitingQuota(u) }
+
 // ChargedQuota is the quota a unit that holds quota is charged to: the one
 // its admission recorded in status.quota, else (an admission written before
 // that field) the one it asks for; "" for a unit that holds nothing.

@@ -305,3 +305,13 @@ func TestPriorityAndActive(t *testing.T) {
 		t.Errorf("set: priority %d, active %v; want 7, false", Priority(u), IsActive(u))
 	}
 }
+
+// "Queue: the Queue named like the quota ..., else spec.queue."
+func TestQueueOf(t *testing.T) {
+	if got := QueueOf(utiltesting.MakeQueueUnit("u", "ns").Quota("team-a").Queue("other").Obj()); got != "team-a" {
+		t.Errorf("queue %q, want the one named like the quota label, team-a", got)
+	}
+	if got := QueueOf(utiltesting.MakeQueueUnit("u", "ns").Queue("other").Obj()); got != "other" {
+		t.Errorf("queue %q, want spec.queue, other", got)
+	}
+}

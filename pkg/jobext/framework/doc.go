@@ -9,11 +9,12 @@
 // metadata and spec, and the status fields the protocol gives to the
 // extension (Running/Succeed/Failed, podState, admissions[].running,
 // reclaimablePods, Enqueued after an eviction, TimeoutBackoff after a running
-// timeout). It never writes the fields the scheduler owns. Everything it
-// decides comes from the job, its namespace and the unit as read from the
-// API; the only state it keeps between reconciles is which started jobs
-// --manage-all-jobs already told it leaves alone (so the event is recorded
-// once per process).
+// timeout). It never writes the fields the scheduler owns, and it writes its
+// own with the functions of pkg/queueunit, which owns the protocol's rules.
+// Everything it decides comes from the job, its namespace and the unit as
+// read from the API; the only state it keeps between reconciles is which
+// started jobs --manage-all-jobs already told it leaves alone (so the event
+// is recorded once per process).
 //
 // NamespaceSelector (namespaces.go) is the one place that says which
 // namespaces --manage-all-jobs takes jobs from.

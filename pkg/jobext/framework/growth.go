@@ -10,29 +10,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 // EventJobGrew: a running job asks for more than its unit was admitted with.
 const EventJobGrew = "JobGrew"
-
-// reasonJobGrew is the condition reason of a unit handed back because its job grew.
-const reasonJobGrew = "JobGrew"
-
-// admittedSets is what the unit was admitted with, per pod set: its
-// status.admissions, else (none recorded) its spec, which the scheduler then
-// charges.
-func admittedSets(unit *schedv1alpha1.QueueUnit) []schedv1alpha1.Admission {
-	if len(unit.Status.Admissions) > 0 {
-		return unit.Status.Admissions
-	}
-	out := make([]schedv1alpha1.Admission, 0, len(unit.Spec.PodSet))
-	for i := range unit.Spec.PodSet {
-		ps := &unit.Spec.PodSet[i]
-		out = append(out, schedv1alpha1.Admission{Name: ps.Name, Replicas: ps.Count, Resources: PodRequests(&ps.Template.Spec)})
-	}
-	return out
-}
 
 // Exceeds says how the job's pod sets ask for more than was admitted (more
 // pods in a set, or bigger pods), or "" when they fit the admission. Sets
@@ -99,7 +82,7 @@ func (r *Reconciler) runAdmitted(ctx context.Context, gj GenericJob, unit, desir
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if why := Exceeds(sets, admittedSets(unit)); why != "" {
+	if why := Exceeds(sets, queueunit.AdmittedWith(unit)); why != "" {
 		return ctrl.Result{}, r.holdAtAdmission(ctx, gj, desired, status, why)
 	}
 	result, err := r.run(ctx, gj, desired, status)
@@ -164,7 +147,6 @@ func (r *Reconciler) holdAtAdmission(ctx context.Context, gj GenericJob, desired
 		reportPods(desired, status, r.now())
 		return nil
 	}
-	desired.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
-	clearAdmission(desired, reasonJobGrew, why+": queued again at its new size", r.now())
+	queueunit.Requeue(desired, queueunit.ReasonJobGrew, why+": queued again at its new size", r.now())
 	return nil
 }

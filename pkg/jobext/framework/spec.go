@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // Annotations the extension puts on units.
@@ -180,7 +181,7 @@ func recordJobValues(unit *schedv1alpha1.QueueUnit, spec *schedv1alpha1.QueueUni
 func copyMeta(job client.Object, unit *schedv1alpha1.QueueUnit) bool {
 	changed := false
 	labels := unit.GetLabels()
-	keepQuota := !waiting(unit.Status.Phase)
+	keepQuota := !queueunit.IsWaiting(unit.Status.Phase)
 	for k, v := range job.GetLabels() {
 		if keepQuota && k == schedv1alpha1.QuotaNameLabel {
 			continue

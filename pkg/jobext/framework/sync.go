@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,15 +15,6 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-)
-
-// Condition reasons the extension writes.
-const (
-	reasonJobSucceeded   = "JobSucceeded"
-	reasonJobFailed      = "JobFailed"
-	reasonPodsRunning    = "PodsRunning"
-	reasonRequeued       = "Requeued"
-	reasonRunningTimeout = "RunningTimeout"
 )
 
 // sync keeps a managed job and its unit in step: spec first, then the job's
@@ -39,13 +29,13 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 	var err error
 	phase := unit.Status.Phase
 	switch {
-	case phase == schedv1alpha1.QueueUnitPhaseSucceed || phase == schedv1alpha1.QueueUnitPhaseFailed:
+	case queueunit.IsFinished(phase):
 		// The end is final.
 	case status.Finished:
 		r.markFinished(desired, status)
-	case isEvicted(unit) && queueunit.HoldsQuota(phase):
+	case queueunit.IsEvicting(unit):
 		err = r.evict(ctx, gj, desired, status)
-	case phase == schedv1alpha1.QueueUnitPhaseTimeoutBackoff && ownBackoff(unit):
+	case queueunit.InRunningTimeoutBackoff(unit):
 		result, err = r.backOff(ctx, gj, desired, status)
 	case phase == schedv1alpha1.QueueUnitPhaseDequeued || phase == schedv1alpha1.QueueUnitPhaseRunning:
 		result, err = r.runAdmitted(ctx, gj, unit, desired, status)
@@ -94,7 +84,7 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 		desired.Spec.MaximumExecutionTimeSeconds = spec.MaximumExecutionTimeSeconds
 		setAnnotation(desired, JobMaxExecTimeAnnotation, v)
 	}
-	if waiting(unit.Status.Phase) {
+	if queueunit.IsWaiting(unit.Status.Phase) {
 		desired.Spec.ConsumerRef = spec.ConsumerRef
 		desired.Spec.Queue = spec.Queue
 		if spec.Queue == "" {
@@ -146,7 +136,7 @@ func (r *Reconciler) hold(ctx context.Context, gj GenericJob) error {
 func (r *Reconciler) run(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, status JobStatus) (ctrl.Result, error) {
 	var result ctrl.Result
 	if r.opts.RunningTimeout > 0 && desired.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued && status.Running() == 0 {
-		left := r.opts.RunningTimeout - r.clock.Since(dequeuedAt(desired))
+		left := r.opts.RunningTimeout - r.clock.Since(queueunit.DequeuedAt(desired).Time)
 		if left <= 0 {
 			return r.timeOut(ctx, gj, desired)
 		}
@@ -178,11 +168,8 @@ func (r *Reconciler) timeOut(ctx context.Context, gj GenericJob, desired *schedv
 			return ctrl.Result{}, err
 		}
 	}
-	now := r.now()
 	msg := fmt.Sprintf("pods did not run within the running timeout %s", r.opts.RunningTimeout)
-	desired.Status.Phase = schedv1alpha1.QueueUnitPhaseTimeoutBackoff
-	setCondition(desired, schedv1alpha1.ConditionEvicted, metav1.ConditionTrue, schedv1alpha1.ReasonBackoffTimeout, msg, now)
-	clearAdmission(desired, reasonRunningTimeout, msg, now)
+	queueunit.MarkRunningTimeout(desired, msg, r.now())
 	r.recorder.Eventf(gj.Object(), desired, corev1.EventTypeWarning, EventRunningTimeout, "Suspend", msg)
 	return ctrl.Result{RequeueAfter: r.opts.BackoffTimeout}, nil
 }
@@ -193,15 +180,14 @@ func (r *Reconciler) backOff(ctx context.Context, gj GenericJob, desired *schedv
 	if err := r.hold(ctx, gj); err != nil {
 		return ctrl.Result{}, err
 	}
-	cond := meta.FindStatusCondition(desired.Status.Conditions, schedv1alpha1.ConditionEvicted)
-	left := r.opts.BackoffTimeout - r.clock.Since(cond.LastTransitionTime.Time)
+	left := r.opts.BackoffTimeout - r.clock.Since(queueunit.BackoffStarted(desired).Time)
 	if left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	if status.Active() > 0 {
 		return ctrl.Result{}, nil // the job's status change brings us back
 	}
-	requeue(desired, "backoff after running timeout is over", r.now())
+	queueunit.Requeue(desired, queueunit.ReasonRequeued, "backoff after running timeout is over", r.now())
 	return ctrl.Result{}, nil
 }
 
@@ -214,23 +200,13 @@ func (r *Reconciler) evict(ctx context.Context, gj GenericJob, desired *schedv1a
 	if status.Active() > 0 {
 		return nil
 	}
-	requeue(desired, "evicted job is suspended and holds no pods", r.now())
+	queueunit.Requeue(desired, queueunit.ReasonRequeued, "evicted job is suspended and holds no pods", r.now())
 	return nil
 }
 
 func (r *Reconciler) markFinished(desired *schedv1alpha1.QueueUnit, status JobStatus) {
 	now := r.now()
-	desired.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed
-	reason := reasonJobSucceeded
-	if status.Failed {
-		desired.Status.Phase = schedv1alpha1.QueueUnitPhaseFailed
-		reason = reasonJobFailed
-	}
-	msg := status.Message
-	if msg == "" {
-		msg = "job finished"
-	}
-	setCondition(desired, schedv1alpha1.ConditionFinished, metav1.ConditionTrue, reason, msg, now)
+	queueunit.MarkFinished(desired, status.Failed, status.Message, now)
 	reportPods(desired, status, now)
 }
 
