@@ -36,6 +36,9 @@ type unitState struct {
 	deleted bool
 	// fit is the unit's last node fit answer (the pass).
 	fit *nodeFit
+	// refusals counts the admissions of the unit the API refused in a row
+	// (the pass; the cache clears it on an admission).
+	refusals int
 	// relabelled is the quota its labels named last while it held another,
 	// reported once (the cache).
 	relabelled string
@@ -195,7 +198,7 @@ func (c *unitCache) admissionDone(key string, written *v1alpha1.QueueUnit, ok bo
 			// The informer has not brought our write yet.
 			st.obj = written
 		}
-		st.holding, st.reason, st.wanted = true, "", nil
+		st.holding, st.reason, st.wanted, st.refusals = true, "", nil, 0
 		return st, st.obj, nil
 	}
 	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))
@@ -203,6 +206,18 @@ func (c *unitCache) admissionDone(key string, written *v1alpha1.QueueUnit, ok bo
 		retry = st.obj
 	}
 	return st, nil, retry
+}
+
+// entry returns key's state and object when it waits (pending, not being
+// admitted, not being deleted); nil otherwise.
+func (c *unitCache) entry(key string) (*unitState, *v1alpha1.QueueUnit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.units[key]
+	if st == nil || st.inflight || !queueunit.IsPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	return st, st.obj
 }
 
 // object returns the last object seen of key, and whether its admission is

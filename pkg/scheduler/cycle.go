@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"time"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -171,10 +173,13 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 
 	admissions := admissionsFor(base)
 	checks := p.checksFor(base, a.Queue)
+	// One time for every attempt, so a fresh read can tell whether an
+	// attempt whose answer was lost landed (the API keeps seconds).
+	now := p.now()
 	p.writer.enqueue(key, &write{
-		base: base,
+		base:   base,
+		landed: func(fresh *v1alpha1.QueueUnit) bool { return admissionLanded(fresh, a.Unit.Quota, now) },
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			now := p.now()
 			x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
 			x.Status.AdmissionChecks = nil
 			x.Status.RequeueState = keepCount(x.Status.RequeueState)
@@ -206,6 +211,13 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 	}, 0)
 }
 
+// admissionLanded reports whether fresh carries the admission to quotaName
+// made at now: it holds quota there since then.
+func admissionLanded(fresh *v1alpha1.QueueUnit, quotaName string, now metav1.Time) bool {
+	t := fresh.Status.LastAllocateTime
+	return queueunit.HoldsQuota(fresh.Status.Phase) && fresh.Status.Quota == quotaName && t != nil && t.Unix() == now.Unix()
+}
+
 // admitted learns how an admission write ended.
 func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, written *v1alpha1.QueueUnit, err error) {
 	key := info.Key
@@ -234,10 +246,26 @@ func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, wri
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Admission not written; deciding again", "unit", key, "err", err)
 	}
-	if retry != nil {
-		queueName, quotaName := p.fw.Map(retry)
-		p.intake.enqueue(retry, st, queueName, quotaName, true)
+	if retry == nil {
+		return
 	}
+	if permanent(err) {
+		// Deciding again at once would be refused again, in a hot loop: the
+		// unit waits out a backoff of its own (the writer told why in an
+		// event) while the others move.
+		n := 0
+		p.cache.update(key, func(st *unitState) { st.refusals++; n = st.refusals })
+		p.clock.AfterFunc(refusalBackoff(n), func() { p.intake.replay(key) })
+		return
+	}
+	queueName, quotaName := p.fw.Map(retry)
+	p.intake.enqueue(retry, st, queueName, quotaName, true)
+}
+
+// refusalBackoff is how long a unit whose n-th admission in a row was
+// refused waits before it is decided again: 1 s doubling up to 5 minutes.
+func refusalBackoff(n int) time.Duration {
+	return min(time.Second<<min(n-1, 9), 5*time.Minute)
 }
 
 // checksFor lists the admission checks the unit's queue requires of it.

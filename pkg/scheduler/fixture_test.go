@@ -131,7 +131,7 @@ func (p *testPlugin) fitLocked(u *framework.UnitInfo) *framework.Status {
 		}
 		if free := capacity[r] - used[r]; u.Request[r] > free {
 			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("short/%s/%s", u.Quota, r),
-				fmt.Sprintf("insufficient quota: quota %s has %d %s free, the unit requests %d", u.Quota, free, r, u.Request[r]))
+				fmt.Sprintf("insufficient quota: quota %s has %d %s free", u.Quota, free, r))
 		}
 	}
 	return nil

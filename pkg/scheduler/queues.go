@@ -244,6 +244,9 @@ func (qs *queueSync) resync() {
 // updateStatuses writes each Queue's pending list and counts, only where
 // they changed.
 func (qs *queueSync) updateStatuses(ctx context.Context) {
+	if qs.opts.Fence != nil && !qs.opts.Fence() {
+		return
+	}
 	admitted := map[string]int32{}
 	qs.cache.each(func(_ string, st *unitState) {
 		if st.holding || st.inflight {

@@ -41,6 +41,9 @@ type Options struct {
 	// NodeFitCheck refuses units whose pods fit no node (pkg/nodefit). Off
 	// for clusters that add nodes on demand.
 	NodeFitCheck bool
+	// Fence reports whether this replica may still write: false from the
+	// moment its lease may have been lost (see pkg/util/fence); nil: always.
+	Fence func() bool
 }
 
 // Scheduler admits QueueUnits. It wires its parts together and runs them;
@@ -126,6 +129,11 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 	}
 	s.cache = newUnitCache(s.registry, fw.SetUsage)
 	s.writer = newStatusWriter(e.client, e.reader)
+	s.writer.fence = opts.Fence
+	s.writer.refused = func(u *v1alpha1.QueueUnit, err error) {
+		e.recorder.Eventf(u, corev1.EventTypeWarning, "StatusWriteRefused",
+			"the API server refuses the unit's status write: %v; it is made again with a backoff", err)
+	}
 	s.wakeups = newWakeups(e.clock, e.queues.Freed)
 	if opts.NodeFitCheck {
 		s.nodes = newNodes(e.queues.Invalidate)

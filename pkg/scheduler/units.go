@@ -171,6 +171,14 @@ func (in *intake) onUnitDelete(obj any) {
 	in.queues.PodsRunning(key)
 }
 
+// replay puts a waiting unit back in its queue (the end of a backoff).
+func (in *intake) replay(key string) {
+	if st, u := in.cache.entry(key); u != nil {
+		queueName, quotaName := in.fw.Map(u)
+		in.enqueue(u, st, queueName, quotaName, true)
+	}
+}
+
 // resyncAll replays every pending unit, for the writes and events a
 // follower held back.
 func (in *intake) resyncAll() {

@@ -29,8 +29,13 @@ type write struct {
 	// it waits while decisions (admissions, evictions, lifecycle moves) are
 	// being written, and a later write to the same unit replaces it.
 	info bool
-	// done learns the outcome: the written object, or the error.
+	// done learns the outcome: the written object, or the error. A write
+	// with done is an admission: its owner keeps the room charged until done
+	// runs, so done runs only once the outcome is known (see processNext).
 	done func(written *v1alpha1.QueueUnit, err error)
+	// landed tells, from a fresh read after a conflict, whether this write
+	// was made after all (an earlier attempt whose answer was lost landed).
+	landed func(fresh *v1alpha1.QueueUnit) bool
 	// written runs once the change is in the API (events go here, so a write
 	// that never happens records nothing).
 	written func(u *v1alpha1.QueueUnit)
@@ -45,6 +50,7 @@ func (a *write) then(b *write) *write {
 		base:            b.base,
 		retryOnConflict: a.retryOnConflict && b.retryOnConflict,
 		done:            b.done,
+		landed:          b.landed,
 		mutate: func(u *v1alpha1.QueueUnit) bool {
 			aChanged = a.mutate(u)
 			bChanged = b.mutate(u)
@@ -65,32 +71,54 @@ func (a *write) then(b *write) *write {
 }
 
 // statusWriter is the one place the scheduler writes QueueUnit status. Writes
-// to the same unit coalesce: only the newest is made. Decisions have a queue
-// of their own and go first; informational writes are made when no decision
-// waits, so under load the API's write budget goes to admissions.
+// to the same unit coalesce (see enqueue). Decisions have a queue of their
+// own and go first; informational writes are made when no decision waits, so
+// under load the API's write budget goes to admissions.
+//
+// A write that fails is not forgotten: it is made again with a per-unit
+// backoff until it lands, is no longer wanted, or its unit is gone. A
+// permanent refusal (forbidden, invalid, too large) backs off the same way
+// and is told once in an event, and other units keep moving. An admission
+// whose outcome is unknown (a timeout, a lost connection) is made again on
+// its old base: if it had landed, the API answers with a conflict and a
+// fresh read shows it (write.landed), so its room is never given away while
+// it may be in the API. Nothing is written while fence says the replica may
+// have lost its lease.
 type statusWriter struct {
 	c client.Client
 	// reader reads around the cache, to retry a conflict on fresh data.
-	reader  client.Reader
-	decide  workqueue.TypedRateLimitingInterface[string]
-	inform  workqueue.TypedRateLimitingInterface[string]
+	reader client.Reader
+	decide workqueue.TypedRateLimitingInterface[string]
+	inform workqueue.TypedRateLimitingInterface[string]
+	// fence reports whether this replica may write (nil: always).
+	fence func() bool
+	// refused is told of a permanent refusal, once per unit and error.
+	refused func(u *v1alpha1.QueueUnit, err error)
+
 	mu      sync.Mutex
 	pending map[string]*write
+	// told is the refusal last told per unit.
+	told map[string]string
 }
 
-// infoRetry is how long an informational write steps aside for decisions.
-const infoRetry = 200 * time.Millisecond
+// infoRetry is how long an informational write steps aside for decisions;
+// fenceRetry how long a write waits for the lease to be renewed.
+const (
+	infoRetry  = 200 * time.Millisecond
+	fenceRetry = time.Second
+)
 
 func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
 	q := func(name string) workqueue.TypedRateLimitingInterface[string] {
-		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+		// Per unit: 5 ms doubling up to 5 minutes, for writes that fail.
+		limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 5*time.Minute)
+		return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	}
-	return &statusWriter{c: c, reader: reader, decide: q("queueunit-status"), inform: q("queueunit-status-info"), pending: map[string]*write{}}
+	return &statusWriter{c: c, reader: reader, decide: q("queueunit-status"), inform: q("queueunit-status-info"),
+		pending: map[string]*write{}, told: map[string]string{}}
 }
 
-// enqueue schedules wr for key after delay, in place of a write not yet
-// made:
+// merge is what waits for a unit once wr comes where old waits:
 //   - an admission (a write with done) is never replaced: its owner waits
 //     for it, and decides again once it is done;
 //   - a decision is never replaced by an informational write;
@@ -99,29 +127,66 @@ func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
 //     way round;
 //   - anything else (information, or a decision in place of information)
 //     replaces what was waiting.
+func merge(old, wr *write) *write {
+	switch {
+	case old == nil || old == wr:
+		return wr
+	case old.done != nil, !old.info && wr.info:
+		return old
+	case !old.info && !wr.info:
+		return old.then(wr)
+	}
+	return wr
+}
+
+// enqueue schedules wr for key after delay, merged with a write not yet
+// made (see merge).
 func (w *statusWriter) enqueue(key string, wr *write, delay time.Duration) {
 	w.mu.Lock()
-	if old, ok := w.pending[key]; ok && old != wr {
-		switch {
-		case old.done != nil, !old.info && wr.info:
-			w.mu.Unlock()
-			return
-		case !old.info && !wr.info:
-			wr = old.then(wr)
-			// The first of the two was due first.
-			delay = 0
-		}
+	old := w.pending[key]
+	next := merge(old, wr)
+	if next == old {
+		w.mu.Unlock()
+		return
 	}
-	w.pending[key] = wr
+	if old != nil && !old.info && !wr.info {
+		// The first of the two was due first.
+		delay = 0
+	}
+	w.pending[key] = next
 	w.mu.Unlock()
-	q := w.decide
-	if wr.info {
-		q = w.inform
-	}
+	q := w.queueOf(next)
 	if delay > 0 {
 		q.AddAfter(key, delay)
 	} else {
 		q.Add(key)
+	}
+}
+
+func (w *statusWriter) queueOf(wr *write) workqueue.TypedRateLimitingInterface[string] {
+	if wr.info {
+		return w.inform
+	}
+	return w.decide
+}
+
+// again puts back a write that was taken but not made, merged with any
+// write that came for its unit meanwhile, after the unit's backoff (or
+// after delay, when it is not 0).
+func (w *statusWriter) again(key string, wr *write, delay time.Duration) {
+	w.mu.Lock()
+	next := wr
+	if newer := w.pending[key]; newer != nil {
+		// wr was due before newer: it goes first.
+		next = merge(wr, newer)
+	}
+	w.pending[key] = next
+	w.mu.Unlock()
+	q := w.queueOf(next)
+	if delay > 0 {
+		q.AddAfter(key, delay)
+	} else {
+		q.AddRateLimited(key)
 	}
 }
 
@@ -190,9 +255,56 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 	if wr == nil {
 		return true
 	}
+	if w.fence != nil && !w.fence() {
+		// The lease may be another replica's by now: write nothing until it
+		// is renewed (or the process ends on losing it).
+		w.again(key, wr, fenceRetry)
+		return true
+	}
 	written, err := w.apply(ctx, wr)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
-		klog.FromContext(ctx).V(2).Info("QueueUnit status write failed", "unit", key, "err", err)
+	if err == nil || apierrors.IsNotFound(err) || ctx.Err() != nil {
+		w.finish(key, q, wr, written, err)
+		return true
+	}
+	log := klog.FromContext(ctx).WithValues("unit", key)
+	switch {
+	case wr.done != nil && apierrors.IsConflict(err):
+		// An earlier attempt may have landed with its answer lost.
+		fresh := &v1alpha1.QueueUnit{}
+		switch gerr := w.reader.Get(ctx, client.ObjectKeyFromObject(wr.base), fresh); {
+		case gerr == nil && wr.landed != nil && wr.landed(fresh):
+			w.finish(key, q, wr, fresh, nil)
+		case gerr == nil || apierrors.IsNotFound(gerr):
+			w.finish(key, q, wr, nil, err)
+		default:
+			log.V(2).Info("Outcome of an admission unknown; reading again", "err", gerr)
+			w.again(key, wr, 0)
+		}
+	case permanent(err):
+		w.tell(key, wr.base, err)
+		if wr.done != nil {
+			// The owner decides what a refused admission becomes.
+			w.finish(key, q, wr, nil, err)
+			return true
+		}
+		w.again(key, wr, 0)
+	default:
+		// A timeout, a lost connection, an overloaded server, a conflict
+		// retried too often: the outcome is unknown or the write may land
+		// later; make it again (an admission on its old base, see above).
+		log.V(2).Info("QueueUnit status write failed; retrying", "err", err)
+		w.again(key, wr, 0)
+	}
+	return true
+}
+
+// finish ends a write whose outcome is known.
+func (w *statusWriter) finish(key string, q workqueue.TypedRateLimitingInterface[string], wr *write, written *v1alpha1.QueueUnit, err error) {
+	q.Forget(key)
+	if err == nil {
+		w.mu.Lock()
+		delete(w.told, key)
+		w.mu.Unlock()
 	}
 	if err == nil && written != nil && wr.written != nil {
 		wr.written(written)
@@ -200,7 +312,24 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 	if wr.done != nil {
 		wr.done(written, err)
 	}
-	return true
+}
+
+// tell reports a permanent refusal once per unit and error.
+func (w *statusWriter) tell(key string, u *v1alpha1.QueueUnit, err error) {
+	w.mu.Lock()
+	first := w.told[key] != err.Error()
+	w.told[key] = err.Error()
+	w.mu.Unlock()
+	if first && w.refused != nil {
+		w.refused(u, err)
+	}
+}
+
+// permanent reports whether the API refused a write for what it is, so
+// making it again at once cannot help.
+func permanent(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) ||
+		apierrors.IsBadRequest(err) || apierrors.IsUnauthorized(err) || apierrors.IsMethodNotSupported(err)
 }
 
 func (w *statusWriter) apply(ctx context.Context, wr *write) (*v1alpha1.QueueUnit, error) {

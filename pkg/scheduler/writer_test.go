@@ -2,10 +2,12 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -283,5 +285,166 @@ func TestWriterNotFoundEndsTheWrite(t *testing.T) {
 	}
 	if f.w.has("ns/gone") {
 		t.Fatal("the write to a deleted unit is still waiting")
+	}
+}
+
+// faultyFixture is a writer whose patches fail as told: fail returns the
+// error for the n-th patch (0-based), or nil to let it through.
+func faultyFixture(t *testing.T, fail func(n int, obj client.Object) error, objs ...client.Object) *writerFixture {
+	t.Helper()
+	f := &writerFixture{}
+	f.c = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.QueueUnit{}).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				f.mu.Lock()
+				n := f.patches
+				f.patches++
+				f.mu.Unlock()
+				if err := fail(n, obj); err != nil {
+					return err
+				}
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		}).Build()
+	f.w = newStatusWriter(f.c, f.c)
+	return f
+}
+
+// drainRetries runs the writer until nothing waits, taking rate-limited
+// retries as they come due (5 ms, 10 ms, ...: real time, bounded).
+func (f *writerFixture) drainRetries(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.w.has("ns/a") || f.w.decide.Len() > 0 || f.w.inform.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("writes still waiting after 10 s")
+		}
+		if f.w.decide.Len() > 0 {
+			f.w.processNext(context.Background(), f.w.decide, false)
+		} else if f.w.inform.Len() > 0 {
+			f.w.processNext(context.Background(), f.w.inform, true)
+		} else {
+			// A retry is due in a few milliseconds; Get blocks until it is.
+			key, _ := f.w.decide.Get()
+			f.w.decide.Done(key)
+			f.w.decide.Add(key)
+		}
+	}
+}
+
+var errServer = apierrors.NewInternalError(errors.New("etcd leader changed"))
+
+// An eviction that fails is made again until it lands: left unwritten, the
+// victim stays marked evicting and its preemptor waits forever.
+func TestWriterRetriesAFailedEviction(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
+	f := faultyFixture(t, func(n int, _ client.Object) error {
+		if n < 2 {
+			return errServer
+		}
+		return nil
+	}, base)
+	var events int
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted, written: func(*v1alpha1.QueueUnit) { events++ }}, 0)
+	f.drainRetries(t)
+	if !meta.IsStatusConditionTrue(f.get(t, "a").Status.Conditions, v1alpha1.ConditionEvicted) {
+		t.Fatal("the eviction was dropped after a server error")
+	}
+	if f.patches != 3 || events != 1 {
+		t.Fatalf("patches=%d events=%d, want 3 attempts and one event", f.patches, events)
+	}
+}
+
+// An admission whose answer was lost (the patch landed, the connection
+// broke) is not given away: made again on its old base it conflicts, and a
+// fresh read shows it landed.
+func TestWriterLearnsTheOutcomeOfAnUncertainAdmission(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	var f *writerFixture
+	f = faultyFixture(t, func(n int, obj client.Object) error {
+		if n == 0 {
+			// Land it, then lose the answer.
+			if err := f.c.SubResource("status").Patch(context.Background(), obj.DeepCopyObject().(client.Object),
+				client.MergeFrom(base)); err != nil {
+				t.Errorf("landing the first attempt: %v", err)
+			}
+			return errors.New("connection reset by peer")
+		}
+		return nil
+	}, base)
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC))
+	var outcome error
+	var got *v1alpha1.QueueUnit
+	calls := 0
+	f.w.enqueue("ns/a", &write{base: base,
+		landed: func(fresh *v1alpha1.QueueUnit) bool { return admissionLanded(fresh, "team-a", at) },
+		mutate: func(x *v1alpha1.QueueUnit) bool {
+			x.Status.Phase, x.Status.Quota, x.Status.LastAllocateTime = v1alpha1.QueueUnitPhaseDequeued, "team-a", &at
+			return true
+		},
+		done: func(w *v1alpha1.QueueUnit, err error) { calls++; got, outcome = w, err }}, 0)
+	f.drainRetries(t)
+	if calls != 1 || outcome != nil || got == nil || got.Status.Phase != v1alpha1.QueueUnitPhaseDequeued {
+		t.Fatalf("done called %d times, err=%v, written=%v: want the landed admission reported once", calls, outcome, got)
+	}
+}
+
+// A permanent refusal is told once and backed off; other units keep moving.
+func TestWriterBacksOffAPermanentRefusal(t *testing.T) {
+	a, b := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued), unitObj("b", v1alpha1.QueueUnitPhaseEnqueued)
+	f := faultyFixture(t, func(_ int, obj client.Object) error {
+		if obj.GetName() == "a" {
+			return apierrors.NewRequestEntityTooLargeError("limit is 3145728")
+		}
+		return nil
+	}, a, b)
+	var told []string
+	f.w.refused = func(u *v1alpha1.QueueUnit, err error) { told = append(told, u.Name+": "+err.Error()) }
+	f.w.enqueue("ns/a", &write{base: a, retryOnConflict: true, mutate: setMessage("x")}, 0)
+	for range 3 {
+		// Each failed attempt waits its unit's backoff, doubling.
+		key, _ := f.w.decide.Get()
+		f.w.decide.Done(key)
+		f.w.decide.Add(key)
+		f.w.processNext(context.Background(), f.w.decide, false)
+	}
+	if got := f.w.decide.NumRequeues("ns/a"); got != 3 {
+		t.Fatalf("requeues of the refused unit = %d, want 3 with backoff (not a hot loop, not dropped)", got)
+	}
+	if len(told) != 1 {
+		t.Fatalf("refusal told %d times (%v), want once", len(told), told)
+	}
+	f.w.enqueue("ns/b", &write{base: b, retryOnConflict: true, mutate: setMessage("moving")}, 0)
+	for f.w.decide.Len() > 0 {
+		f.w.processNext(context.Background(), f.w.decide, false)
+	}
+	if got := f.get(t, "b").Status.Message; got != "moving" {
+		t.Fatalf("another unit's write waited behind the refused one (message %q)", got)
+	}
+}
+
+// A replica that may have lost its lease writes nothing, and keeps what it
+// wanted to write for when it renews.
+func TestWriterWritesNothingOutsideTheFence(t *testing.T) {
+	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
+	f := newWriterFixture(t, base)
+	allowed := false
+	f.w.fence = func() bool { return allowed }
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted}, 0)
+	f.w.processNext(context.Background(), f.w.decide, false)
+	if f.patches != 0 {
+		t.Fatal("a fenced replica wrote")
+	}
+	if !f.w.has("ns/a") {
+		t.Fatal("the fenced write was dropped")
+	}
+	allowed = true
+	key, _ := f.w.decide.Get() // due after fenceRetry
+	f.w.decide.Done(key)
+	f.w.decide.Add(key)
+	f.w.processNext(context.Background(), f.w.decide, false)
+	if !meta.IsStatusConditionTrue(f.get(t, "a").Status.Conditions, v1alpha1.ConditionEvicted) {
+		t.Fatal("the write was not made once the lease was renewed")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,19 +44,22 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.setReady("etcd", httpOK(client+"/health"))
-	return c.waitReady(ctx, "etcd", p)
+	hc := &http.Client{Timeout: time.Second}
+	return c.waitFor(ctx, "etcd", time.Minute, func(ctx context.Context) (bool, error) {
+		resp, err := hc.Get(client + "/health")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	}, p)
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
 	o := c.opts
 	k := c.pki
-	audit, err := c.auditArgs()
-	if err != nil {
-		return err
-	}
-	args := []string{
-		"--etcd-servers", "http://127.0.0.1:" + strconv.Itoa(o.Ports.EtcdClient),
+	p, err := c.run("kube-apiserver", c.tool("kube-apiserver"),
+		"--etcd-servers", "http://127.0.0.1:"+strconv.Itoa(o.Ports.EtcdClient),
 		"--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1",
 		"--endpoint-reconciler-type", "none",
@@ -84,19 +88,17 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--max-requests-inflight", strconv.Itoa(o.MaxRequestsInflight),
 		"--max-mutating-requests-inflight", strconv.Itoa(o.MaxMutatingRequestsInflight),
 		"--allow-privileged",
-	}
-	p, err := c.run("kube-apiserver", c.tool("kube-apiserver"), append(args, audit...)...)
+	)
 	if err != nil {
 		return err
 	}
-	c.setReady("kube-apiserver", func(ctx context.Context) (bool, error) {
+	return c.waitFor(ctx, "kube-apiserver /readyz", 2*time.Minute, func(ctx context.Context) (bool, error) {
 		body, err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
 			return false, err
 		}
 		return strings.TrimSpace(string(body)) == "ok", nil
-	})
-	return c.waitReady(ctx, "kube-apiserver", p)
+	}, p)
 }
 
 // startControllers starts kube-controller-manager, kube-scheduler and kwok.

@@ -5,11 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +33,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/priority"
+	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
 	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 )
@@ -54,10 +63,26 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	ctrl.SetLogger(log)
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	cfg.UserAgent = "koord-queue"
-	mgr, err := newManager(cfg, o)
+	id, err := identity()
 	if err != nil {
 		return err
+	}
+	// The API server names the field manager after the part before "/";
+	// the rest tells replicas apart (audit logs).
+	cfg.UserAgent = "koord-queue/" + id
+	var lock *fence.Lock
+	if o.LeaderElect {
+		if lock, err = leaseLock(cfg, o, id); err != nil {
+			return err
+		}
+	}
+	mgr, err := newManager(cfg, o, lock)
+	if err != nil {
+		return err
+	}
+	var mayWrite func() bool
+	if lock != nil {
+		mayWrite = lock.Allowed
 	}
 	schedCfg, err := withPluginArgs(o.Config, o.OversellRate)
 	if err != nil {
@@ -65,6 +90,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	}
 	rec := metrics.NewRecorder()
 	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
+		Fence: mayWrite,
 		Config: schedCfg, StatusWorkers: o.StatusWorkers, Metrics: rec,
 		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers, Clock: o.Clock,
 		NodeFitCheck: o.NodeFitCheck,
@@ -86,7 +112,45 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	return mgr.Start(ctx)
 }
 
-func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
+// identity names this replica in its lease and user agent.
+func identity() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("identity: %w", err)
+	}
+	return host + "_" + string(uuid.NewUUID()), nil
+}
+
+// renewDeadline is how long the leader keeps trying to renew its lease, and
+// how long after a renewal began it may write (pkg/util/fence): two thirds
+// of the lease, so writes stop a third of a lease before another replica
+// may take over.
+func renewDeadline(lease time.Duration) time.Duration { return lease * 2 / 3 }
+
+// leaseLock is the leader election lock, fenced: koord-queue writes only
+// while it may still hold the lease.
+func leaseLock(cfg *rest.Config, o *Options, id string) (*fence.Lock, error) {
+	lcfg := rest.CopyConfig(cfg)
+	lcfg.UserAgent = "koord-queue/leader-election/" + id
+	// One hung request must not outlive the renew deadline.
+	lcfg.Timeout = max(renewDeadline(o.LeaseDuration)/2, time.Second)
+	core, err := corev1client.NewForConfig(lcfg)
+	if err != nil {
+		return nil, fmt.Errorf("leader election client: %w", err)
+	}
+	coord, err := coordinationv1client.NewForConfig(lcfg)
+	if err != nil {
+		return nil, fmt.Errorf("leader election client: %w", err)
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaderElectResourceNamespace, o.LeaderElectResourceName,
+		core, coord, resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return nil, fmt.Errorf("leader election lock: %w", err)
+	}
+	return fence.New(lock, renewDeadline(o.LeaseDuration), clock.RealClock{}), nil
+}
+
+func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager, error) {
 	handlers := map[string]http.Handler{
 		"/healthz": http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
 		"/readyz":  http.StripPrefix("/readyz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
@@ -97,7 +161,7 @@ func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
 		handlers["/debug/pprof/heap"] = pprof.Handler("heap")
 		handlers["/debug/pprof/goroutine"] = pprof.Handler("goroutine")
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme: scheme.New(),
 		// The probes reach /healthz and /readyz without credentials.
 		Metrics:                 metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, handlers, "/healthz", "/readyz"),
@@ -106,6 +170,11 @@ func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
 		LeaderElectionID:        o.LeaderElectResourceName,
 		LeaderElectionNamespace: o.LeaderElectResourceNamespace,
 		LeaseDuration:           &o.LeaseDuration,
+		RenewDeadline:           ptr.To(renewDeadline(o.LeaseDuration)),
+		RetryPeriod:             ptr.To(o.LeaseDuration * 2 / 15),
+		// A replica that stops (a rolling update) hands the lease over at
+		// once instead of making the next one wait a lease duration.
+		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{
 			// Managed fields are large and unused here.
 			ByObject: map[client.Object]cache.ByObject{
@@ -114,7 +183,11 @@ func newManager(cfg *rest.Config, o *Options) (manager.Manager, error) {
 				&corev1.Node{}: {Transform: stripNode},
 			},
 		},
-	})
+	}
+	if lock != nil {
+		opts.LeaderElectionResourceLockInterface = lock
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}

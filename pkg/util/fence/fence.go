@@ -1,0 +1,69 @@
+package fence
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/clock"
+)
+
+// Lock is a resourcelock.Interface that remembers this replica's renewals.
+type Lock struct {
+	resourcelock.Interface
+	clock clock.PassiveClock
+	// valid is how long after a renewal began writes are allowed.
+	valid time.Duration
+
+	mu sync.Mutex
+	// renewed is when the last successful acquisition or renewal by this
+	// replica began; zero when it holds no lease.
+	renewed time.Time
+}
+
+// New wraps lock; writes are allowed for valid after each renewal began. valid
+// must be shorter than the lease duration, by at least the longest time a
+// write may take to reach the API server (leader election's renew deadline
+// is such a bound).
+func New(lock resourcelock.Interface, valid time.Duration, clk clock.PassiveClock) *Lock {
+	return &Lock{Interface: lock, clock: clk, valid: valid}
+}
+
+// Create acquires the lease for the first time.
+func (l *Lock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	start := l.clock.Now()
+	err := l.Interface.Create(ctx, ler)
+	l.record(start, ler, err)
+	return err
+}
+
+// Update renews, takes over or releases the lease.
+func (l *Lock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	start := l.clock.Now()
+	err := l.Interface.Update(ctx, ler)
+	l.record(start, ler, err)
+	return err
+}
+
+func (l *Lock) record(start time.Time, ler resourcelock.LeaderElectionRecord, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil && ler.HolderIdentity == l.Identity():
+		l.renewed = start
+	case err == nil:
+		// Released (an empty holder) or handed over: no more writes.
+		l.renewed = time.Time{}
+	}
+	// A failed renewal changes nothing: the last good one still bounds how
+	// long another replica must wait.
+}
+
+// Allowed reports whether this replica may write now: it holds the lease
+// and renewed it less than valid ago.
+func (l *Lock) Allowed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.renewed.IsZero() && l.clock.Since(l.renewed) < l.valid
+}

@@ -1,0 +1,147 @@
+package fence
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// memLock is a lease lock in memory that can be made to fail.
+type memLock struct {
+	id   string
+	rec  *resourcelock.LeaderElectionRecord
+	fail error
+}
+
+func (m *memLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	if m.rec == nil {
+		return nil, nil, errors.New("not found")
+	}
+	return m.rec, nil, nil
+}
+
+func (m *memLock) Create(_ context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if m.fail != nil {
+		return m.fail
+	}
+	m.rec = &ler
+	return nil
+}
+
+func (m *memLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	return m.Create(ctx, ler)
+}
+
+func (m *memLock) RecordEvent(string) {}
+func (m *memLock) Identity() string   { return m.id }
+func (m *memLock) Describe() string   { return "mem/" + m.id }
+func record(holder string) resourcelock.LeaderElectionRecord {
+	return resourcelock.LeaderElectionRecord{HolderIdentity: holder, LeaseDurationSeconds: 15}
+}
+
+func TestNoWritesBeforeTheLeaseIsHeld(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := New(&memLock{id: "a"}, 10*time.Second, clk)
+	if l.Allowed() {
+		t.Fatal("writes allowed before any acquisition")
+	}
+	if err := l.Create(context.Background(), record("a")); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Allowed() {
+		t.Fatal("writes refused right after acquiring the lease")
+	}
+}
+
+// A leader paused past its renew deadline (SIGSTOP) writes nothing when it
+// resumes, although nothing told it it lost the lease.
+func TestWritesStopAtTheRenewDeadline(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := New(&memLock{id: "a"}, 10*time.Second, clk)
+	if err := l.Create(context.Background(), record("a")); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(9 * time.Second))
+	if !l.Allowed() {
+		t.Fatal("refused before the deadline")
+	}
+	clk.SetTime(clk.Now().Add(time.Second))
+	if l.Allowed() {
+		t.Fatal("allowed at the renew deadline: another replica may take over 5 s later and writes may still be on their way")
+	}
+	if err := l.Update(context.Background(), record("a")); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Allowed() {
+		t.Fatal("refused after a renewal")
+	}
+}
+
+// The bound counts from when the renewal began, not when it returned: the
+// API server may have stored it at any moment in between.
+func TestTheBoundCountsFromTheStartOfTheRenewal(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	slow := &slowLock{memLock: memLock{id: "a"}, clk: clk, takes: 4 * time.Second}
+	l := New(slow, 10*time.Second, clk)
+	if err := l.Create(context.Background(), record("a")); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(6 * time.Second))
+	if l.Allowed() {
+		t.Fatal("allowed 10 s after the renewal began")
+	}
+}
+
+type slowLock struct {
+	memLock
+	clk   *clocktesting.FakePassiveClock
+	takes time.Duration
+}
+
+func (s *slowLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	s.clk.SetTime(s.clk.Now().Add(s.takes))
+	return s.memLock.Create(ctx, ler)
+}
+
+func TestFailedRenewalsKeepTheOldBoundAndReleaseStops(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	m := &memLock{id: "a"}
+	l := New(m, 10*time.Second, clk)
+	if err := l.Create(context.Background(), record("a")); err != nil {
+		t.Fatal(err)
+	}
+	m.fail = errors.New("etcd is down")
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if err := l.Update(context.Background(), record("a")); err == nil {
+		t.Fatal("the failing lock did not fail")
+	}
+	if !l.Allowed() {
+		t.Fatal("a failed renewal ended writes before the deadline of the last good one")
+	}
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if l.Allowed() {
+		t.Fatal("a failed renewal extended the bound")
+	}
+	m.fail = nil
+	if err := l.Update(context.Background(), record("a")); err != nil {
+		t.Fatal(err)
+	}
+	// Leader election releases on shutdown by writing an empty holder.
+	if err := l.Update(context.Background(), record("")); err != nil {
+		t.Fatal(err)
+	}
+	if l.Allowed() {
+		t.Fatal("allowed after the lease was released")
+	}
+	// Someone else's record (a takeover seen through this lock) ends writes too.
+	if err := l.Update(context.Background(), record("b")); err != nil {
+		t.Fatal(err)
+	}
+	if l.Allowed() {
+		t.Fatal("allowed with another holder")
+	}
+}

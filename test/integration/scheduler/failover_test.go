@@ -1,0 +1,63 @@
+package scheduler
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+func leaseHolder(t *testing.T, ns, name string) string {
+	t.Helper()
+	l := &coordinationv1.Lease{}
+	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, l); err != nil {
+		return ""
+	}
+	return ptr.Deref(l.Spec.HolderIdentity, "")
+}
+
+// A replica that stops hands its lease over at once: the next one admits
+// well before a lease duration (a minute here) has passed.
+func TestStoppedLeaderReleasesItsLease(t *testing.T) {
+	const leaseNS, leaseName = "failover-lease", "koord-queue-failover"
+	createNamespace(t, leaseNS)
+	elect := func(o *app.Options) {
+		o.LeaderElect = true
+		o.LeaderElectResourceNamespace, o.LeaderElectResourceName = leaseNS, leaseName
+		o.LeaseDuration = time.Minute
+	}
+	stopFirst := startScheduler(t, elect)
+	var first string
+	if err := framework.Eventually(ctx(), 30*time.Second, func(context.Context) (bool, error) {
+		first = leaseHolder(t, leaseNS, leaseName)
+		return first != "", nil
+	}); err != nil {
+		t.Fatalf("the first replica did not take the lease: %v", err)
+	}
+	if !strings.Contains(first, "_") {
+		t.Errorf("holder %q is not a replica identity (host_uuid)", first)
+	}
+	stopFirst()
+	if h := leaseHolder(t, leaseNS, leaseName); h != "" {
+		t.Fatalf("lease still held by %q after the leader stopped: the next replica would wait a lease duration", h)
+	}
+
+	startScheduler(t, elect)
+	createNamespace(t, "failover")
+	create(t, utiltesting.MakeElasticQuota("failover-quota").Namespace("failover").Max("cpu", "4").Min("cpu", "4").Parent("").IsParent(false).Obj())
+	create(t, utiltesting.MakeQueueUnit("after-failover", "failover").Quota("failover-quota").Request("cpu", "1").Obj())
+	// Far less than the minute an unreleased lease would hold the new replica back.
+	waitPhase(t, "failover", "after-failover", v1alpha1.QueueUnitPhaseDequeued)
+	if second := leaseHolder(t, leaseNS, leaseName); second == "" || second == first {
+		t.Errorf("lease holder %q after the failover, want a new replica (the first was %q)", second, first)
+	}
+}
