@@ -1,0 +1,173 @@
+package scheduler
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// clockQueue is a work queue for the status writer whose delays run on a
+// fake clock and which moves what is due when asked (Len), so a test that
+// steps the clock finds every write due at once: no goroutine, no polling.
+// Keys are deduplicated as in client-go's queues.
+type clockQueue struct {
+	clk *clocktesting.FakeClock
+
+	mu         sync.Mutex
+	ready      []string
+	queued     map[string]bool
+	processing map[string]bool
+	// again marks keys added while being processed.
+	again    map[string]bool
+	due      map[string]time.Time
+	failures map[string]int
+	shutdown bool
+}
+
+var _ workqueue.TypedRateLimitingInterface[string] = (*clockQueue)(nil)
+
+func newClockQueue(clk *clocktesting.FakeClock) *clockQueue {
+	return &clockQueue{clk: clk, queued: map[string]bool{}, processing: map[string]bool{}, again: map[string]bool{},
+		due: map[string]time.Time{}, failures: map[string]int{}}
+}
+
+func (q *clockQueue) addLocked(key string) {
+	switch {
+	case q.processing[key]:
+		q.again[key] = true
+	case !q.queued[key]:
+		q.queued[key] = true
+		q.ready = append(q.ready, key)
+	}
+}
+
+func (q *clockQueue) Add(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.addLocked(key)
+}
+
+// Len moves the keys that are due by the clock, and counts those ready.
+func (q *clockQueue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clk.Now()
+	for key, at := range q.due {
+		if !at.After(now) {
+			delete(q.due, key)
+			q.addLocked(key)
+		}
+	}
+	return len(q.ready)
+}
+
+// Get returns the first ready key; callers check Len first (it never blocks).
+func (q *clockQueue) Get() (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shutdown || len(q.ready) == 0 {
+		return "", true
+	}
+	key := q.ready[0]
+	q.ready = q.ready[1:]
+	delete(q.queued, key)
+	q.processing[key] = true
+	return key, false
+}
+
+func (q *clockQueue) Done(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.processing, key)
+	if q.again[key] {
+		delete(q.again, key)
+		q.addLocked(key)
+	}
+}
+
+func (q *clockQueue) AddAfter(key string, d time.Duration) {
+	if d <= 0 {
+		q.Add(key)
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at := q.clk.Now().Add(d)
+	if cur, ok := q.due[key]; !ok || at.Before(cur) {
+		q.due[key] = at
+	}
+}
+
+func (q *clockQueue) AddRateLimited(key string) {
+	q.mu.Lock()
+	n := q.failures[key]
+	q.failures[key]++
+	q.mu.Unlock()
+	q.AddAfter(key, 5*time.Millisecond<<min(n, 16))
+}
+
+func (q *clockQueue) Forget(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.failures, key)
+}
+
+func (q *clockQueue) NumRequeues(key string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.failures[key]
+}
+
+func (q *clockQueue) ShutDown() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.shutdown = true
+}
+
+func (q *clockQueue) ShutDownWithDrain() { q.ShutDown() }
+
+func (q *clockQueue) ShuttingDown() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.shutdown
+}
+
+// The fixture's queue keeps client-go's rules: a key is queued once, a key
+// added while processed comes back after Done, and a delayed key is due
+// when the clock gets there, the earliest delay winning.
+func TestClockQueue(t *testing.T) {
+	clk := clocktesting.NewFakeClock(testStart)
+	q := newClockQueue(clk)
+	q.Add("a")
+	q.Add("a")
+	q.AddAfter("b", time.Minute)
+	q.AddAfter("b", time.Hour)
+	if n := q.Len(); n != 1 {
+		t.Fatalf("len = %d, want a once", n)
+	}
+	key, _ := q.Get()
+	q.Add("a")
+	if n := q.Len(); n != 0 {
+		t.Fatalf("len = %d while a is processed, want 0", n)
+	}
+	q.Done(key)
+	if n := q.Len(); n != 1 {
+		t.Fatalf("len = %d after Done, want a back", n)
+	}
+	q.Get()
+	q.Done("a")
+	clk.Step(time.Minute - time.Nanosecond)
+	if n := q.Len(); n != 0 {
+		t.Fatalf("b due early")
+	}
+	clk.Step(time.Nanosecond)
+	if n := q.Len(); n != 1 {
+		t.Fatalf("len = %d at b's earliest delay, want 1", n)
+	}
+	if key, _ := q.Get(); key != "b" || q.Len() != 0 {
+		t.Fatalf("got %q, want b once", key)
+	}
+}

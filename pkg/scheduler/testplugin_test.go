@@ -1,0 +1,223 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// testPlugin is the one plugin of these tests. It maps a unit to the queue
+// and quota its quota label names (else spec.queue), admits a unit while its
+// quota's capacity covers what the quota's units hold plus the request,
+// records what the scheduler tells it, and answers a victim search with what
+// the test set.
+type testPlugin struct {
+	h framework.Handle
+
+	mu       sync.Mutex
+	capacity map[string]quota.Resources
+	cohorts  map[string]string
+	charged  map[string]quota.Holding
+	// usage is every SetUsage call, in order (a copy of the holding).
+	usage      []usageCall
+	reserves   []string
+	unreserves []string
+	// preempt answers victim searches (nil: none); preempts lists them, with
+	// what they allowed.
+	preempt  func(u *framework.UnitInfo, skip func(string) bool) quota.Victims
+	preempts []string
+	// borrows lists the quotas whose units would borrow above their min.
+	borrows map[string]bool
+}
+
+type usageCall struct {
+	key string
+	h   *quota.Holding
+}
+
+var (
+	_ framework.QueueMapPlugin = (*testPlugin)(nil)
+	_ framework.FilterPlugin   = (*testPlugin)(nil)
+	_ framework.ReservePlugin  = (*testPlugin)(nil)
+	_ framework.UsagePlugin    = (*testPlugin)(nil)
+	_ framework.PreemptPlugin  = (*testPlugin)(nil)
+	_ framework.QuotaLister    = (*testPlugin)(nil)
+)
+
+func newTestPlugin() *testPlugin {
+	return &testPlugin{capacity: map[string]quota.Resources{}, cohorts: map[string]string{},
+		charged: map[string]quota.Holding{}, borrows: map[string]bool{}}
+}
+
+func (p *testPlugin) Name() string { return "Test" }
+
+// registry registers p as plugin Test.
+func (p *testPlugin) registry() framework.Registry {
+	return framework.Registry{"Test": func(_ runtime.RawExtension, h framework.Handle) (framework.Plugin, error) {
+		p.h = h
+		return p, nil
+	}}
+}
+
+func (p *testPlugin) Map(u *v1alpha1.QueueUnit) (string, string) {
+	name := u.Labels[v1alpha1.QuotaNameLabel]
+	if name == "" {
+		name = u.Spec.Queue
+	}
+	return name, name
+}
+
+func (p *testPlugin) Cohort(quotaName string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.cohorts[quotaName]; ok {
+		return c
+	}
+	return quotaName
+}
+
+// setCapacity makes quota name admit units up to cpu (in cores).
+func (p *testPlugin) setCapacity(name string, cpuCores int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.capacity[name] = quota.Resources{"cpu": cpuCores * 1000}
+}
+
+func (p *testPlugin) usedLocked(quotaName, except string) quota.Resources {
+	used := quota.Resources{}
+	for key, h := range p.charged {
+		if key != except && h.Quota == quotaName {
+			used = used.Add(h.Used)
+		}
+	}
+	return used
+}
+
+func (p *testPlugin) fitLocked(u *framework.UnitInfo) *framework.Status {
+	capacity, ok := p.capacity[u.Quota]
+	if !ok {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "notfound/"+u.Quota, "ElasticQuota "+u.Quota+" not found")
+	}
+	used := p.usedLocked(u.Quota, u.Key)
+	for _, r := range u.Request.Names() {
+		if u.Request[r] > capacity[r] {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("never/%s/%s", u.Quota, r),
+				fmt.Sprintf("can never fit: quota %s allows at most %d %s", u.Quota, capacity[r], r))
+		}
+		if free := capacity[r] - used[r]; u.Request[r] > free {
+			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("short/%s/%s", u.Quota, r),
+				fmt.Sprintf("insufficient quota: quota %s has %d %s free, the unit requests %d", u.Quota, free, r, u.Request[r]))
+		}
+	}
+	return nil
+}
+
+func (p *testPlugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fitLocked(u)
+}
+
+func (p *testPlugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.fitLocked(u); s != nil {
+		return s
+	}
+	p.reserves = append(p.reserves, u.Key)
+	p.charged[u.Key] = quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}
+	return nil
+}
+
+func (p *testPlugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
+	p.mu.Lock()
+	p.unreserves = append(p.unreserves, u.Key)
+	delete(p.charged, u.Key)
+	p.mu.Unlock()
+	p.h.Freed(p.Cohort(u.Quota))
+}
+
+func (p *testPlugin) SetUsage(key string, h *quota.Holding) {
+	p.mu.Lock()
+	call := usageCall{key: key}
+	if h != nil {
+		cp := *h
+		call.h = &cp
+	}
+	p.usage = append(p.usage, call)
+	prev, had := p.charged[key]
+	if h == nil || h.Used.IsZero() {
+		delete(p.charged, key)
+	} else {
+		p.charged[key] = *h
+	}
+	p.mu.Unlock()
+	if had && (h == nil || !h.Used.Covers(prev.Used)) {
+		p.h.Freed(p.Cohort(prev.Quota))
+	}
+}
+
+func (p *testPlugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) quota.Victims {
+	p.mu.Lock()
+	p.preempts = append(p.preempts, fmt.Sprintf("%s preempt=%v reclaim=%v", u.Key, preempt, reclaim))
+	fn := p.preempt
+	p.mu.Unlock()
+	if fn == nil {
+		return quota.Victims{}
+	}
+	return fn(u, skip)
+}
+
+func (p *testPlugin) WouldBorrow(u *framework.UnitInfo) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.borrows[u.Quota]
+}
+
+func (p *testPlugin) ListQuotas() []quota.Info {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []quota.Info
+	for name, c := range p.capacity {
+		out = append(out, quota.Info{Name: name, Exists: true, Max: c.Clone(), Used: p.usedLocked(name, "")})
+	}
+	return out
+}
+
+// chargedTo returns what unit key is charged, and whether it is.
+func (p *testPlugin) chargedTo(key string) (quota.Holding, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h, ok := p.charged[key]
+	return h, ok
+}
+
+// lastUsage returns the last SetUsage call for key.
+func (p *testPlugin) lastUsage(key string) (usageCall, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.usage) - 1; i >= 0; i-- {
+		if p.usage[i].key == key {
+			return p.usage[i], true
+		}
+	}
+	return usageCall{}, false
+}
+
+func (p *testPlugin) searches() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.preempts...)
+}
+
+func (p *testPlugin) counts() (reserves, unreserves, preempts int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.reserves), len(p.unreserves), len(p.preempts)
+}
