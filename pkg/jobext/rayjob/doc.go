@@ -5,4 +5,7 @@
 // raycluster package) and pod counts from status.jobDeploymentStatus. The two
 // versions are one stored resource: when both extensions run, each serves
 // the jobs created in its own version (read from metadata.managedFields).
+//
+// One Job type serves both versions: versions.go is the only code that
+// differs between them, reading each version's fields into one view.
 package rayjob
