@@ -240,3 +240,30 @@ func TestQueueSyncPriorityFromItsClass(t *testing.T) {
 		t.Fatalf("priority = %d after the class changed, want 700", got.Priority)
 	}
 }
+
+// A holder whose labels now name another quota "moves nothing"
+// (docs/protocol.md): it still counts as admitted by the Queue of the quota
+// it is charged to.
+func TestQueueSyncRelabelledHolderCountsWhereItWasAdmitted(t *testing.T) {
+	t.Skip("bug: unitCache.observe keeps the charged quota but takes the queue from the new labels (unitState.queue), so the holder counts as admitted by the new quota's Queue and takes its priority ceiling")
+	f := newFixture(t, nil)
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
+	f.addQueue(t, utiltesting.MakeQueue("team-b").Obj())
+	f.addUnit(t, holder("h", v1alpha1.QueueUnitPhaseRunning))
+	u := f.get(t, "h")
+	u.Labels[v1alpha1.QuotaNameLabel] = "team-b"
+	if err := f.c.Update(f.ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	f.feed(t, "h")
+	f.s.queueSync.updateStatuses(f.ctx)
+	for name, want := range map[string]int32{"team-a": 1, "team-b": 0} {
+		q := &v1alpha1.Queue{}
+		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: name}, q); err != nil {
+			t.Fatal(err)
+		}
+		if q.Status.Admitted != want {
+			t.Errorf("%s: admitted = %d, want %d", name, q.Status.Admitted, want)
+		}
+	}
+}
