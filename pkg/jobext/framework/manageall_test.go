@@ -1,19 +1,8 @@
 package framework
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
@@ -22,9 +11,8 @@ import (
 // selected namespaces, never a started job, and unlabelled jobs in
 // --default-quota when set.
 func TestManageAllJobs(t *testing.T) {
-	s := testScheme()
-	sets := []PodSet{{Name: "main", Count: 1}}
-	running := JobStatus{PodSets: []PodSetStatus{{Name: "main", Running: 1}}}
+	sets := onePodSet()
+	running := onePodRunning()
 	cases := map[string]struct {
 		namespace    string
 		suspended    bool
@@ -47,31 +35,16 @@ func TestManageAllJobs(t *testing.T) {
 			job := newFakeJob("j", nil, nil, sets)
 			job.cm.Namespace = tc.namespace
 			job.cm.Data["suspend"] = boolString(tc.suspended)
-			ext := &Extension{
-				Name:      "fake",
-				GVK:       corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-				NewObject: func() client.Object { return &corev1.ConfigMap{} },
-				Wrap: func(o client.Object) (GenericJob, error) {
-					return &fakeJob{cm: o.(*corev1.ConfigMap), sets: sets, status: tc.status}, nil
-				},
-			}
-			c := fake.NewClientBuilder().WithScheme(s).WithObjects(job.cm,
-				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.namespace}}).Build()
-			rec := events.NewFakeRecorder(10)
-			r := NewReconciler(c, ext, rec, clocktesting.NewFakeClock(time.Now()), ReconcilerOptions{
+			c := fakeClient(job.cm, namespaceObject(tc.namespace))
+			r, rec := newTestReconciler(c, fakeExtension(sets, tc.status), ReconcilerOptions{
 				ManageAllJobs:     true,
 				ManagedNamespaces: DefaultNamespaceSelector("kq"),
 				DefaultQuota:      tc.defaultQuota,
 			})
-			ctx := context.Background()
-			req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: tc.namespace, Name: "j"}}
 			for range 2 {
-				if _, err := r.Reconcile(ctx, req); err != nil {
-					t.Fatalf("reconcile: %v", err)
-				}
+				reconcileJob(t, r, tc.namespace)
 			}
-			unit := &schedv1alpha1.QueueUnit{}
-			err := c.Get(ctx, client.ObjectKey{Namespace: tc.namespace, Name: "j-fake"}, unit)
+			unit, err := storedUnit(c, tc.namespace)
 			if gotUnit := err == nil; gotUnit != tc.wantUnit {
 				t.Fatalf("unit exists = %v (%v), want %v", gotUnit, err, tc.wantUnit)
 			}
@@ -83,11 +56,7 @@ func TestManageAllJobs(t *testing.T) {
 					t.Errorf("annotations %v, want %s only without a quota", unit.Annotations, NoQuotaAnnotation)
 				}
 			}
-			cm := &corev1.ConfigMap{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(job.cm), cm); err != nil {
-				t.Fatal(err)
-			}
-			if got := cm.Data["suspend"] == "true"; got != tc.wantSuspend {
+			if got := storedSuspended(t, c, job); got != tc.wantSuspend {
 				t.Errorf("job suspended = %v, want %v", got, tc.wantSuspend)
 			}
 			var got []string
@@ -116,31 +85,16 @@ func boolString(b bool) string {
 // TestDefaultQuotaGivesWaitingUnitsAHome: units made without a quota get
 // --default-quota once the controllers run with it, while they wait.
 func TestDefaultQuotaGivesWaitingUnitsAHome(t *testing.T) {
-	s := testScheme()
-	sets := []PodSet{{Name: "main", Count: 1}}
+	sets := onePodSet()
 	job := newFakeJob("j", nil, nil, sets)
-	ext := &Extension{
-		Name:      "fake",
-		GVK:       corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-		NewObject: func() client.Object { return &corev1.ConfigMap{} },
-		Wrap: func(o client.Object) (GenericJob, error) {
-			return &fakeJob{cm: o.(*corev1.ConfigMap), sets: sets}, nil
-		},
-	}
-	c := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&schedv1alpha1.QueueUnit{}).
-		WithObjects(job.cm, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}).Build()
-	ctx := context.Background()
-	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
-	unitKey := client.ObjectKey{Namespace: "ns", Name: "j-fake"}
+	ext := fakeExtension(sets, JobStatus{})
+	c := fakeClient(job.cm, namespaceObject("ns"))
 	run := func(defaultQuota string) *schedv1alpha1.QueueUnit {
 		t.Helper()
-		r := NewReconciler(c, ext, events.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()),
-			ReconcilerOptions{ManageAllJobs: true, DefaultQuota: defaultQuota})
-		if _, err := r.Reconcile(ctx, req); err != nil {
-			t.Fatalf("reconcile: %v", err)
-		}
-		u := &schedv1alpha1.QueueUnit{}
-		if err := c.Get(ctx, unitKey, u); err != nil {
+		r, _ := newTestReconciler(c, ext, ReconcilerOptions{ManageAllJobs: true, DefaultQuota: defaultQuota})
+		reconcileJob(t, r, "ns")
+		u, err := storedUnit(c, "ns")
+		if err != nil {
 			t.Fatal(err)
 		}
 		return u

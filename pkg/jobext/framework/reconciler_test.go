@@ -8,12 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
@@ -21,19 +17,11 @@ import (
 // TestRunningTimeout walks a dequeued unit whose pods never run through
 // TimeoutBackoff and back to Enqueued on a fake clock.
 func TestRunningTimeout(t *testing.T) {
-	s := testScheme()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(t0)
-	sets := []PodSet{{Name: "main", Count: 1}}
+	sets := onePodSet()
 	job := newFakeJob("j", map[string]string{schedv1alpha1.QuotaNameLabel: "q"}, nil, sets)
-	ext := &Extension{
-		Name:      "fake",
-		GVK:       corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-		NewObject: func() client.Object { return &corev1.ConfigMap{} },
-		Wrap: func(o client.Object) (GenericJob, error) {
-			return &fakeJob{cm: o.(*corev1.ConfigMap), sets: sets}, nil
-		},
-	}
+	ext := fakeExtension(sets, JobStatus{})
 	unit := &schedv1alpha1.QueueUnit{
 		ObjectMeta: metav1.ObjectMeta{Name: "j-fake", Namespace: "ns"},
 		Spec: schedv1alpha1.QueueUnitSpec{ConsumerRef: &corev1.ObjectReference{
@@ -45,33 +33,25 @@ func TestRunningTimeout(t *testing.T) {
 			Admissions:       []schedv1alpha1.Admission{{Name: "main", Replicas: 1}},
 		},
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(job.cm, unit).WithStatusSubresource(&schedv1alpha1.QueueUnit{}).Build()
+	c := fakeClient(job.cm, unit)
 	r := NewReconciler(c, ext, events.NewFakeRecorder(100), clk, ReconcilerOptions{RunningTimeout: 10 * time.Second, BackoffTimeout: 30 * time.Second})
 	ctx := context.Background()
-	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
 
 	step := func(d time.Duration, wantRequeue time.Duration, wantPhase schedv1alpha1.QueueUnitPhase, wantSuspended bool) *schedv1alpha1.QueueUnit {
 		t.Helper()
 		clk.Step(d)
-		res, err := r.Reconcile(ctx, req)
-		if err != nil {
-			t.Fatalf("reconcile: %v", err)
-		}
+		res := reconcileJob(t, r, "ns")
 		if res.RequeueAfter != wantRequeue {
 			t.Errorf("at +%s: requeueAfter = %s, want %s", clk.Since(t0), res.RequeueAfter, wantRequeue)
 		}
-		got := &schedv1alpha1.QueueUnit{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(unit), got); err != nil {
+		got, err := storedUnit(c, "ns")
+		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Status.Phase != wantPhase {
 			t.Errorf("at +%s: phase = %s, want %s", clk.Since(t0), got.Status.Phase, wantPhase)
 		}
-		cm := &corev1.ConfigMap{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(job.cm), cm); err != nil {
-			t.Fatal(err)
-		}
-		if s := cm.Data["suspend"] == "true"; s != wantSuspended {
+		if s := storedSuspended(t, c, job); s != wantSuspended {
 			t.Errorf("at +%s: suspended = %v, want %v", clk.Since(t0), s, wantSuspended)
 		}
 		return got

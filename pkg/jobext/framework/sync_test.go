@@ -6,13 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
@@ -21,31 +18,19 @@ import (
 // spec.maximumExecutionTimeSeconds stay through a resync of the job, and that
 // the unit follows the job's own annotations once they change.
 func TestUserEditsSurvive(t *testing.T) {
-	s := testScheme()
-	sets := []PodSet{{Name: "main", Count: 1}}
+	sets := onePodSet()
 	job := newFakeJob("j", map[string]string{schedv1alpha1.QuotaNameLabel: "q"},
 		map[string]string{schedv1alpha1.MaxExecTimeSecondsAnnotation: "600"}, sets)
-	ext := &Extension{
-		Name:      "fake",
-		GVK:       corev1.SchemeGroupVersion.WithKind("ConfigMap"),
-		NewObject: func() client.Object { return &corev1.ConfigMap{} },
-		Wrap: func(o client.Object) (GenericJob, error) {
-			return &fakeJob{cm: o.(*corev1.ConfigMap), sets: sets}, nil
-		},
-	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(job.cm).WithStatusSubresource(&schedv1alpha1.QueueUnit{}).Build()
+	ext := fakeExtension(sets, JobStatus{})
+	c := fakeClient(job.cm)
 	gates := FeatureGates{QueueUnitActive: true, MaximumExecutionTime: true}
 	r := NewReconciler(c, ext, events.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), ReconcilerOptions{Gates: gates})
 	ctx := context.Background()
-	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "j"}}
-	unitKey := client.ObjectKey{Namespace: "ns", Name: "j-fake"}
 	reconcileAndGet := func() *schedv1alpha1.QueueUnit {
 		t.Helper()
-		if _, err := r.Reconcile(ctx, req); err != nil {
-			t.Fatalf("reconcile: %v", err)
-		}
-		u := &schedv1alpha1.QueueUnit{}
-		if err := c.Get(ctx, unitKey, u); err != nil {
+		reconcileJob(t, r, "ns")
+		u, err := storedUnit(c, "ns")
+		if err != nil {
 			t.Fatal(err)
 		}
 		return u

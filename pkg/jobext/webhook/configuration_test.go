@@ -1,26 +1,33 @@
-package webhook
+package webhook_test
 
 import (
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/app"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/pytorchjob"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/raycluster"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/rayjob"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/sparkapp"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/tfjob"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/workflow"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 )
 
 // TestRulesNameTheServedResources: each rule's resource is the plural the
-// API serves: for a CRD, the first part of its name (<plural>.<group>).
+// API serves: for a CRD, the first part of its name (<plural>.<group>). It
+// covers every extension the binary registers.
 func TestRulesNameTheServedResources(t *testing.T) {
-	opts := framework.ExtensionOptions{}
-	exts := []framework.Extension{job.New(opts), tfjob.New(opts), pytorchjob.New(opts), rayjob.New(opts), rayjob.NewV1alpha1(opts),
-		raycluster.New(opts), sparkapp.New(opts), workflow.New(opts)}
-	rules := Rules(exts)
+	reg := app.NewRegistry()
+	names := make([]string, 0, len(reg))
+	for n := range reg {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) < 8 {
+		t.Fatalf("registry lists %d extensions (%v), want at least the 8 kinds", len(names), names)
+	}
+	exts := make([]framework.Extension, 0, len(names))
+	for _, n := range names {
+		exts = append(exts, reg[n](framework.ExtensionOptions{}))
+	}
+	rules := webhook.Rules(exts)
 	for i, ext := range exts {
 		r := rules[i]
 		want := "jobs"
