@@ -4,5 +4,7 @@
 // TimeoutBackoff on Retry, Rejected or silence past the timeout; back to
 // Enqueued when the backoff ends; and the execution budget of running units
 // (feature gate MaximumExecutionTime). The scheduler's lifecycle controller
-// applies what these functions decide.
+// applies what these functions decide; the status it writes for each, whose
+// backoff a TimeoutBackoff is and how much of its budget a unit used are the
+// rules of pkg/queueunit.
 package admissioncheck

@@ -8,19 +8,19 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // Reasons on the QuotaReserved condition of a unit sent to TimeoutBackoff by
 // its admission checks; the job extensions leave such units to the scheduler.
 const (
-	ReasonCheckRetry    = "AdmissionCheckRetry"
-	ReasonCheckRejected = "AdmissionCheckRejected"
-	ReasonCheckTimeout  = "AdmissionCheckTimeout"
+	ReasonCheckRetry    = queueunit.ReasonAdmissionCheckRetry
+	ReasonCheckRejected = queueunit.ReasonAdmissionCheckRejected
+	ReasonCheckTimeout  = queueunit.ReasonAdmissionCheckTimeout
 )
 
 // Backoff of requeues: base, doubling, capped, with +-10 % jitter.
@@ -132,14 +132,9 @@ func Decide(u *v1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeo
 }
 
 // OwnBackoff reports whether a unit in TimeoutBackoff was sent there by its
-// admission checks (so the scheduler, not an extension, requeues it).
-func OwnBackoff(u *v1alpha1.QueueUnit) bool {
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseTimeoutBackoff {
-		return false
-	}
-	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
-	return c != nil && (c.Reason == ReasonCheckRetry || c.Reason == ReasonCheckRejected || c.Reason == ReasonCheckTimeout)
-}
+// admission checks (so the scheduler, not an extension, requeues it); the
+// rule is queueunit.InChecksBackoff.
+func OwnBackoff(u *v1alpha1.QueueUnit) bool { return queueunit.InChecksBackoff(u) }
 
 // BackoffFor is the wait before requeue number count (1, 2, ...): base
 // doubling, capped, with jitter drawn from jitter (a number in [0, 1)).
@@ -158,36 +153,16 @@ func BackoffFor(count int32, jitter float64) time.Duration {
 // RandomJitter is the jitter source of production code.
 func RandomJitter() float64 { return rand.Float64() }
 
-// RunningSince is when a unit's pods started running: the PodsReady
-// condition's transition to True, else nil.
-func RunningSince(u *v1alpha1.QueueUnit) *time.Time {
-	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionPodsReady)
-	if c == nil || c.Status != metav1.ConditionTrue {
-		return nil
-	}
-	t := c.LastTransitionTime.Time
-	return &t
-}
+// RunningSince, ExecutionUsed and Budget read a unit's execution budget by
+// the rules of pkg/queueunit.
 
-// ExecutionUsed is how much of its budget a unit used: the time banked by
-// earlier runs plus the current run.
+// RunningSince is when a unit's pods started running (queueunit.RunningSince).
+func RunningSince(u *v1alpha1.QueueUnit) *time.Time { return queueunit.RunningSince(u) }
+
+// ExecutionUsed is how much of its budget a unit used (queueunit.ExecutionUsed).
 func ExecutionUsed(u *v1alpha1.QueueUnit, now time.Time) time.Duration {
-	var used time.Duration
-	if u.Status.AccumulatedPastExecutionTimeSeconds != nil {
-		used = time.Duration(*u.Status.AccumulatedPastExecutionTimeSeconds) * time.Second
-	}
-	if u.Status.Phase == v1alpha1.QueueUnitPhaseRunning {
-		if since := RunningSince(u); since != nil && now.After(*since) {
-			used += now.Sub(*since)
-		}
-	}
-	return used
+	return queueunit.ExecutionUsed(u, now)
 }
 
-// Budget is a unit's execution budget, or 0 when it has none.
-func Budget(u *v1alpha1.QueueUnit) time.Duration {
-	if u.Spec.MaximumExecutionTimeSeconds == nil {
-		return 0
-	}
-	return time.Duration(*u.Spec.MaximumExecutionTimeSeconds) * time.Second
-}
+// Budget is a unit's execution budget, or 0 when it has none (queueunit.Budget).
+func Budget(u *v1alpha1.QueueUnit) time.Duration { return queueunit.Budget(u) }
