@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -315,4 +316,46 @@ func TestPassBlockQueueHoldsLaterUnits(t *testing.T) {
 	if got := eventsWith(f.takeEvents(), "FailedScheduling", "waiting behind"); len(got) != 0 {
 		t.Errorf("a held-back unit recorded %v", got)
 	}
+}
+
+// A unit refused on the strength of another's refusal in the same pass is
+// told with its own numbers when its wait is written.
+func TestPassInferredRefusalIsToldWithItsOwnNumbers(t *testing.T) {
+	f := newFixture(t, nil)
+	f.plugin.setCapacity("team-a", 4)
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
+	f.addUnit(t, makeUnit("h", "team-a", "3").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addUnit(t, makeUnit("a", "team-a", "2").Priority(10).Obj())
+	f.addUnit(t, makeUnit("b", "team-a", "3").Priority(5).Obj())
+	f.pass(t)
+	f.step(t, waitingWriteDelay, f.informDue)
+	wantWaiting(t, f.get(t, "a"), "InsufficientQuota", "insufficient quota: quota team-a has 1000 cpu free, the unit requests 2000")
+	wantWaiting(t, f.get(t, "b"), "InsufficientQuota", "insufficient quota: quota team-a has 1000 cpu free, the unit requests 3000")
+}
+
+// A queue's koord-queue/max-wait is a deadline: a refused unit is looked at
+// again when it is reached, and then reserves its quota: later units of the
+// quota wait for it (QuotaReservedByMaxWait).
+func TestPassMaxWaitWakesAndReserves(t *testing.T) {
+	f := newFixture(t, nil)
+	f.plugin.setCapacity("team-a", 1)
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Annotation(v1alpha1.MaxWaitAnnotation, "30m").Obj())
+	f.addUnit(t, makeUnit("h", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addUnit(t, makeUnit("a", "team-a", "1").Priority(10).Created(testStart).Obj())
+	f.addUnit(t, makeUnit("b", "team-a", "1").Priority(5).Created(testStart).Obj())
+	f.timerSet(t, func() { f.pass(t) })
+	deadline := testStart.Add(30 * time.Minute)
+	if at, ok := f.s.wakeups.pending("team-a"); !ok || !at.Equal(deadline) {
+		t.Fatalf("wakeup = %v %v, want at the end of a's max-wait %v", at, ok, deadline)
+	}
+	for len(f.s.env.queues.Kicked()) > 0 {
+		<-f.s.env.queues.Kicked()
+	}
+	f.step(t, 30*time.Minute, func() bool { return len(f.s.env.queues.Kicked()) > 0 })
+	f.pass(t)
+	f.step(t, waitingWriteDelay, f.informDue)
+	wantWaiting(t, f.get(t, "a"), "InsufficientQuota", "insufficient quota: quota team-a has 0 cpu free, the unit requests 1000; reserving: later units of quota team-a wait until it is admitted")
+	// b already said why it waited: its hold is written if it lasts.
+	f.step(t, heldBackRewriteDelay-waitingWriteDelay, f.informDue)
+	wantWaiting(t, f.get(t, "b"), "QuotaReservedByMaxWait", "held back: ns/a has waited longer than koord-queue/max-wait")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
@@ -200,7 +201,7 @@ func TestPreemptProtectedVictimsWakeAPassAtRetryAt(t *testing.T) {
 	}
 	f.step(t, waitingWriteDelay, f.informDue)
 	wantWaiting(t, f.get(t, "p"), "WaitingForProtectionEnd",
-		"insufficient quota: quota team-a has 0 cpu free; room will be reclaimed from the quotas that borrow above their min: ns/v (quota team-a), protected until 2026-03-01T12:05:00Z (reclaimProtectionPeriod)")
+		"insufficient quota: quota team-a has 0 cpu free, the unit requests 2000; room will be reclaimed from the quotas that borrow above their min: ns/v (quota team-a), protected until 2026-03-01T12:05:00Z (reclaimProtectionPeriod)")
 
 	// Nothing changes before the deadline: no pass looks at p again.
 	for len(f.s.env.queues.Kicked()) > 0 {
@@ -301,4 +302,30 @@ func TestPreemptSkipsUnitsBeingAdmittedOrDeleted(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("victim candidates (-want +got):\n%s", diff)
 	}
+}
+
+// A preemptor held back behind something else (here its queue waits for the
+// pods of a unit it admitted) is not tried, so its nomination ends: the
+// units of its cohort paused for it would otherwise wait forever.
+func TestPreemptHeldBackPreemptorIsNoLongerNominated(t *testing.T) {
+	f := preemptionFixture(t, nil)
+	f.addUnit(t, makeUnit("p", "team-a", "2").Priority(10).Obj())
+	f.pass(t)
+	if !f.s.preemptor.isNominated("ns/p") {
+		t.Fatal("the preemptor is not nominated")
+	}
+	f.s.env.queues.Invalidate()
+	q := &v1alpha1.Queue{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: "team-a"}, q); err != nil {
+		t.Fatal(err)
+	}
+	q.Annotations = map[string]string{v1alpha1.WaitForPodsRunningAnnotation: "true"}
+	f.s.queueSync.onQueue(q)
+	f.addUnit(t, makeUnit("d", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseDequeued).Obj())
+	f.pass(t)
+	if f.s.preemptor.isNominated("ns/p") {
+		t.Fatal("a preemptor held back by its queue is still nominated")
+	}
+	f.step(t, heldBackRewriteDelay, f.informDue)
+	wantWaiting(t, f.get(t, "p"), "WaitingForPodsRunning", "waiting in queue team-a: it admits its next unit once the pods of the unit it admitted last are running")
 }

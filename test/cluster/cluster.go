@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -48,6 +49,13 @@ type Cluster struct {
 	procs     []*process
 	state     state
 	operators []Operator // started by StartOperators
+	// ready holds, by process name, how to tell that a (re)started process
+	// serves (see Restart).
+	ready map[string]func(context.Context) (bool, error)
+	// auditReader reads the audit log on for Leader; holders maps
+	// "<lease>/<holder identity>" to the user that wrote it.
+	auditReader *AuditReader
+	holders     map[string]string
 }
 
 // Start brings up a fresh cluster in opts.StateDir. A cluster already
@@ -123,6 +131,9 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.writeKubeconfig(); err != nil {
 		return err
 	}
+	if err := c.addReplicaUsers(); err != nil {
+		return err
+	}
 	if err := c.startEtcd(ctx); err != nil {
 		return err
 	}
@@ -156,15 +167,23 @@ func (c *Cluster) apiURL() string {
 	return "https://127.0.0.1:" + strconv.Itoa(c.opts.Ports.APIServer)
 }
 
-func (c *Cluster) writeKubeconfig() error {
+// writeUserKubeconfig writes a kubeconfig for user (with token) at path.
+func (c *Cluster) writeUserKubeconfig(path, user, token string) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["koord-queue-local"] = &clientcmdapi.Cluster{Server: c.apiURL(), CertificateAuthority: c.pki.caCert}
-	kc.AuthInfos[adminUser] = &clientcmdapi.AuthInfo{Token: c.pki.token}
-	kc.Contexts["koord-queue-local"] = &clientcmdapi.Context{Cluster: "koord-queue-local", AuthInfo: adminUser}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["koord-queue-local"] = &clientcmdapi.Context{Cluster: "koord-queue-local", AuthInfo: user}
 	kc.CurrentContext = "koord-queue-local"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+func (c *Cluster) writeKubeconfig() error {
 	c.Kubeconfig = filepath.Join(c.opts.StateDir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, c.Kubeconfig); err != nil {
-		return fmt.Errorf("write kubeconfig: %w", err)
+	if err := c.writeUserKubeconfig(c.Kubeconfig, adminUser, c.pki.token); err != nil {
+		return err
 	}
 	c.state.Kubeconfig = c.Kubeconfig
 	c.Config = &rest.Config{
@@ -233,6 +252,7 @@ func (c *Cluster) Stop() error {
 		if gone, _ := p.exited(); gone {
 			continue
 		}
+		_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot stop
 		_ = p.cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-p.done:

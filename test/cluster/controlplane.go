@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,22 +43,19 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hc := &http.Client{Timeout: time.Second}
-	return c.waitFor(ctx, "etcd", time.Minute, func(ctx context.Context) (bool, error) {
-		resp, err := hc.Get(client + "/health")
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	}, p)
+	c.setReady("etcd", httpOK(client+"/health"))
+	return c.waitReady(ctx, "etcd", p)
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context) error {
 	o := c.opts
 	k := c.pki
-	p, err := c.run("kube-apiserver", c.tool("kube-apiserver"),
-		"--etcd-servers", "http://127.0.0.1:"+strconv.Itoa(o.Ports.EtcdClient),
+	audit, err := c.auditArgs()
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"--etcd-servers", "http://127.0.0.1:" + strconv.Itoa(o.Ports.EtcdClient),
 		"--bind-address", "127.0.0.1",
 		"--advertise-address", "127.0.0.1",
 		"--endpoint-reconciler-type", "none",
@@ -88,17 +84,19 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--max-requests-inflight", strconv.Itoa(o.MaxRequestsInflight),
 		"--max-mutating-requests-inflight", strconv.Itoa(o.MaxMutatingRequestsInflight),
 		"--allow-privileged",
-	)
+	}
+	p, err := c.run("kube-apiserver", c.tool("kube-apiserver"), append(args, audit...)...)
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, "kube-apiserver /readyz", 2*time.Minute, func(ctx context.Context) (bool, error) {
+	c.setReady("kube-apiserver", func(ctx context.Context) (bool, error) {
 		body, err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
 			return false, err
 		}
 		return strings.TrimSpace(string(body)) == "ok", nil
-	}, p)
+	})
+	return c.waitReady(ctx, "kube-apiserver", p)
 }
 
 // startControllers starts kube-controller-manager, kube-scheduler and kwok.

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,76 +67,162 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 		}
 		return fmt.Errorf("cmd/%s and cmd/%s are needed in %s", QueueBinary, ControllersBinary, kq.RepoRoot)
 	}
-	bin := filepath.Join(c.opts.StateDir, "bin")
-	c.BinDir = bin
+	c.BinDir = filepath.Join(c.opts.StateDir, "bin")
 	began := time.Now()
 	c.logf("building %s and %s", QueueBinary, ControllersBinary)
-	if err := BuildKoordQueue(ctx, kq.RepoRoot, bin); err != nil {
+	if err := BuildKoordQueue(ctx, kq.RepoRoot, c.BinDir); err != nil {
 		return err
 	}
 	c.logf("built in %s", time.Since(began).Round(100*time.Millisecond))
 
-	ports := c.opts.Ports
-	queueArgs := []string{
-		"--kubeconfig", c.Kubeconfig,
-		"--leader-elect=false",
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports.QueueMetrics),
-		// A local cluster on loopback: plain HTTP that curl, the tests and the
-		// dashboard check scrape without a token.
-		"--metrics-secure=false",
-		// The visibility aggregated API, registered below as the chart does.
-		"--enableVisibilityServer",
-		"--visibility-bind-address", "127.0.0.1:" + strconv.Itoa(ports.Visibility),
-		"--visibility-cert-dir", c.pki.visibilityDir,
+	var queue0 *process
+	for i := range kq.QueueReplicas {
+		p, err := c.startQueueReplica(ctx, i)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			queue0 = p
+		}
 	}
-	if kq.Config != "" {
-		queueArgs = append(queueArgs, "--config", kq.Config)
-	}
-	queue, err := c.run(QueueBinary, filepath.Join(bin, QueueBinary), append(queueArgs, kq.ExtraQueueArgs...)...)
-	if err != nil {
-		return err
-	}
-	ctrlArgs := []string{
-		"--kubeconfig", c.Kubeconfig,
-		"--leader-elect=false",
-		"--enabled-extensions", strings.Join(kq.Extensions, ","),
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(ports.ControllersMetrics),
-		"--metrics-secure=false",
-		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(ports.ControllersHealth),
-	}
-	ctrlArgs = append(ctrlArgs, c.webhookArgs()...)
 	if err := c.installWebhook(ctx, kq.Extensions); err != nil {
 		return err
 	}
-	ctrl, err := c.run(ControllersBinary, filepath.Join(bin, ControllersBinary), append(ctrlArgs, kq.ExtraControllersArgs...)...)
-	if err != nil {
-		return err
-	}
-	hc := &http.Client{Timeout: time.Second}
-	get := func(url string) func(context.Context) (bool, error) {
-		return func(context.Context) (bool, error) {
-			resp, err := hc.Get(url)
-			if err != nil {
-				return false, err
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return false, fmt.Errorf("%s: %s", url, resp.Status)
-			}
-			return true, nil
+	for i := range kq.ControllersReplicas {
+		if _, err := c.startControllersReplica(ctx, i); err != nil {
+			return err
 		}
 	}
-	if err := c.waitFor(ctx, QueueBinary+" metrics endpoint", time.Minute,
-		get(fmt.Sprintf("http://127.0.0.1:%d/metrics", ports.QueueMetrics)), queue, ctrl); err != nil {
-		return err
-	}
-	if err := c.waitFor(ctx, ControllersBinary+" readiness probe", time.Minute,
-		get(fmt.Sprintf("http://127.0.0.1:%d/readyz", ports.ControllersHealth)), queue, ctrl); err != nil {
-		return err
-	}
-	if err := c.registerVisibility(ctx, queue); err != nil {
+	if err := c.registerVisibility(ctx, queue0); err != nil {
 		return err
 	}
 	c.QueueRunning = true
 	return nil
+}
+
+// ReplicaName is the process (and, with several replicas, API user) name of
+// the i-th replica of binary: the binary's name for replica 0, so a single
+// replica keeps the names it always had, else "<binary>-<i>".
+func ReplicaName(binary string, i int) string {
+	if i == 0 {
+		return binary
+	}
+	return binary + "-" + strconv.Itoa(i)
+}
+
+// replicaKubeconfig is the kubeconfig a replica uses: the admin's for a
+// single replica, else one of the replica's own user.
+func (c *Cluster) replicaKubeconfig(binary, name string) string {
+	if c.replicasOf(binary) > 1 {
+		return filepath.Join(c.opts.StateDir, "kubeconfig-"+name)
+	}
+	return c.Kubeconfig
+}
+
+func (c *Cluster) replicasOf(binary string) int {
+	if binary == QueueBinary {
+		return c.opts.KoordQueue.QueueReplicas
+	}
+	return c.opts.KoordQueue.ControllersReplicas
+}
+
+// addReplicaUsers gives every replica of a binary run in several replicas a
+// user and a kubeconfig of its own.
+func (c *Cluster) addReplicaUsers() error {
+	for _, binary := range []string{QueueBinary, ControllersBinary} {
+		n := c.replicasOf(binary)
+		if n <= 1 {
+			continue
+		}
+		for i := range n {
+			name := ReplicaName(binary, i)
+			token, err := c.pki.addUser(name)
+			if err != nil {
+				return fmt.Errorf("add user %s: %w", name, err)
+			}
+			if err := c.writeUserKubeconfig(c.replicaKubeconfig(binary, name), name, token); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// replicaPort is fixed for replica 0 and picked free for the others.
+func replicaPort(i, fixed int) (int, error) {
+	if i == 0 {
+		return fixed, nil
+	}
+	p, err := freePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
+
+func (c *Cluster) startQueueReplica(ctx context.Context, i int) (*process, error) {
+	kq := c.opts.KoordQueue
+	name := ReplicaName(QueueBinary, i)
+	metricsPort, err := replicaPort(i, c.opts.Ports.QueueMetrics)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--kubeconfig", c.replicaKubeconfig(QueueBinary, name),
+		"--leader-elect=" + strconv.FormatBool(kq.QueueReplicas > 1),
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metricsPort),
+		// A local cluster on loopback: plain HTTP that curl, the tests and the
+		// dashboard check scrape without a token.
+		"--metrics-secure=false",
+	}
+	if i == 0 {
+		// The visibility aggregated API, registered as the chart does.
+		args = append(args,
+			"--enableVisibilityServer",
+			"--visibility-bind-address", "127.0.0.1:"+strconv.Itoa(c.opts.Ports.Visibility),
+			"--visibility-cert-dir", c.pki.visibilityDir)
+	}
+	if kq.Config != "" {
+		args = append(args, "--config", kq.Config)
+	}
+	p, err := c.run(name, filepath.Join(c.BinDir, QueueBinary), append(args, kq.ExtraQueueArgs...)...)
+	if err != nil {
+		return nil, err
+	}
+	c.setReady(name, httpOK(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)))
+	return p, c.waitReady(ctx, name, p)
+}
+
+func (c *Cluster) startControllersReplica(ctx context.Context, i int) (*process, error) {
+	kq := c.opts.KoordQueue
+	name := ReplicaName(ControllersBinary, i)
+	metricsPort, err := replicaPort(i, c.opts.Ports.ControllersMetrics)
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := replicaPort(i, c.opts.Ports.ControllersHealth)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--kubeconfig", c.replicaKubeconfig(ControllersBinary, name),
+		"--leader-elect=" + strconv.FormatBool(kq.ControllersReplicas > 1),
+		"--enabled-extensions", strings.Join(kq.Extensions, ","),
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metricsPort),
+		"--metrics-secure=false",
+		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(healthPort),
+	}
+	if i == 0 {
+		args = append(args, c.webhookArgs()...)
+	} else {
+		// One webhook port, held by replica 0 (its failurePolicy is Ignore,
+		// and the backstop holds what slips through while it is down).
+		args = append(args, "--webhook-port", "0", "--release-namespace", Namespace)
+	}
+	p, err := c.run(name, filepath.Join(c.BinDir, ControllersBinary), append(args, kq.ExtraControllersArgs...)...)
+	if err != nil {
+		return nil, err
+	}
+	c.setReady(name, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)))
+	return p, c.waitReady(ctx, name, p)
 }

@@ -95,6 +95,14 @@ type KoordQueue struct {
 	// ExtraQueueArgs and ExtraControllersArgs are appended to each command line.
 	ExtraQueueArgs       []string
 	ExtraControllersArgs []string
+	// QueueReplicas and ControllersReplicas run that many processes of each
+	// binary (0 means 1). With more than one, the replicas elect a leader
+	// (--leader-elect) and each talks to the API as a user of its own named
+	// like its process (ReplicaName), so the audit log tells them apart.
+	// Replica 0 alone serves the visibility API and the webhook; the others
+	// have metrics and health ports picked at start.
+	QueueReplicas       int
+	ControllersReplicas int
 }
 
 // KoordQueueMode selects whether the koord-queue binaries run.
@@ -133,6 +141,9 @@ type Options struct {
 	// be started later with StartOperators).
 	OperatorsDir string
 	Operators    []Operator
+	// AuditLog makes kube-apiserver write an audit log (Cluster.AuditLog) of
+	// Lease writes in namespace koord-queue and of QueueUnit writes.
+	AuditLog bool
 	// DieWithParent kills every process when the calling process dies (tests);
 	// without it the cluster outlives the caller (make run).
 	DieWithParent bool
@@ -188,6 +199,8 @@ func (o *Options) setDefaults() {
 	if o.KoordQueue.Mode == "" {
 		o.KoordQueue.Mode = KoordQueueAuto
 	}
+	o.KoordQueue.QueueReplicas = max(o.KoordQueue.QueueReplicas, 1)
+	o.KoordQueue.ControllersReplicas = max(o.KoordQueue.ControllersReplicas, 1)
 	if len(o.KoordQueue.Extensions) == 0 {
 		o.KoordQueue.Extensions = DefaultExtensions
 	}

@@ -124,6 +124,19 @@ func newPKI(dir string) (*pki, error) {
 	return p, nil
 }
 
+// addUser gives name a token of its own in system:masters (before
+// kube-apiserver starts) and returns the token.
+func (p *pki) addUser(name string) (string, error) {
+	token := rand.Text()
+	f, err := os.OpenFile(p.tokens, os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s,%s,%s,\"system:masters\"\n", token, name, name)
+	return token, err
+}
+
 func selfSignedCA(name string) (*x509.Certificate, crypto.Signer, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

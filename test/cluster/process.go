@@ -62,6 +62,8 @@ type process struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	err  error         // exit status, valid after done
+	// env and args are what it was started with, so it can be started again.
+	env, args []string
 }
 
 // startProcess runs binary with args, its output appended to logs/<name>.log.
@@ -104,6 +106,8 @@ func startProcessEnv(stateDir, name, binary string, env, args []string, dieWithP
 		ref:  procRef{Name: name, PID: cmd.Process.Pid, Binary: binary, Log: logPath},
 		cmd:  cmd,
 		done: make(chan struct{}),
+		env:  env,
+		args: args,
 	}
 	go func() {
 		p.err = cmd.Wait()

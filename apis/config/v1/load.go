@@ -1,8 +1,11 @@
 package v1
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 )
@@ -62,10 +65,33 @@ func DecodeElasticQuotaArgs(raw []byte) (*ElasticQuotaArgs, error) {
 		return args, nil
 	}
 	if err := yaml.UnmarshalStrict(raw, args); err != nil {
+		if name := fieldAtFault[ElasticQuotaArgs](raw); name != "" {
+			return nil, fmt.Errorf("pluginConfigs args of %s: %s: %w", PluginElasticQuotaV2, name, err)
+		}
 		return nil, fmt.Errorf("pluginConfigs args of %s: %w", PluginElasticQuotaV2, err)
 	}
 	if err := args.Validate(); err != nil {
 		return nil, fmt.Errorf("pluginConfigs args of %s: %w", PluginElasticQuotaV2, err)
 	}
 	return args, nil
+}
+
+// fieldAtFault names the first field of raw (by name) that does not decode
+// into a T on its own, for errors that do not name it (such as a duration
+// that does not parse); "" when none is found.
+func fieldAtFault[T any](raw []byte) string {
+	var fields map[string]json.RawMessage
+	if err := yaml.Unmarshal(raw, &fields); err != nil {
+		return ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		one, err := json.Marshal(map[string]json.RawMessage{name: fields[name]})
+		if err != nil {
+			return name
+		}
+		if err := yaml.UnmarshalStrict(one, new(T)); err != nil {
+			return name
+		}
+	}
+	return ""
 }

@@ -1,11 +1,15 @@
 package v1
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func write(t *testing.T, body string) string {
@@ -83,5 +87,39 @@ func TestDecodeElasticQuotaArgs(t *testing.T) {
 	}
 	if _, err := DecodeElasticQuotaArgs([]byte(`{"sharedQuota":true}`)); err == nil || !strings.Contains(err.Error(), "sharedQuota") {
 		t.Errorf("a misspelt field is accepted or not named: %v", err)
+	}
+}
+
+func TestElasticQuotaArgsOversellAndProtection(t *testing.T) {
+	a, err := DecodeElasticQuotaArgs([]byte("oversellRate: 1.5\nreclaimProtectionPeriod: 90s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.OversellRate == nil || *a.OversellRate != 1.5 || a.ReclaimProtectionPeriod == nil || a.ReclaimProtectionPeriod.Duration != 90*time.Second {
+		t.Errorf("decoded %+v; want oversellRate 1.5 and reclaimProtectionPeriod 90s", a)
+	}
+	unset, err := DecodeElasticQuotaArgs([]byte(`{"sharedQuotas":true}`))
+	if err != nil || unset.OversellRate != nil || unset.ReclaimProtectionPeriod != nil {
+		t.Fatalf("decoding filled what was not given: %+v, %v", unset, err)
+	}
+	unset.SetDefaults()
+	if *unset.OversellRate != 1 || unset.ReclaimProtectionPeriod.Duration != 5*time.Minute {
+		t.Errorf("defaults %v, %v; want 1 and 5m", *unset.OversellRate, unset.ReclaimProtectionPeriod.Duration)
+	}
+	for raw, field := range map[string]string{
+		`{"oversellRate": 0.99}`:              "oversellRate",
+		`{"oversellRate": -2}`:                "oversellRate",
+		`{"reclaimProtectionPeriod": "-1s"}`:  "reclaimProtectionPeriod",
+		`{"reclaimProtectionPeriod": "soon"}`: "reclaimProtectionPeriod",
+	} {
+		if _, err := DecodeElasticQuotaArgs([]byte(raw)); err == nil || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), PluginElasticQuotaV2) {
+			t.Errorf("%s: error %v; want one naming %s and the plugin", raw, err, field)
+		}
+	}
+	if err := (&ElasticQuotaArgs{OversellRate: ptr.To(math.Inf(1))}).Validate(); err == nil {
+		t.Error("an infinite oversellRate is valid")
+	}
+	if err := (&ElasticQuotaArgs{OversellRate: ptr.To(1.0), ReclaimProtectionPeriod: &metav1.Duration{}}).Validate(); err != nil {
+		t.Errorf("oversellRate 1 and no protection are valid: %v", err)
 	}
 }

@@ -1,0 +1,71 @@
+package priority
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// TestLess sorts units that differ in each key in turn: priority first
+// (higher first), then creation (older first), then namespace and name.
+func TestLess(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	unit := func(ns, name string, prio int32, created time.Time) *schedtypes.Unit {
+		return &schedtypes.Unit{Key: ns + "/" + name, Namespace: ns, Name: name, Priority: prio, Created: created}
+	}
+	units := []*schedtypes.Unit{
+		unit("b", "z", 1, t0),
+		unit("a", "late-high", 5, t0.Add(time.Hour)),
+		unit("a", "y", 1, t0),
+		unit("a", "old-low", 1, t0.Add(-time.Hour)),
+		unit("a", "early-high", 5, t0),
+		unit("a", "x", 1, t0),
+		unit("c", "negative", -3, t0.Add(-48*time.Hour)),
+	}
+	p, err := New(runtime.RawExtension{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	less := p.(framework.QueueSortPlugin).Less
+	slices.SortStableFunc(units, func(a, b *schedtypes.Unit) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	})
+	var got []string
+	for _, u := range units {
+		got = append(got, u.Key)
+	}
+	want := []string{"a/early-high", "a/late-high", "a/old-low", "a/x", "a/y", "b/z", "c/negative"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	if less(units[0], units[0]) {
+		t.Error("a unit goes before itself")
+	}
+}
+
+func TestPluginDeclaresPriorityMajor(t *testing.T) {
+	p, err := New(runtime.RawExtension{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != configv1.PluginPriority {
+		t.Errorf("Name() = %q, want %q", p.Name(), configv1.PluginPriority)
+	}
+	pm, ok := p.(framework.PriorityMajorSorter)
+	if !ok || !pm.PriorityMajor() {
+		t.Error("Priority orders by priority first but does not declare it")
+	}
+}
