@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
@@ -35,10 +35,10 @@ func AdmissionsFor(u *schedv1alpha1.QueueUnit) []schedv1alpha1.Admission {
 	return out
 }
 
-func sumAdmissions(as []schedv1alpha1.Admission) quota.Resources {
-	var total quota.Resources
+func sumAdmissions(as []schedv1alpha1.Admission) schedtypes.Resources {
+	var total schedtypes.Resources
 	for _, a := range as {
-		total = total.Add(quota.FromList(a.Resources).Scale(int64(a.Replicas)))
+		total = total.Add(schedtypes.FromList(a.Resources).Scale(int64(a.Replicas)))
 	}
 	return total
 }

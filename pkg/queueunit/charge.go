@@ -2,20 +2,20 @@ package queueunit
 
 import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 // Request is a unit's whole demand: spec.resource when set, else the sum over
 // its pod sets of count x the template's effective requests.
-func Request(u *schedv1alpha1.QueueUnit) quota.Resources {
+func Request(u *schedv1alpha1.QueueUnit) schedtypes.Resources {
 	if len(u.Spec.Resource) > 0 {
-		return quota.FromList(u.Spec.Resource)
+		return schedtypes.FromList(u.Spec.Resource)
 	}
-	var total quota.Resources
+	var total schedtypes.Resources
 	for i := range u.Spec.PodSet {
 		ps := &u.Spec.PodSet[i]
-		total = total.Add(quota.FromList(resources.PodRequests(&ps.Template.Spec)).Scale(int64(ps.Count)))
+		total = total.Add(schedtypes.FromList(resources.PodRequests(&ps.Template.Spec)).Scale(int64(ps.Count)))
 	}
 	return total
 }
@@ -24,7 +24,7 @@ func Request(u *schedv1alpha1.QueueUnit) quota.Resources {
 // sum over its admissions of (replicas less the pods that finished, from
 // reclaimablePods) x resources, or its whole request when it records no
 // admission. A unit being deleted keeps its charge until it is gone.
-func Usage(u *schedv1alpha1.QueueUnit) quota.Resources {
+func Usage(u *schedv1alpha1.QueueUnit) schedtypes.Resources {
 	if !HoldsQuota(u.Status.Phase) {
 		return nil
 	}
@@ -35,10 +35,10 @@ func Usage(u *schedv1alpha1.QueueUnit) quota.Resources {
 	for _, rp := range u.Status.ReclaimablePods {
 		done[rp.Name] = rp.Count
 	}
-	var total quota.Resources
+	var total schedtypes.Resources
 	for _, a := range u.Status.Admissions {
 		if n := int64(a.Replicas - done[a.Name]); n > 0 {
-			total = total.Add(quota.FromList(a.Resources).Scale(n))
+			total = total.Add(schedtypes.FromList(a.Resources).Scale(n))
 		}
 	}
 	return total

@@ -16,5 +16,7 @@
 //   - the execution budget (execution.go).
 //
 // It is pure: functions of API objects and a time passed in, no client, no
-// clock, no state. Callers decide when to write; this package says what.
+// clock, no state. Callers decide when to write; this package says what. It
+// imports the API types, apimachinery and pkg/schedtypes (amounts) only, so
+// that both binaries may use it (a depguard rule of .golangci.yml).
 package queueunit

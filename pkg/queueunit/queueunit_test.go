@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -94,7 +94,7 @@ func TestRequestFromPodSets(t *testing.T) {
 	u := utiltesting.MakeQueueUnit("u", "ns").PodSet("a", 4, "cpu", "250m", "memory", "1Gi").Obj()
 	u.Spec.Resource = nil
 	got := Request(u)
-	want := quota.FromList(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")})
+	want := schedtypes.FromList(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")})
 	if got[corev1.ResourceCPU] != want[corev1.ResourceCPU] || got[corev1.ResourceMemory] != want[corev1.ResourceMemory] {
 		t.Errorf("request %v, want %v", got, want)
 	}
