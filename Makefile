@@ -52,6 +52,7 @@ test: ## The whole suite: verify, unit, integration, chart, image and end-to-end
 	$(MAKE) test-chart
 	$(MAKE) test-images
 	$(MAKE) test-e2e
+	$(MAKE) test-chaos-short
 	$(MAKE) test-harness
 
 .PHONY: test-unit
@@ -98,6 +99,21 @@ test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and th
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	@hack/tools.sh $(OPERATOR_TOOLS) >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...
+
+# The chaos run (test/chaos, docs/reliability.md): two replicas of each
+# binary on the local cluster, a fault schedule, and the invariant checker of
+# test/chaos/invariants; the report goes to CHAOS_OUTPUT/<full|short>.
+CHAOS_OUTPUT ?= _output/chaos
+
+.PHONY: test-chaos
+test-chaos: ## The full chaos run: 4,000 jobs, the fault schedule twice, zero violations; report in CHAOS_OUTPUT/full.
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	KOORD_QUEUE_CHAOS=full KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/full go test $(GO_TEST_FLAGS) -p 1 -timeout 45m -v -run '^TestChaos$$' ./test/chaos/
+
+.PHONY: test-chaos-short
+test-chaos-short: ## The short chaos run of `make test`: 350 jobs, each fault once; report in CHAOS_OUTPUT/short.
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	KOORD_QUEUE_CHAOS=short KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/short go test $(GO_TEST_FLAGS) -p 1 -timeout 15m -v -run '^TestChaos$$' ./test/chaos/
 
 # The Helm chart (charts/koord-queue) and the container images (hack/imagebuild).
 # Prefix of the image names: the chart's default image is

@@ -1,0 +1,401 @@
+package chaos_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
+	"github.com/koordinator-sh/koord-queue/test/chaos/invariants"
+	"github.com/koordinator-sh/koord-queue/test/cluster"
+)
+
+// mode is the size of a run.
+type mode struct {
+	// steadyJobs are created one every createEvery while the faults happen;
+	// burstJobs all at once, as one of the faults.
+	steadyJobs, burstJobs int
+	createEvery           time.Duration
+	// rounds is how many times the fault schedule is played.
+	rounds int
+	// drain bounds the wait for every job to finish after the schedule.
+	drain time.Duration
+}
+
+var modes = map[string]mode{
+	"short": {steadyJobs: 200, burstJobs: 150, createEvery: 400 * time.Millisecond, rounds: 1, drain: 150 * time.Second},
+	"full":  {steadyJobs: 2000, burstJobs: 1000, createEvery: 120 * time.Millisecond, rounds: 2, drain: 5 * time.Minute},
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+func toolsDir(t *testing.T) string {
+	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
+		return d
+	}
+	out, err := exec.Command(filepath.Join(repoRoot(), "hack", "tools.sh"), "dir").Output()
+	if err != nil {
+		t.Fatalf("hack/tools.sh dir: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// run is one chaos run in progress.
+type run struct {
+	t       *testing.T
+	c       *cluster.Cluster
+	checker *invariants.Checker
+	// unplanned counts replicas found exited after a fault that was not
+	// aimed at them (a leader that lost its lease exits), restarted.
+	unplanned int
+}
+
+// TestChaos plays the fault schedule over a steady stream of jobs and fails
+// on any violation the checker finds. KOORD_QUEUE_CHAOS=short|full selects
+// the size; KOORD_QUEUE_CHAOS_OUTPUT is where the report (and the cluster's
+// state and logs) go, a temporary folder by default.
+func TestChaos(t *testing.T) {
+	name := os.Getenv("KOORD_QUEUE_CHAOS")
+	m, ok := modes[name]
+	if !ok {
+		t.Skip("set KOORD_QUEUE_CHAOS=short or full to run the chaos test (make test-chaos, make test-chaos-short)")
+	}
+	out := os.Getenv("KOORD_QUEUE_CHAOS_OUTPUT")
+	if out == "" {
+		out = t.TempDir()
+	}
+	out, _ = filepath.Abs(out)
+	ports, err := cluster.FreePorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := cluster.Start(ctx, cluster.Options{
+		StateDir:      filepath.Join(out, "state"),
+		ToolsDir:      toolsDir(t),
+		Ports:         ports,
+		Nodes:         cluster.Nodes{Count: 4, CPU: "32", Memory: "256Gi"},
+		PodRunTime:    2 * time.Second,
+		AuditLog:      true,
+		DieWithParent: true,
+		Log:           testWriter{t},
+		KoordQueue: cluster.KoordQueue{
+			Mode: cluster.KoordQueueOn, RepoRoot: repoRoot(), Extensions: []string{"job"},
+			QueueReplicas: 2, ControllersReplicas: 2,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stop cluster: %v", err)
+		}
+	}()
+	if err := setUp(ctx, c.Client); err != nil {
+		t.Fatal(err)
+	}
+	checker, err := invariants.New(c.Config, invariants.Options{
+		Namespace: namespace,
+		Audit: invariants.AuditOptions{
+			Log: c.AuditLog(), Writers: c.Replicas(cluster.QueueBinary),
+			LeaseName: cluster.QueueBinary, LeaseNamespace: cluster.Namespace,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checker.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ctrllog.SetLogger(logr.Discard()) // the approver's cache
+	appr := &approver{client: c.Client}
+	cache, err := ctrlcache.New(c.Config, ctrlcache.Options{Scheme: scheme.New(), DefaultNamespaces: map[string]ctrlcache.Config{namespace: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := appr.run(ctx, cache); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cache.Start(ctx) }()
+
+	r := &run{t: t, c: c, checker: checker}
+	maker := newJobMaker(uint64(time.Now().UnixNano()))
+	var produce sync.WaitGroup
+	produce.Add(1)
+	go func() {
+		defer produce.Done()
+		tick := time.NewTicker(m.createEvery)
+		defer tick.Stop()
+		for range m.steadyJobs {
+			if err := createJob(ctx, c.Client, maker.make()); err != nil {
+				t.Error(err)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	r.waitAdmissions(ctx, 1, 2*time.Minute)
+	for round := range m.rounds {
+		t.Logf("fault schedule, round %d", round+1)
+		// The restarts come first: the stock Job controller backs off (up to
+		// a minute) on the stale reads that follow an etcd restart, and the
+		// leader faults give it that time while jobs keep coming.
+		r.fault(ctx, "restart etcd", func() error { return r.restart(ctx, "etcd") })
+		r.fault(ctx, "restart kube-apiserver", func() error { return r.restart(ctx, "kube-apiserver") })
+		r.fault(ctx, "kill-9 leader", func() error { return r.killLeader(ctx, cluster.QueueBinary) })
+		r.fault(ctx, "kill-9 controllers leader", func() error { return r.killLeader(ctx, cluster.ControllersBinary) })
+		r.fault(ctx, "sigstop leader past its lease", func() error { return r.pauseLeader(ctx) })
+		r.fault(ctx, "burst", func() error { return r.burst(ctx, maker, m.burstJobs) })
+	}
+	produce.Wait()
+	r.waitAllDone(ctx, m.drain)
+	report, err := checker.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteTo(out); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("jobs done %d/%d, admissions %d, checks approved %d, faults %d, replicas that exited on their own %d, violations %d %v; report in %s",
+		report.JobsDone, report.JobsCreated, report.Admissions, appr.approved.Load(), len(report.Faults), r.unplanned, report.Total(), report.ViolationCounts, out)
+	for _, f := range report.Faults {
+		t.Logf("fault %-32s %-26s first admission after %-8s longest without %-8s admissions %d", f.Kind, f.Target, f.FirstAdmissionAfter, f.LongestWithoutAdmission, f.Admissions)
+	}
+	if report.Audit != nil {
+		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers, report.Audit.Writes, report.Audit.RefusedWrites, len(report.Audit.Uncertain))
+	}
+	// Samples first: a checker that saw nothing proves nothing.
+	want := m.steadyJobs + m.rounds*m.burstJobs
+	switch {
+	case report.JobsCreated != want:
+		t.Errorf("the checker counted %d jobs, %d were created", report.JobsCreated, want)
+	case report.Admissions < want:
+		t.Errorf("the checker saw %d admissions for %d jobs", report.Admissions, want)
+	case report.PodEvents < want:
+		t.Errorf("the checker saw %d pod events for %d jobs", report.PodEvents, want)
+	case len(report.Faults) != 6*m.rounds:
+		t.Errorf("%d faults recorded, want %d", len(report.Faults), 6*m.rounds)
+	case report.Audit == nil || report.Audit.Takeovers < 3*m.rounds || sum(report.Audit.Writes) < want:
+		t.Errorf("the audit check read too little: %+v", report.Audit)
+	case appr.approved.Load() == 0:
+		t.Errorf("no admission check was answered: the checked queue %s saw no unit", checkedLeaf)
+	}
+	for _, v := range report.Violations {
+		t.Errorf("violation %s at %s (rv %d): %s", v.Kind, v.At.Format(time.RFC3339Nano), v.ResourceVersion, v.Message)
+	}
+	if report.ViolationCounts["lost"] > 0 {
+		r.explainLost(ctx)
+	}
+}
+
+// explainLost logs what the units of unfinished jobs say about their wait.
+func (r *run) explainLost(ctx context.Context) {
+	units := &schedv1alpha1.QueueUnitList{}
+	if err := r.c.Client.List(ctx, units, client.InNamespace(namespace)); err != nil {
+		r.t.Logf("list units: %v", err)
+		return
+	}
+	for i := range units.Items {
+		u := &units.Items[i]
+		if u.Status.Phase == schedv1alpha1.QueueUnitPhaseSucceed || u.Status.Phase == schedv1alpha1.QueueUnitPhaseFailed {
+			continue
+		}
+		var conds []string
+		for _, c := range u.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s(%s)", c.Type, c.Status, c.Reason))
+		}
+		r.t.Logf("unfinished unit %s: quota %s, phase %s, message %q, conditions %v, admissions %d",
+			u.Name, u.Labels[schedv1alpha1.QuotaNameLabel], u.Status.Phase, u.Status.Message, conds, len(u.Status.Admissions))
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// fault runs one fault of the schedule, then brings back any replica that
+// exited and waits until admissions go on.
+func (r *run) fault(ctx context.Context, what string, inject func() error) {
+	r.t.Logf("fault: %s", what)
+	before := r.checker.Admissions()
+	if err := inject(); err != nil {
+		r.t.Errorf("fault %s: %v", what, err)
+	}
+	for _, binary := range []string{cluster.QueueBinary, cluster.ControllersBinary} {
+		for _, name := range r.c.Replicas(binary) {
+			if gone, _ := r.c.Exited(name); gone {
+				r.unplanned++
+				r.t.Logf("%s exited after %s: restarting it", name, what)
+				if err := r.c.Restart(ctx, name); err != nil {
+					r.t.Errorf("restart %s: %v", name, err)
+				}
+			}
+		}
+	}
+	r.waitAdmissions(ctx, before+1, 2*time.Minute)
+}
+
+// waitAdmissions waits until the checker has seen n admissions; a stall is
+// the report's business (the gap figures), not an error here.
+func (r *run) waitAdmissions(ctx context.Context, n int, limit time.Duration) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, limit, true, func(context.Context) (bool, error) {
+		return r.checker.Admissions() >= n, nil
+	})
+	if err != nil {
+		r.t.Logf("still %d admissions, waited for %d: %v", r.checker.Admissions(), n, err)
+	}
+}
+
+// leader waits until a replica of binary other than not holds its lease.
+func (r *run) leader(ctx context.Context, binary, not string) (string, error) {
+	var name string
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		name, last = r.c.Leader(ctx, binary)
+		return last == nil && name != "" && name != not, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("no leader of %s other than %q: %w (last error: %w)", binary, not, err, last)
+	}
+	return name, nil
+}
+
+// killLeader: kill -9 of binary's leader, then, once another replica leads,
+// the killed one is started again (as a follower).
+func (r *run) killLeader(ctx context.Context, binary string) error {
+	leader, err := r.leader(ctx, binary, "")
+	if err != nil {
+		return err
+	}
+	r.checker.RecordFault("kill-9 "+binary+" leader", leader)
+	if err := r.c.Kill(leader); err != nil {
+		return err
+	}
+	next, err := r.leader(ctx, binary, leader)
+	if err != nil {
+		return err
+	}
+	r.t.Logf("%s killed, %s leads", leader, next)
+	return r.c.Restart(ctx, leader)
+}
+
+// pauseLeader: SIGSTOP of koord-queue's leader until another replica has
+// taken its lease over (longer than the lease), then SIGCONT. A deposed
+// leader that exits is started again by fault.
+func (r *run) pauseLeader(ctx context.Context) error {
+	leader, err := r.leader(ctx, cluster.QueueBinary, "")
+	if err != nil {
+		return err
+	}
+	r.checker.RecordFault("sigstop koord-queue leader", leader)
+	if err := r.c.Pause(leader); err != nil {
+		return err
+	}
+	next, err := r.leader(ctx, cluster.QueueBinary, leader)
+	if rerr := r.c.Resume(leader); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return err
+	}
+	r.t.Logf("%s paused, %s took over, %s resumed", leader, next, leader)
+	// Give the resumed replica the time to find its lease gone: it exits
+	// (controller-runtime's manager stops on a lost election) or follows.
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		gone, _ := r.c.Exited(leader)
+		return gone, nil
+	})
+	return nil
+}
+
+func (r *run) restart(ctx context.Context, name string) error {
+	r.checker.RecordFault("restart", name)
+	return r.c.Restart(ctx, name)
+}
+
+// burst creates n jobs at once, from 16 writers.
+func (r *run) burst(ctx context.Context, maker *jobMaker, n int) error {
+	jobs := make(chan *batchv1.Job, n)
+	for range n {
+		jobs <- maker.make()
+	}
+	close(jobs)
+	r.checker.RecordFault("burst", fmt.Sprintf("%d jobs", n))
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if err := createJob(ctx, r.c.Client, j); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// waitAllDone waits until every job of the run has finished, or limit.
+func (r *run) waitAllDone(ctx context.Context, limit time.Duration) {
+	var done, total int
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, limit, true, func(ctx context.Context) (bool, error) {
+		jobs := &batchv1.JobList{}
+		if err := r.c.Client.List(ctx, jobs, client.InNamespace(namespace)); err != nil {
+			return false, nil // the API server may be slow after the faults
+		}
+		done, total = 0, len(jobs.Items)
+		for i := range jobs.Items {
+			for _, cond := range jobs.Items[i].Status.Conditions {
+				if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
+					done++
+				}
+			}
+		}
+		return done == total, nil
+	})
+	if err != nil {
+		r.t.Logf("%d of %d jobs finished when the drain ended: %v", done, total, err)
+	}
+}
+
+// testWriter sends the cluster's progress lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,172 @@
+package invariants
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
+	"github.com/koordinator-sh/koord-queue/test/cluster"
+)
+
+// AuditOptions configure the check of who writes QueueUnits.
+type AuditOptions struct {
+	// Log is the kube-apiserver audit log (test/cluster's policy: Lease
+	// writes with their response, QueueUnit writes at Metadata level).
+	Log string
+	// Writers are the API users of the koord-queue replicas, one each.
+	Writers []string
+	// LeaseName and LeaseNamespace name koord-queue's leader Lease.
+	LeaseName, LeaseNamespace string
+	// Tolerance is how long after its last renewal a leader may still
+	// write: the leader elector's renew deadline plus its retry period
+	// (10 s + 2 s, controller-runtime's defaults) unless set.
+	Tolerance time.Duration
+}
+
+// DefaultTolerance is controller-runtime's RenewDeadline plus RetryPeriod.
+const DefaultTolerance = 12 * time.Second
+
+// AuditFigures count what the audit check read.
+type AuditFigures struct {
+	LeaseWrites int `json:"leaseWrites"`
+	// Takeovers are lease writes that changed the holder.
+	Takeovers int `json:"takeovers"`
+	// Writes are successful QueueUnit writes by the replicas, by user.
+	Writes map[string]int `json:"writes"`
+	// RefusedWrites are QueueUnit writes by the replicas that the API server
+	// refused (they changed nothing), by user.
+	RefusedWrites map[string]int `json:"refusedWrites"`
+	// Uncertain are writes received before another replica's takeover was
+	// committed and answered after it: which came first in etcd is unknown,
+	// so they are listed, not counted as violations.
+	Uncertain []string `json:"uncertain,omitempty"`
+	Tolerance string   `json:"tolerance"`
+}
+
+type leaseWrite struct {
+	user, holder string
+	at           time.Time // when the API server answered the write
+	renew        time.Time
+}
+
+// CheckAudit reads the whole audit log and returns a violation for every
+// successful write of a QueueUnit (or its status) by one of o.Writers that
+// arrived (requestReceivedTimestamp) when
+//   - no successful write of the Lease had been answered yet, or
+//   - the last Lease write answered before it named another holder (or
+//     none): another replica had taken over, or the writer had released
+//     (the holder is compared with the identity in the user agent
+//     "koord-queue/<identity>" when there is one, else by API user), or
+//   - it came more than o.Tolerance after the renewTime of that last Lease
+//     write (the writer's own last renewal): it wrote past its deadline.
+func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
+	if o.Tolerance == 0 {
+		o.Tolerance = DefaultTolerance
+	}
+	events, err := cluster.NewAuditReader(o.Log).Next()
+	if err != nil {
+		return nil, nil, err
+	}
+	writers := map[string]bool{}
+	for _, w := range o.Writers {
+		writers[w] = true
+	}
+	fig := &AuditFigures{Writes: map[string]int{}, RefusedWrites: map[string]int{}, Tolerance: o.Tolerance.String()}
+	var leases []leaseWrite
+	var writes []*auditv1.Event
+	userOf := map[string]string{} // holder identity -> user
+	for i := range events {
+		ev := &events[i]
+		if l, ok := cluster.LeaseOf(ev); ok && l.Name == o.LeaseName && l.Namespace == o.LeaseNamespace {
+			w := leaseWrite{user: ev.User.Username, at: ev.StageTimestamp.Time}
+			if l.Spec.HolderIdentity != nil {
+				w.holder = *l.Spec.HolderIdentity
+			}
+			if l.Spec.RenewTime != nil {
+				w.renew = l.Spec.RenewTime.Time
+			}
+			if w.holder != "" {
+				userOf[w.holder] = w.user
+			}
+			leases = append(leases, w)
+			continue
+		}
+		if ev.ObjectRef != nil && ev.ObjectRef.Resource == "queueunits" && writers[ev.User.Username] && ev.Verb != "get" {
+			writes = append(writes, ev)
+		}
+	}
+	sort.SliceStable(leases, func(i, j int) bool { return leases[i].at.Before(leases[j].at) })
+	fig.LeaseWrites = len(leases)
+	for i := 1; i < len(leases); i++ {
+		if leases[i].holder != leases[i-1].holder {
+			fig.Takeovers++
+		}
+	}
+	var out []Violation
+	for _, ev := range writes {
+		user := ev.User.Username
+		if ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 {
+			fig.RefusedWrites[user]++
+			continue
+		}
+		fig.Writes[user]++
+		if v, uncertain := judgeWrite(ev, leases, userOf, o.Tolerance); v != "" {
+			out = append(out, Violation{Kind: "write-by-non-leader", At: ev.RequestReceivedTimestamp.Time, Message: v})
+		} else if uncertain != "" {
+			fig.Uncertain = append(fig.Uncertain, uncertain)
+		}
+	}
+	return fig, out, nil
+}
+
+// sameReplica says whether the writer of ev is the process whose identity
+// holder is. A user agent "koord-queue/<identity>" (koord-queue names its
+// replica there) must carry holder itself, so a restarted replica is not
+// taken for its former self; otherwise the writer's user must be the one that
+// wrote holder into the lease.
+func sameReplica(ev *auditv1.Event, holder string, userOf map[string]string) bool {
+	if holder == "" {
+		return false
+	}
+	if id, ok := strings.CutPrefix(ev.UserAgent, "koord-queue/"); ok && strings.Contains(id, "_") && !strings.Contains(id, "/") {
+		return id == holder
+	}
+	return userOf[holder] == ev.User.Username
+}
+
+// judgeWrite returns why ev was written by a replica that was not the
+// leader, or else, when a takeover was answered while ev was in flight,
+// a note saying so.
+func judgeWrite(ev *auditv1.Event, leases []leaseWrite, userOf map[string]string, tolerance time.Duration) (violation, uncertain string) {
+	user := ev.User.Username
+	received, answered := ev.RequestReceivedTimestamp.Time, ev.StageTimestamp.Time
+	what := fmt.Sprintf("%s of queueunits/%s %s/%s by %s received %s", ev.Verb, ev.ObjectRef.Subresource,
+		ev.ObjectRef.Namespace, ev.ObjectRef.Name, user, received.Format(time.RFC3339Nano))
+	// The last lease write answered before the write arrived.
+	i := sort.Search(len(leases), func(i int) bool { return leases[i].at.After(received) }) - 1
+	if i < 0 {
+		return what + ": before any lease write", ""
+	}
+	last := leases[i]
+	if !sameReplica(ev, last.holder, userOf) {
+		return fmt.Sprintf("%s: the lease was held by %q (user %s) since %s", what, last.holder, userOf[last.holder],
+			last.at.Format(time.RFC3339Nano)), ""
+	}
+	if late := received.Sub(last.renew); late > tolerance {
+		return fmt.Sprintf("%s: %s after its last renewal (%s), beyond %s", what, late.Round(time.Millisecond),
+			last.renew.Format(time.RFC3339Nano), tolerance), ""
+	}
+	for _, l := range leases[i+1:] {
+		if !l.at.Before(answered) {
+			break
+		}
+		if !sameReplica(ev, l.holder, userOf) {
+			return "", fmt.Sprintf("%s, answered %s: %s took the lease at %s", what, answered.Format(time.RFC3339Nano),
+				userOf[l.holder], l.at.Format(time.RFC3339Nano))
+		}
+	}
+	return "", ""
+}

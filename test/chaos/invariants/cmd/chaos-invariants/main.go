@@ -1,0 +1,92 @@
+// Command chaos-invariants watches a cluster running koord-queue and checks
+// the invariants of docs/reliability.md until it is interrupted (or
+// --duration passes), then writes report.yaml and report.json into
+// --output and exits 1 if any invariant was broken.
+//
+//	chaos-invariants --kubeconfig KC --namespace chaos --audit-log AUDIT \
+//	    --writers koord-queue,koord-queue-1 --output DIR
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/koordinator-sh/koord-queue/test/chaos/invariants"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+	namespace := flag.String("namespace", "", "namespace of the jobs, pods and units to watch; empty is all")
+	auditLog := flag.String("audit-log", "", "kube-apiserver audit log (test/cluster's policy); empty skips the check of writers")
+	writers := flag.String("writers", "", "comma-separated API users of the koord-queue replicas")
+	leaseName := flag.String("lease-name", "koord-queue", "name of koord-queue's leader Lease")
+	leaseNamespace := flag.String("lease-namespace", "koord-queue", "namespace of koord-queue's leader Lease")
+	tolerance := flag.Duration("tolerance", invariants.DefaultTolerance, "how long after its last renewal a leader may still write")
+	duration := flag.Duration("duration", 0, "stop after this long; 0 runs until SIGINT or SIGTERM")
+	output := flag.String("output", ".", "folder for report.yaml and report.json")
+	flag.Parse()
+	if err := run(*kubeconfig, *namespace, *output, *duration, invariants.AuditOptions{
+		Log: *auditLog, Writers: splitList(*writers), LeaseName: *leaseName, LeaseNamespace: *leaseNamespace, Tolerance: *tolerance,
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos-invariants:", err)
+		os.Exit(1)
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func run(kubeconfig, namespace, output string, duration time.Duration, audit invariants.AuditOptions) error {
+	if audit.Log != "" && len(audit.Writers) == 0 {
+		return fmt.Errorf("--audit-log needs --writers (the API users of the koord-queue replicas)")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	c, err := invariants.New(cfg, invariants.Options{Namespace: namespace, Audit: audit})
+	if err != nil {
+		return err
+	}
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	finish, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := c.Finish(finish)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteTo(output); err != nil {
+		return err
+	}
+	fmt.Printf("jobs done %d/%d, admissions %d, faults %d, violations %d; report in %s\n",
+		r.JobsDone, r.JobsCreated, r.Admissions, len(r.Faults), r.Total(), output)
+	if r.Total() > 0 {
+		return fmt.Errorf("%d invariant violations: %v", r.Total(), r.ViolationCounts)
+	}
+	return nil
+}

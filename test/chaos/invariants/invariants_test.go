@@ -1,0 +1,199 @@
+package invariants
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+func newModel() *Checker {
+	return &Checker{
+		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
+		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
+		used: map[string]amounts{}, leaving: map[string]amounts{}, open: map[string]bool{},
+	}
+}
+
+func pod(job, quota string, cpu int64, phase corev1.PodPhase, deleting bool) *podState {
+	finished := phase == corev1.PodSucceeded || phase == corev1.PodFailed
+	return &podState{
+		quota: quota, job: job, requests: amounts{corev1.ResourceCPU: cpu},
+		live: !finished && !deleting, terminating: !finished && deleting,
+		running: !finished && !deleting && phase == corev1.PodRunning,
+	}
+}
+
+func unit(job string, phase string, replicas int64) *unitState {
+	return &unitState{job: job, phase: phaseOf(phase), replicas: replicas}
+}
+
+// TestModel feeds events out of order and checks that they are judged in
+// resourceVersion order, and that each broken rule is found once.
+func TestModel(t *testing.T) {
+	cases := []struct {
+		name   string
+		events []event
+		want   map[string]int
+	}{
+		{
+			name: "admitted then running, in rv order though pushed backwards",
+			events: []event{
+				{rv: 3, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+				{rv: 2, key: "ns/j1", unit: unit("ns/j1", "Dequeued", 1)},
+				{rv: 1, key: "ns/j1", unit: unit("ns/j1", "Enqueued", 0)},
+			},
+			want: map[string]int{},
+		},
+		{
+			name: "running before admission",
+			events: []event{
+				{rv: 1, key: "ns/j1", unit: unit("ns/j1", "Enqueued", 0)},
+				{rv: 2, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+				{rv: 3, key: "ns/j1", unit: unit("ns/j1", "Dequeued", 1)},
+			},
+			want: map[string]int{"running-without-admission": 1},
+		},
+		{
+			name: "quota of the parent exceeded by two leaves; deleting pods counted apart",
+			events: []event{
+				{rv: 1, key: "ns/j1", unit: unit("ns/j1", "Running", 1)},
+				{rv: 2, key: "ns/j2", unit: unit("ns/j2", "Running", 1)},
+				{rv: 3, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodRunning, false)},
+				{rv: 4, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodRunning, true)},
+				{rv: 5, key: "ns/p2", isPod: true, pod: pod("ns/j2", "other", 3000, corev1.PodRunning, false)},
+				{rv: 6, key: "ns/p3", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodPending, false)},
+			},
+			want: map[string]int{"quota-exceeded": 1, "more-pods-than-admitted": 0},
+		},
+		{
+			name: "two units of one job admitted at once, and more pods than admitted",
+			events: []event{
+				{rv: 1, key: "ns/a", unit: unit("ns/j1", "Dequeued", 1)},
+				{rv: 2, key: "ns/b", unit: unit("ns/j1", "Dequeued", 1)},
+				{rv: 3, key: "ns/b", unit: unit("ns/j1", "Succeed", 1)},
+				{rv: 4, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+				{rv: 5, key: "ns/p2", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodPending, false)},
+			},
+			want: map[string]int{"admitted-twice": 1, "more-pods-than-admitted": 1},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newModel()
+			c.quotas["parent"] = quotaNode{max: amounts{corev1.ResourceCPU: 4000}}
+			c.quotas["leaf"] = quotaNode{parent: "parent", max: amounts{corev1.ResourceCPU: 8000}}
+			c.quotas["other"] = quotaNode{parent: "parent", max: amounts{corev1.ResourceCPU: 8000}}
+			for i, ev := range tc.events {
+				ev.seq = int64(i)
+				c.buffer = append(c.buffer, ev)
+			}
+			c.apply(true)
+			if c.report.PodEvents+c.report.UnitEvents != len(tc.events) {
+				t.Fatalf("applied %d events, want %d", c.report.PodEvents+c.report.UnitEvents, len(tc.events))
+			}
+			for kind, n := range tc.want {
+				if got := c.report.ViolationCounts[kind]; got != n {
+					t.Errorf("%s: %d violations, want %d (all: %+v)", kind, got, n, c.report.Violations)
+				}
+			}
+			if len(tc.want) == 0 && c.report.Total() != 0 {
+				t.Errorf("violations %+v, want none", c.report.Violations)
+			}
+		})
+	}
+}
+
+func TestOverMaxWithPodsBeingDeleted(t *testing.T) {
+	c := newModel()
+	c.quotas["leaf"] = quotaNode{max: amounts{corev1.ResourceCPU: 4000}}
+	c.buffer = []event{
+		{rv: 1, seq: 1, key: "ns/j1", unit: unit("ns/j1", "Running", 1)},
+		{rv: 2, seq: 2, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodRunning, false)},
+		{rv: 3, seq: 3, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodRunning, true)},
+		{rv: 4, seq: 4, key: "ns/j2", unit: unit("ns/j2", "Running", 1)},
+		{rv: 5, seq: 5, key: "ns/p2", isPod: true, pod: pod("ns/j2", "leaf", 3000, corev1.PodRunning, false)},
+	}
+	c.apply(true)
+	if c.report.Total() != 0 || c.report.OverMaxWithPodsBeingDeleted != 1 {
+		t.Fatalf("violations %v, over max with deleting pods %d; want none and 1", c.report.ViolationCounts, c.report.OverMaxWithPodsBeingDeleted)
+	}
+}
+
+func TestFaultFigures(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	faults := []Fault{{Kind: "kill", At: at(10)}, {Kind: "pause", At: at(40)}}
+	admitted := []time.Time{at(1), at(25), at(27), at(35), at(41), at(43)}
+	got := faultFigures(faults, admitted, at(100))
+	if got[0].FirstAdmissionAfter != "15s" || got[0].LongestWithoutAdmission != "15s" || got[0].Admissions != 3 {
+		t.Errorf("first fault: %+v", got[0])
+	}
+	// The last window's tail after the last admission is idle time, not a gap.
+	if got[1].FirstAdmissionAfter != "1s" || got[1].LongestWithoutAdmission != "2s" || got[1].Admissions != 2 {
+		t.Errorf("second fault: %+v", got[1])
+	}
+}
+
+func TestJudgeWrite(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	leases := []leaseWrite{
+		{user: "kq-0", holder: "h0", at: at(0), renew: at(0)},
+		{user: "kq-0", holder: "h0", at: at(2), renew: at(2)},
+		{user: "kq-1", holder: "h1", at: at(30), renew: at(30)},
+	}
+	for i := range leases {
+		leases[i].holder = "host_" + leases[i].holder
+	}
+	userOf := map[string]string{"host_h0": "kq-0", "host_h1": "kq-1"}
+	write := func(user string, received, answered float64) *auditv1.Event {
+		return &auditv1.Event{
+			Verb: "patch", User: authUser(user), UserAgent: "koord-queue-test",
+			ObjectRef:                &auditv1.ObjectReference{Resource: "queueunits", Subresource: "status", Namespace: "ns", Name: "u"},
+			RequestReceivedTimestamp: metav1.NewMicroTime(at(received)),
+			StageTimestamp:           metav1.NewMicroTime(at(answered)),
+		}
+	}
+	cases := []struct {
+		name                 string
+		ev                   *auditv1.Event
+		violation, uncertain string
+	}{
+		{"leader within its renewal", write("kq-0", 3, 3.1), "", ""},
+		{"leader at its deadline", write("kq-0", 14, 14.1), "", ""},
+		{"leader past its deadline", write("kq-0", 14.5, 14.6), "after its last renewal", ""},
+		{"before any lease", write("kq-0", -1, -0.9), "before any lease write", ""},
+		{"deposed leader", write("kq-0", 31, 31.1), "held by \"host_h1\"", ""},
+		{"never leader", write("kq-1", 5, 5.1), "held by \"host_h0\"", ""},
+		{"in flight across a takeover", write("kq-0", 13.9, 30.5), "", "took the lease"},
+		{"identity in the user agent", withAgent(write("kq-0", 3, 3.1), "koord-queue/host_h0"), "", ""},
+		{"restarted replica, same user, new identity", withAgent(write("kq-0", 3, 3.1), "koord-queue/host_h2"), "held by \"host_h0\"", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, u := judgeWrite(tc.ev, leases, userOf, DefaultTolerance)
+			if (tc.violation == "") != (v == "") || !strings.Contains(v, tc.violation) {
+				t.Errorf("violation %q, want one containing %q", v, tc.violation)
+			}
+			if (tc.uncertain == "") != (u == "") || !strings.Contains(u, tc.uncertain) {
+				t.Errorf("uncertain %q, want one containing %q", u, tc.uncertain)
+			}
+		})
+	}
+}
+
+func withAgent(ev *auditv1.Event, agent string) *auditv1.Event {
+	ev.UserAgent = agent
+	return ev
+}
+
+func authUser(name string) authnv1.UserInfo { return authnv1.UserInfo{Username: name} }
+
+func phaseOf(p string) schedv1alpha1.QueueUnitPhase { return schedv1alpha1.QueueUnitPhase(p) }

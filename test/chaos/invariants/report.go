@@ -1,0 +1,163 @@
+package invariants
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var listAll = metav1.ListOptions{}
+
+// maxListed bounds the violations listed one by one; all are counted.
+const maxListed = 200
+
+// Report is what a run found.
+type Report struct {
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// Jobs in the watched namespace at the end, and how they ended.
+	JobsCreated int `json:"jobsCreated"`
+	JobsDone    int `json:"jobsDone"`
+	JobsFailed  int `json:"jobsFailed"`
+	// Admissions: units that went from a phase without quota to one with.
+	Admissions int `json:"admissions"`
+	// PodEvents and UnitEvents are the watch events applied: the samples.
+	PodEvents  int `json:"podEvents"`
+	UnitEvents int `json:"unitEvents"`
+	// OverMaxWithPodsBeingDeleted counts the times a quota's live pods plus
+	// its pods being deleted went above its max (allowed, reported apart).
+	OverMaxWithPodsBeingDeleted int `json:"overMaxWithPodsBeingDeleted"`
+	// PeakUse is, per quota and resource, the most its live pods requested,
+	// next to its max.
+	PeakUse map[string]map[corev1.ResourceName]Peak `json:"peakUse,omitempty"`
+	Faults  []FaultFigures                          `json:"faults"`
+	Audit   *AuditFigures                           `json:"audit,omitempty"`
+	// ViolationCounts counts every violation by kind; Violations lists the
+	// first ones.
+	ViolationCounts map[string]int `json:"violationCounts"`
+	Violations      []Violation    `json:"violations"`
+}
+
+// Peak is the highest use seen of a quota's resource, in milli-units.
+type Peak struct {
+	UsedMilli int64 `json:"usedMilli"`
+	MaxMilli  int64 `json:"maxMilli"`
+}
+
+// Violation is one broken promise.
+type Violation struct {
+	Kind            string    `json:"kind"`
+	At              time.Time `json:"at"`
+	ResourceVersion int64     `json:"resourceVersion,omitempty"`
+	Message         string    `json:"message"`
+}
+
+// Fault is a fault injected by the caller.
+type Fault struct {
+	Kind   string    `json:"kind"`
+	Target string    `json:"target"`
+	At     time.Time `json:"at"`
+}
+
+// FaultFigures say how admissions went on after a fault, until the next
+// one (or the end of the run).
+type FaultFigures struct {
+	Fault
+	// FirstAdmissionAfter is the time from the fault to the next admission
+	// seen; empty when none came before the next fault.
+	FirstAdmissionAfter string `json:"firstAdmissionAfter,omitempty"`
+	// LongestWithoutAdmission is the longest time without an admission from
+	// the fault to the next fault or the end of the run; the time from the
+	// window's last admission to its end counts only when admissions went on
+	// after it (otherwise the work had simply run out).
+	LongestWithoutAdmission string `json:"longestWithoutAdmission"`
+	Admissions              int    `json:"admissions"`
+}
+
+// Total is the number of violations of every kind.
+func (r *Report) Total() int {
+	n := 0
+	for _, v := range r.ViolationCounts {
+		n += v
+	}
+	return n
+}
+
+func (r *Report) addViolation(v Violation) {
+	if r.ViolationCounts == nil {
+		r.ViolationCounts = map[string]int{}
+	}
+	r.ViolationCounts[v.Kind]++
+	if len(r.Violations) < maxListed {
+		r.Violations = append(r.Violations, v)
+	}
+}
+
+func (r *Report) notePeak(q string, res corev1.ResourceName, used, max int64) {
+	if r.PeakUse == nil {
+		r.PeakUse = map[string]map[corev1.ResourceName]Peak{}
+	}
+	if r.PeakUse[q] == nil {
+		r.PeakUse[q] = map[corev1.ResourceName]Peak{}
+	}
+	if p := r.PeakUse[q][res]; used >= p.UsedMilli {
+		r.PeakUse[q][res] = Peak{UsedMilli: used, MaxMilli: max}
+	}
+}
+
+// faultFigures measures, for each fault, the admissions (times, ascending)
+// until the next fault or end.
+func faultFigures(faults []Fault, admitted []time.Time, end time.Time) []FaultFigures {
+	out := make([]FaultFigures, 0, len(faults))
+	for i, f := range faults {
+		until := end
+		if i+1 < len(faults) {
+			until = faults[i+1].At
+		}
+		ff := FaultFigures{Fault: f}
+		last := f.At
+		var longest time.Duration
+		for _, a := range admitted {
+			if a.Before(f.At) || !a.Before(until) {
+				continue
+			}
+			if ff.Admissions == 0 {
+				ff.FirstAdmissionAfter = a.Sub(f.At).Round(time.Millisecond).String()
+			}
+			ff.Admissions++
+			longest = max(longest, a.Sub(last))
+			last = a
+		}
+		if len(admitted) > 0 && !admitted[len(admitted)-1].Before(until) {
+			longest = max(longest, until.Sub(last))
+		}
+		ff.LongestWithoutAdmission = longest.Round(time.Millisecond).String()
+		out = append(out, ff)
+	}
+	return out
+}
+
+// WriteTo writes report.yaml and report.json into dir.
+func (r *Report) WriteTo(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	j, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), j, 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, "report.yaml"), y, 0o644)
+}
