@@ -67,9 +67,11 @@ type observation struct {
 	st *unitState
 	// prev is the object seen before (nil: new to the scheduler).
 	prev *v1alpha1.QueueUnit
-	// quota is the quota the unit is charged to; relabelled is the one its
-	// labels name instead, to report once ("" when nothing to report).
-	quota, relabelled string
+	// queue and quota are the queue and quota the unit belongs to: those
+	// that admitted it while it holds quota, else those its labels name;
+	// relabelled is the quota its labels name instead, to report once (""
+	// when nothing to report).
+	queue, quota, relabelled string
 	// inflight: an admission write is being made; its outcome decides.
 	inflight   bool
 	wasHolding bool
@@ -93,9 +95,14 @@ func (c *unitCache) observe(key string, u *v1alpha1.QueueUnit, queueName, quotaN
 		}
 		st.relabelled = quotaName
 		quotaName = charged
+		if st.queue != "" {
+			// It also stays the unit of the queue that admitted it: that
+			// queue counts it, and its priority ceiling applies.
+			queueName = st.queue
+		}
 	}
 	st.obj, st.queue, st.quota = u, queueName, quotaName
-	o.quota = quotaName
+	o.queue, o.quota = queueName, quotaName
 	if st.inflight {
 		o.inflight = true
 		return o
@@ -286,7 +293,8 @@ func (c *unitCache) recharge(queueName string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key, st := range c.units {
-		if st.queue == queueName && st.holding && !(queueunit.IsPending(st.obj.Status.Phase) && !st.inflight) {
+		waiting := queueunit.IsPending(st.obj.Status.Phase) && !st.inflight
+		if st.queue == queueName && st.holding && !waiting {
 			c.setUsage(key, st.holdingFor(key, ceiling))
 		}
 	}

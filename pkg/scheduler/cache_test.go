@@ -11,6 +11,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -101,7 +102,7 @@ func TestCacheObserveKeepsTheChargeOfADeletedOrEvictedHolder(t *testing.T) {
 	}
 
 	v := holder("v", v1alpha1.QueueUnitPhaseRunning)
-	setCondition(v, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "x", now)
+	queueunit.SetCondition(v, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "x", now)
 	c.observe("ns/v", v, "team-a", "team-a")
 	if got := log.last(t); got.h == nil || !got.h.Evicting {
 		t.Fatalf("an evicted holder was charged %+v, want it marked evicting", got.h)

@@ -3,10 +3,8 @@ package scheduler
 import (
 	"context"
 	"time"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
@@ -171,7 +169,7 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 	}
 	info := &framework.UnitInfo{Key: key, Unit: base, Queue: a.Queue, Quota: a.Unit.Quota, Request: a.Unit.Request, Priority: a.Unit.Priority}
 
-	admissions := admissionsFor(base)
+	admissions := queueunit.AdmissionsFor(base)
 	checks := p.checksFor(base, a.Queue)
 	// One time for every attempt, so a fresh read can tell whether an
 	// attempt whose answer was lost landed (the API keeps seconds).
@@ -180,31 +178,7 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 		base:   base,
 		landed: func(fresh *v1alpha1.QueueUnit) bool { return admissionLanded(fresh, a.Unit.Quota, now) },
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
-			x.Status.AdmissionChecks = nil
-			x.Status.RequeueState = keepCount(x.Status.RequeueState)
-			x.Status.Admissions = admissions
-			x.Status.LastAllocateTime = &now
-			x.Status.LastUpdateTime = &now
-			x.Status.Quota = a.Unit.Quota
-			x.Status.Message = ""
-			x.Status.Attempts++
-			x.Status.ReclaimablePods = nil
-			setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionTrue, "QuotaReserved", "Quota reserved in "+a.Unit.Quota, now)
-			setCondition(x, v1alpha1.ConditionAdmitted, metav1.ConditionTrue, "Admitted", "Admitted by queue "+a.Queue, now)
-			if len(checks) > 0 {
-				// Quota is held; the checks decide when the job may start.
-				x.Status.Phase = v1alpha1.QueueUnitPhaseReserved
-				for _, name := range checks {
-					x.Status.AdmissionChecks = append(x.Status.AdmissionChecks, v1alpha1.AdmissionCheckState{
-						Name: name, State: v1alpha1.CheckStatePending, LastTransitionTime: now})
-				}
-				x.Status.Message = "waiting for admission checks " + strings.Join(checks, ", ")
-				setCondition(x, v1alpha1.ConditionAdmitted, metav1.ConditionFalse, "AdmissionChecksPending", x.Status.Message, now)
-			}
-			if meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionEvicted) != nil {
-				setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionFalse, "Admitted", "Admitted again", now)
-			}
+			queueunit.MarkAdmitted(x, a.Unit.Quota, a.Queue, admissions, checks, now)
 			return true
 		},
 		done: func(written *v1alpha1.QueueUnit, err error) { p.admitted(ctx, info, written, err) },
@@ -255,7 +229,9 @@ func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, wri
 		// event) while the others move.
 		n := 0
 		p.cache.update(key, func(st *unitState) { st.refusals++; n = st.refusals })
-		p.clock.AfterFunc(refusalBackoff(n), func() { p.intake.replay(key) })
+		// In a goroutine of its own, as with the real clock: a fake clock
+		// runs the function while it holds its lock.
+		p.clock.AfterFunc(refusalBackoff(n), func() { go p.intake.replay(key) })
 		return
 	}
 	queueName, quotaName := p.fw.Map(retry)
@@ -283,13 +259,4 @@ func (p *passDriver) checksFor(u *v1alpha1.QueueUnit, queueName string) []string
 		}
 	}
 	return names
-}
-
-// keepCount keeps the requeue count across an admission (it is cleared once
-// the unit runs) and drops the time.
-func keepCount(rs *v1alpha1.RequeueState) *v1alpha1.RequeueState {
-	if rs == nil || rs.Count == nil {
-		return nil
-	}
-	return &v1alpha1.RequeueState{Count: rs.Count}
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -257,7 +258,7 @@ func TestPassAdmittedAgainClearsEvicted(t *testing.T) {
 	f.plugin.setCapacity("team-a", 4)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
 	u := makeUnit("a", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj()
-	setCondition(u, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "to admit ns/p", metav1.NewTime(testStart))
+	queueunit.SetCondition(u, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "to admit ns/p", metav1.NewTime(testStart))
 	count := int32(2)
 	u.Status.RequeueState = &v1alpha1.RequeueState{Count: &count, RequeueAt: &metav1.Time{Time: testStart}}
 	f.addUnit(t, u)

@@ -49,7 +49,7 @@ func (l *lifecycle) needs(u *v1alpha1.QueueUnit) bool {
 		return false
 	case u.Status.Phase == v1alpha1.QueueUnitPhaseReserved, admissioncheck.OwnBackoff(u):
 		return true
-	case g.QueueUnitActive && !ptr.Deref(u.Spec.Active, true) && queueunit.HoldsQuota(u.Status.Phase):
+	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
 		return true
 	case g.MaximumExecutionTime && u.Status.Phase == v1alpha1.QueueUnitPhaseRunning && admissioncheck.Budget(u) > 0:
 		return true
@@ -119,7 +119,7 @@ func (l *lifecycle) reconcile(ctx context.Context, u *v1alpha1.QueueUnit) time.D
 	now := l.clock.Now()
 	g := l.opts.Gates
 	switch {
-	case g.QueueUnitActive && !ptr.Deref(u.Spec.Active, true) && queueunit.HoldsQuota(u.Status.Phase):
+	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
 		l.reports.evict(u, v1alpha1.ReasonDeactivated, "Deactivated: spec.active is false")
 		return 0
 	case u.Status.Phase == v1alpha1.QueueUnitPhaseReserved:
@@ -134,7 +134,7 @@ func (l *lifecycle) reconcile(ctx context.Context, u *v1alpha1.QueueUnit) time.D
 				}
 				x.Status.RequeueState = nil
 				return true
-			})
+			}, nil)
 		}
 		if budget := admissioncheck.Budget(u); g.MaximumExecutionTime && budget > 0 {
 			used := admissioncheck.ExecutionUsed(u, now)
@@ -184,42 +184,24 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit
 			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved || admissioncheck.Decide(x, l.checksOf(x), now, 0, 0).Action != admissioncheck.Admit {
 				return false
 			}
-			t := metav1.NewTime(now)
-			x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
-			x.Status.Message = ""
-			x.Status.LastUpdateTime = &t
-			setCondition(x, v1alpha1.ConditionAdmitted, metav1.ConditionTrue, "Admitted", "Every admission check is Ready", t)
-			return true
-		})
+			return queueunit.MarkChecksReady(x, metav1.NewTime(now))
+		}, nil)
 		return 0
 	case admissioncheck.Backoff:
 		outcome := map[string]string{admissioncheck.ReasonCheckRetry: "Retry", admissioncheck.ReasonCheckRejected: "Rejected", admissioncheck.ReasonCheckTimeout: "Timeout"}[d.Reason]
-		for _, c := range u.Status.AdmissionChecks {
-			if c.State != v1alpha1.CheckStateReady {
-				l.opts.Metrics.AdmissionCheck(c.Name, outcome)
+		// Told once the move is in the API: a unit looked at again before
+		// that (an AdmissionCheck changed) is not told twice.
+		moved := func(x *v1alpha1.QueueUnit) {
+			for _, c := range u.Status.AdmissionChecks {
+				if c.State != v1alpha1.CheckStateReady {
+					l.opts.Metrics.AdmissionCheck(c.Name, outcome)
+				}
 			}
-		}
-		if l.leader() {
-			l.recorder.Event(u, corev1.EventTypeWarning, d.Reason, d.Message+"; the reservation is released until "+d.RequeueAt.UTC().Format(time.RFC3339))
+			l.recorder.Event(x, corev1.EventTypeWarning, d.Reason, d.Message+"; the reservation is released until "+d.RequeueAt.UTC().Format(time.RFC3339))
 		}
 		l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
-			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved {
-				return false
-			}
-			t := metav1.NewTime(now)
-			x.Status.Phase = v1alpha1.QueueUnitPhaseTimeoutBackoff
-			x.Status.Message = d.Message
-			x.Status.Admissions = nil
-			x.Status.LastUpdateTime = &t
-			rs := &v1alpha1.RequeueState{RequeueAt: &metav1.Time{Time: d.RequeueAt}}
-			if count > 0 {
-				rs.Count = ptr.To(count)
-			}
-			x.Status.RequeueState = rs
-			setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionFalse, d.Reason, d.Message, t)
-			setCondition(x, v1alpha1.ConditionAdmitted, metav1.ConditionFalse, d.Reason, d.Message, t)
-			return true
-		})
+			return queueunit.MarkChecksBackoff(x, d.Reason, d.Message, d.RequeueAt, count, metav1.NewTime(now))
+		}, moved)
 		return 0
 	}
 	if len(d.Missing) > 0 {
@@ -252,26 +234,9 @@ func (l *lifecycle) reconcileBackoff(u *v1alpha1.QueueUnit, now time.Time) time.
 		return rs.RequeueAt.Sub(now)
 	}
 	l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
-		if !admissioncheck.OwnBackoff(x) {
-			return false
-		}
-		t := metav1.NewTime(now)
-		x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
-		x.Status.AdmissionChecks = nil
-		x.Status.Message = "back in queue after the admission check backoff"
-		x.Status.LastUpdateTime = &t
-		return true
-	})
+		return queueunit.EndChecksBackoff(x, metav1.NewTime(now))
+	}, nil)
 	return 0
-}
-
-// bankExecutionTime adds the current run to the unit's banked execution time.
-func bankExecutionTime(x *v1alpha1.QueueUnit, now time.Time) {
-	if x.Status.Phase != v1alpha1.QueueUnitPhaseRunning || admissioncheck.RunningSince(x) == nil {
-		return
-	}
-	used := admissioncheck.ExecutionUsed(x, now)
-	x.Status.AccumulatedPastExecutionTimeSeconds = ptr.To(int32(used / time.Second))
 }
 
 // budgetUsedUp reports whether a unit may not run again: its execution

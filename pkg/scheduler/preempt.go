@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -34,7 +33,7 @@ func (st *unitState) holdingFor(key string, ceiling *int32) *quota.Holding {
 // (koord-queue/max-priority) when it has one: a tenant who writes a higher
 // priority on a job gets the ceiling, in its queue and as a victim.
 func priorityOf(u *v1alpha1.QueueUnit, ceiling *int32) int32 {
-	p := ptr.Deref(u.Spec.Priority, 0)
+	p := queueunit.Priority(u)
 	if ceiling != nil && p > *ceiling {
 		return *ceiling
 	}
@@ -46,16 +45,11 @@ func holdingOf(key, quotaName string, u *v1alpha1.QueueUnit) *quota.Holding {
 	if used.IsZero() {
 		return nil
 	}
-	h := &quota.Holding{Key: key, Quota: quotaName, Used: used, Priority: ptr.Deref(u.Spec.Priority, 0), Evicting: isEvicting(u)}
+	h := &quota.Holding{Key: key, Quota: quotaName, Used: used, Priority: queueunit.Priority(u), Evicting: queueunit.IsEvicting(u)}
 	if u.Status.LastAllocateTime != nil {
 		h.AllocatedAt = u.Status.LastAllocateTime.Time
 	}
 	return h
-}
-
-// isEvicting reports whether a unit was told to give its quota back and still holds it.
-func isEvicting(u *v1alpha1.QueueUnit) bool {
-	return queueunit.HoldsQuota(u.Status.Phase) && meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
 }
 
 // preemptor finds room for units that do not fit by evicting others, and

@@ -245,7 +245,6 @@ func TestQueueSyncPriorityFromItsClass(t *testing.T) {
 // (docs/protocol.md): it still counts as admitted by the Queue of the quota
 // it is charged to.
 func TestQueueSyncRelabelledHolderCountsWhereItWasAdmitted(t *testing.T) {
-	t.Skip("bug: unitCache.observe keeps the charged quota but takes the queue from the new labels (unitState.queue), so the holder counts as admitted by the new quota's Queue and takes its priority ceiling")
 	f := newFixture(t, nil)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
 	f.addQueue(t, utiltesting.MakeQueue("team-b").Obj())

@@ -4,10 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -53,31 +49,5 @@ func TestProtectedMessage(t *testing.T) {
 	}
 	if got, want := protectedReason("short/p/cpu", v), "short/p/cpu/protected/1767225900"; got != want {
 		t.Errorf("reason = %q, want %q", got, want)
-	}
-}
-
-// setWaiting writes the message and the condition once; a new condition
-// dates from the unit's creation, an existing False one keeps its time.
-func TestSetWaiting(t *testing.T) {
-	created := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	now := metav1.NewTime(created.Add(time.Minute))
-	u := &v1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: created}}
-	if !setWaiting(u, "InsufficientQuota", "m1", now) {
-		t.Fatal("nothing written on a fresh unit")
-	}
-	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || u.Status.Message != "m1" || c == nil ||
-		c.Status != metav1.ConditionFalse || c.Reason != "InsufficientQuota" || c.Message != "m1" || !c.LastTransitionTime.Equal(&created) {
-		t.Fatalf("status %+v", u.Status)
-	}
-	if setWaiting(u, "InsufficientQuota", "m1", now) {
-		t.Error("written again with nothing new")
-	}
-	if !setWaiting(u, "WaitingInLine", "m2", metav1.NewTime(now.Add(time.Minute))) {
-		t.Fatal("new reason not written")
-	}
-	c = meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
-	if c.Reason != "WaitingInLine" || c.Message != "m2" || !c.LastTransitionTime.Equal(&created) {
-		t.Errorf("condition %+v; want reason WaitingInLine, message m2, still since %v", c, created)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
@@ -47,13 +45,7 @@ func (r *reporter) markEnqueued(u *v1alpha1.QueueUnit) {
 	r.writer.enqueue(key, &write{
 		base: u, retryOnConflict: true, info: true,
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if x.Status.Phase != v1alpha1.QueueUnitPhaseNone {
-				return false
-			}
-			x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
-			now := r.now()
-			x.Status.LastUpdateTime = &now
-			return true
+			return queueunit.MarkEnqueued(x, r.now())
 		},
 	}, enqueueWriteDelay)
 }
@@ -114,7 +106,7 @@ func (r *reporter) writeWaiting(key string, base *v1alpha1.QueueUnit, f *queue.F
 			r.shown(key, f)
 		},
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if !queueunit.IsPending(x.Status.Phase) || !setWaiting(x, reason, message, r.now()) {
+			if !queueunit.IsPending(x.Status.Phase) || !queueunit.SetWaiting(x, reason, message, r.now()) {
 				return false
 			}
 			if !f.HeldBack {
@@ -140,28 +132,6 @@ func (r *reporter) shown(key string, f *queue.Failure) {
 	}
 }
 
-// setWaiting puts a waiting unit's reason in its status: phase Enqueued,
-// the message, and condition QuotaReserved=False with reason. A condition
-// added now dates from the unit's creation: it never held quota, and the
-// time its wait began (waitingSince) stays the same. It returns false when
-// the status says all that already.
-func setWaiting(x *v1alpha1.QueueUnit, reason, message string, now metav1.Time) bool {
-	c := meta.FindStatusCondition(x.Status.Conditions, v1alpha1.ConditionQuotaReserved)
-	if x.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && x.Status.Message == message &&
-		c != nil && c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == message {
-		return false
-	}
-	since := now
-	if c == nil {
-		since = x.CreationTimestamp
-	}
-	x.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
-	x.Status.Message = message
-	x.Status.LastUpdateTime = &now
-	setCondition(x, v1alpha1.ConditionQuotaReserved, metav1.ConditionFalse, reason, message, since)
-	return true
-}
-
 // evict asks a unit to give its quota back: condition Evicted and the
 // reclaim state of its admissions. The job extension suspends the job and
 // returns the unit to Enqueued (docs/protocol.md).
@@ -173,30 +143,26 @@ func (r *reporter) evict(u *v1alpha1.QueueUnit, reason, message string) {
 		base: u, retryOnConflict: true,
 		written: func(x *v1alpha1.QueueUnit) { r.recorder.Event(x, corev1.EventTypeWarning, reason, message) },
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			if !queueunit.HoldsQuota(x.Status.Phase) || meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
+			now := r.now()
+			if !queueunit.MarkEvicted(x, reason, message, now) {
 				return false
 			}
-			now := r.now()
 			if r.opts.Gates.MaximumExecutionTime {
-				bankExecutionTime(x, now.Time)
+				queueunit.BankExecutionTime(x, now.Time)
 			}
-			setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, reason, message, now)
-			for i := range x.Status.Admissions {
-				x.Status.Admissions[i].ReclaimState = &v1alpha1.ReclaimState{Replicas: x.Status.Admissions[i].Replicas}
-			}
-			x.Status.LastUpdateTime = &now
 			return true
 		},
 	}, 0)
 }
 
 // writeStatus queues a decision made only if mutate still wants it on the
-// freshest object.
-func (r *reporter) writeStatus(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit) bool) {
+// freshest object; written (may be nil) runs once it is in the API, so an
+// event about it is recorded once per move, however often it was decided.
+func (r *reporter) writeStatus(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit) bool, written func(*v1alpha1.QueueUnit)) {
 	if !r.leader() {
 		return
 	}
-	r.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, mutate: mutate}, 0)
+	r.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, mutate: mutate, written: written}, 0)
 }
 
 // inform queues a write that only informs: it yields to decisions and is
@@ -206,10 +172,4 @@ func (r *reporter) inform(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit
 		return
 	}
 	r.writer.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, info: true, mutate: mutate}, 0)
-}
-
-func setCondition(u *v1alpha1.QueueUnit, t string, status metav1.ConditionStatus, reason, message string, now metav1.Time) {
-	meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{
-		Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: u.Generation,
-	})
 }

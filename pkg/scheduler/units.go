@@ -2,13 +2,9 @@ package scheduler
 
 import (
 	"maps"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
@@ -45,8 +41,9 @@ func (in *intake) onUnit(obj any) {
 		return
 	}
 	key := keyOf(u)
-	queueName, mapped := in.fw.Map(u)
-	o := in.cache.observe(key, u, queueName, mapped)
+	mappedQueue, mappedQuota := in.fw.Map(u)
+	o := in.cache.observe(key, u, mappedQueue, mappedQuota)
+	queueName := o.queue
 	if o.relabelled != "" && in.leader() {
 		in.recorder.Eventf(u, corev1.EventTypeWarning, "QuotaChangeIgnored",
 			"the unit stays charged to quota %s while it holds quota; quota %s applies when it is queued again", o.quota, o.relabelled)
@@ -97,12 +94,12 @@ func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quota
 	qu := &queue.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
 		Quota: quotaName, Cohort: in.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: in.clock.Now(),
-		WaitingSince: waitingSince(u), Priority: priorityOf(u, in.registry.ceiling(queueName)),
+		WaitingSince: queueunit.WaitingSince(u), Priority: priorityOf(u, in.registry.ceiling(queueName)),
 		// The queue entry carries the unit's state, so a pass needs no lookup.
 		Object: st,
 	}
 	switch {
-	case in.opts.Gates.QueueUnitActive && !ptr.Deref(u.Spec.Active, true):
+	case in.opts.Gates.QueueUnitActive && !queueunit.IsActive(u):
 		in.queues.Delete(qu.Key)
 		in.reports.reportWaiting(u, &queue.Failure{Reason: "inactive",
 			Message: "inactive: spec.active is false; the unit is not admitted until it is set back to true"})
@@ -142,18 +139,6 @@ func (in *intake) refuseInvalid(u *v1alpha1.QueueUnit, key string) bool {
 	in.queues.Delete(key)
 	in.reports.reportWaiting(u, &queue.Failure{Reason: "invalidrequest", Message: "never fits: invalid request: " + err.Error(), NeverFits: true})
 	return true
-}
-
-// waitingSince is when a unit's current wait began, from the API: its
-// creation, or the moment it last gave its quota back (QuotaReserved turned
-// False), whichever is later.
-func waitingSince(u *v1alpha1.QueueUnit) time.Time {
-	t := u.CreationTimestamp.Time
-	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved); c != nil &&
-		c.Status == metav1.ConditionFalse && c.LastTransitionTime.After(t) {
-		t = c.LastTransitionTime.Time
-	}
-	return t
 }
 
 func (in *intake) onUnitDelete(obj any) {

@@ -97,7 +97,7 @@ type statusWriter struct {
 
 	mu      sync.Mutex
 	pending map[string]*write
-	// told is the refusal last told per unit.
+	// told is the refusal last told per unit and kind of write (toldKey).
 	told map[string]string
 }
 
@@ -108,6 +108,9 @@ const (
 	fenceRetry = time.Second
 )
 
+// newStatusWriter writes through c. Its delays and backoffs pace writes for
+// the API's sake; they are not deadlines a user waits for, and they run on
+// the real clock, so a scheduler on a fake clock (tests) still writes.
 func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
 	q := func(name string) workqueue.TypedRateLimitingInterface[string] {
 		// Per unit: 5 ms doubling up to 5 minutes, for writes that fail.
@@ -281,7 +284,7 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 			w.again(key, wr, 0)
 		}
 	case permanent(err):
-		w.tell(key, wr.base, err)
+		w.tell(key, wr, err)
 		if wr.done != nil {
 			// The owner decides what a refused admission becomes.
 			w.finish(key, q, wr, nil, err)
@@ -303,7 +306,7 @@ func (w *statusWriter) finish(key string, q workqueue.TypedRateLimitingInterface
 	q.Forget(key)
 	if err == nil {
 		w.mu.Lock()
-		delete(w.told, key)
+		delete(w.told, toldKey(key, wr))
 		w.mu.Unlock()
 	}
 	if err == nil && written != nil && wr.written != nil {
@@ -314,8 +317,20 @@ func (w *statusWriter) finish(key string, q workqueue.TypedRateLimitingInterface
 	}
 }
 
-// tell reports a permanent refusal once per unit and error.
-func (w *statusWriter) tell(key string, u *v1alpha1.QueueUnit, err error) {
+// toldKey tells admissions and other writes of a unit apart: a report that
+// lands does not mean the refused admission would now.
+func toldKey(key string, wr *write) string {
+	if wr.done != nil {
+		return key + "#admission"
+	}
+	return key
+}
+
+// tell reports a permanent refusal once per unit and error, until a write
+// of its kind lands.
+func (w *statusWriter) tell(key string, wr *write, err error) {
+	u := wr.base
+	key = toldKey(key, wr)
 	w.mu.Lock()
 	first := w.told[key] != err.Error()
 	w.told[key] = err.Error()

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
@@ -100,7 +101,7 @@ func setEvicted(x *v1alpha1.QueueUnit) bool {
 	if meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
 		return false
 	}
-	setCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "to admit ns/p", metav1.Now())
+	queueunit.SetCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "to admit ns/p", metav1.Now())
 	return true
 }
 
