@@ -83,9 +83,9 @@ func TestAdmissionChecks(t *testing.T) {
 	}
 	// Quota is held while reserved.
 	create(t, utiltesting.MakeQueueUnit("unchecked", ns).Quota(q).Request("cpu", "1").Obj())
-	time.Sleep(time.Second)
-	if p := getUnit(t, ns, "unchecked").Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
-		t.Fatalf("unchecked unit %s while a holds the quota", p)
+	// Decided and refused: it says why it waits, and is not admitted.
+	if u := waitMessage(t, ns, "unchecked"); u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+		t.Fatalf("unchecked unit %s while a holds the quota", u.Status.Phase)
 	}
 	answer(t, ns, "a", check, v1alpha1.CheckStateReady)
 	a = waitPhase(t, ns, "a", v1alpha1.QueueUnitPhaseDequeued)

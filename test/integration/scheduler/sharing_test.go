@@ -67,8 +67,12 @@ func TestSharedWeightSharesTheParent(t *testing.T) {
 			create(t, utiltesting.MakeQueueUnit(fmt.Sprintf("%s-%d", name, i), ns).Quota(name).Request("cpu", "1").Obj())
 		}
 	}
+	// Every unit is queued and says why it waits before the parent comes:
+	// one the scheduler has not seen yet would join the sharing late.
 	for name := range weights {
-		waitMessage(t, ns, name+"-0")
+		for i := range 10 {
+			waitMessage(t, ns, fmt.Sprintf("%s-%d", name, i))
+		}
 	}
 	create(t, utiltesting.MakeElasticQuota("sw-parent").Namespace(ns).Max("cpu", "12").Obj())
 
