@@ -24,8 +24,8 @@ func (a *schedulerSource) Quotas() []Quota {
 	out := make([]Quota, 0, len(infos))
 	for _, q := range infos {
 		out = append(out, Quota{
-			Name: q.Name, Parent: q.Parent, Exists: q.Exists,
-			Min: q.Min.ToList(), Max: q.Max.ToList(), Used: q.Used.ToList(), Children: q.Children,
+			Name: string(q.Name), Parent: string(q.Parent), Exists: q.Exists,
+			Min: q.Min.ToList(), Max: q.Max.ToList(), Used: q.Used.ToList(), Children: strs(q.Children),
 		})
 	}
 	return out
@@ -46,14 +46,33 @@ func (a *schedulerSource) Queues() []Queue {
 	return out
 }
 
-func (a *schedulerSource) Orphans() map[string][]string { return a.s.Orphans() }
+func (a *schedulerSource) Orphans() map[string][]string {
+	orphans := a.s.Orphans()
+	out := make(map[string][]string, len(orphans))
+	for name, keys := range orphans {
+		out[string(name)] = strs(keys)
+	}
+	return out
+}
+
+// strs converts typed names to the plain strings of the JSON answers.
+func strs[S ~string](names []S) []string {
+	if names == nil {
+		return nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = string(n)
+	}
+	return out
+}
 
 func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) {
-	set, ok := a.s.QueueSettings(name)
+	set, ok := a.s.QueueSettings(queue.QueueName(name))
 	if !ok {
 		return Queue{}, false
 	}
-	pending, ok := a.s.Pending(name)
+	pending, ok := a.s.Pending(queue.QueueName(name))
 	if !ok {
 		return Queue{}, false
 	}
@@ -64,7 +83,7 @@ func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) 
 		u := Unit{
 			// Cohort is asked of the framework: the unit's own field is written by passes.
 			Position: p.Position, Namespace: p.Namespace, Name: p.Name, Priority: p.Priority,
-			Quota: p.Quota, Cohort: a.s.Cohort(p.Quota), Request: p.Request.ToList(), Created: p.Created, Enqueued: p.Enqueued,
+			Quota: string(p.Quota), Cohort: string(a.s.Cohort(p.Quota)), Request: p.Request.ToList(), Created: p.Created, Enqueued: p.Enqueued,
 		}
 		obj := &v1alpha1.QueueUnit{}
 		if err := a.s.Objects().Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, obj, client.UnsafeDisableDeepCopy); err == nil {
@@ -77,7 +96,7 @@ func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) 
 
 func queueOf(s queue.Settings) Queue {
 	return Queue{
-		Name: s.Name, Policy: string(s.Policy), Priority: s.Priority, PriorityThreshold: s.Threshold,
+		Name: string(s.Name), Policy: string(s.Policy), Priority: s.Priority, PriorityThreshold: s.Threshold,
 		MaxDepth: s.MaxDepth, WaitForPodsRunning: s.WaitForPodsRunning,
 	}
 }

@@ -103,7 +103,7 @@ func (r *Reader) readQuotas(ctx context.Context, s *Snapshot, ns string) {
 		}
 	}
 	for _, q := range quotas.Items {
-		_ = s.Tree.Upsert(quota.Spec{Name: q.Name, Parent: q.Labels[eqv1alpha1.ParentLabel],
+		_ = s.Tree.Upsert(quota.Spec{Name: quota.QuotaName(q.Name), Parent: quota.QuotaName(q.Labels[eqv1alpha1.ParentLabel]),
 			Min: quota.FromList(q.Spec.Min), Max: quota.FromList(q.Spec.Max)})
 	}
 	charged := s.Units
@@ -117,7 +117,7 @@ func (r *Reader) readQuotas(ctx context.Context, s *Snapshot, ns string) {
 	}
 	s.Charged = charged
 	for i := range charged {
-		if name := queueunit.ChargedQuota(&charged[i]); name != "" && s.Tree.Exists(name) {
+		if name := quota.QuotaName(queueunit.ChargedQuota(&charged[i])); name != "" && s.Tree.Exists(name) {
 			s.Tree.Charge(name, queueunit.Usage(&charged[i]))
 		}
 	}

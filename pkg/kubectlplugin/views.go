@@ -146,7 +146,7 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 	if queueunit.IsPending(u.Status.Phase) {
 		req = queueunit.Request(u)
 	}
-	for _, name := range s.Tree.Path(x.Quota) {
+	for _, name := range s.Tree.Path(quota.QuotaName(x.Quota)) {
 		info, _ := s.Tree.Get(name)
 		x.QuotaPath = append(x.QuotaPath, quotaLevel(info, req))
 	}
@@ -166,7 +166,7 @@ func quotaLevel(info quota.Info, req quota.Resources) QuotaLevel {
 		sorted = append(sorted, n)
 	}
 	slices.Sort(sorted)
-	lvl := QuotaLevel{Name: info.Name, Exists: info.Exists, Resources: []ResourceLevel{}}
+	lvl := QuotaLevel{Name: string(info.Name), Exists: info.Exists, Resources: []ResourceLevel{}}
 	for _, n := range sorted {
 		r := ResourceLevel{Resource: string(n), Used: quota.Format(n, info.Used[n])}
 		if v, ok := info.Min[n]; ok {
@@ -212,7 +212,7 @@ func QueuesView(s *Snapshot) []QueueRow {
 				row.Admitted++
 			}
 		}
-		if info, ok := s.Tree.Get(name); ok && info.Exists {
+		if info, ok := s.Tree.Get(quota.QuotaName(name)); ok && info.Exists {
 			row.Usage = quotaLevel(info, nil).Resources
 		}
 		rows = append(rows, row)

@@ -17,7 +17,7 @@ func benchSetup(b *testing.B, units, queues int) (*Manager, *quota.Tree) {
 	tr := quota.New(1)
 	m := NewManager(nil)
 	for i := range queues {
-		org, dept, team, leaf := fmt.Sprintf("org-%d", i%2), fmt.Sprintf("dept-%d", i%8), fmt.Sprintf("team-%d", i%32), fmt.Sprintf("leaf-%d", i)
+		org, dept, team, leaf := QuotaName(fmt.Sprintf("org-%d", i%2)), QuotaName(fmt.Sprintf("dept-%d", i%8)), QuotaName(fmt.Sprintf("team-%d", i%32)), QuotaName(fmt.Sprintf("leaf-%d", i))
 		for _, s := range []quota.Spec{
 			{Name: org, Max: quota.Resources{"cpu": 1 << 40}},
 			{Name: dept, Parent: org, Max: quota.Resources{"cpu": 1 << 40}},
@@ -29,16 +29,16 @@ func benchSetup(b *testing.B, units, queues int) (*Manager, *quota.Tree) {
 			}
 		}
 		tr.Charge(leaf, quota.Resources{"cpu": 1000})
-		m.UpsertQueue(Settings{Name: leaf, Policy: v1alpha1.QueuePolicyPriority, Priority: int32(i % 3)})
+		m.UpsertQueue(Settings{Name: QueueName(leaf), Policy: v1alpha1.QueuePolicyPriority, Priority: int32(i % 3)})
 	}
 	t0 := time.Unix(0, 0)
 	for i := range units {
-		leaf := fmt.Sprintf("leaf-%d", i%queues)
+		leaf := QuotaName(fmt.Sprintf("leaf-%d", i%queues))
 		m.Upsert(&Unit{
-			Key: fmt.Sprintf("ns/u-%d", i), Namespace: "ns", Name: fmt.Sprintf("u-%d", i),
+			Key: UnitKey(fmt.Sprintf("ns/u-%d", i)), Namespace: "ns", Name: fmt.Sprintf("u-%d", i),
 			Priority: int32(i % 7), Created: t0.Add(time.Duration(i) * time.Millisecond),
 			Quota: leaf, Cohort: tr.Cohort(leaf), Request: quota.Resources{"cpu": 500, "memory": 1 << 20},
-		}, leaf, true)
+		}, QueueName(leaf), true)
 	}
 	return m, tr
 }

@@ -10,10 +10,10 @@ type epochs struct {
 	mu          sync.Mutex
 	global      uint64
 	invalidated uint64
-	cohort      map[string]uint64
+	cohort      map[CohortName]uint64
 }
 
-func (e *epochs) freed(cohort string) {
+func (e *epochs) freed(cohort CohortName) {
 	e.mu.Lock()
 	e.global++
 	e.cohort[cohort] = e.global
@@ -32,7 +32,7 @@ func (e *epochs) invalidate() {
 // pass makes them eligible again.
 type epochSnapshot struct {
 	global, invalidated uint64
-	cohort              map[string]uint64
+	cohort              map[CohortName]uint64
 }
 
 func (e *epochs) snapshot() epochSnapshot {

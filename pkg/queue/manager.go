@@ -11,19 +11,19 @@ import (
 type Manager struct {
 	mu     sync.Mutex
 	less   Less
-	queues map[string]*pendingQueue
-	units  map[string]*Unit
+	queues map[QueueName]*pendingQueue
+	units  map[UnitKey]*Unit
 	// unitQueue maps a unit key to the queue it waits in ("" when its queue
 	// does not exist yet).
-	unitQueue map[string]string
+	unitQueue map[UnitKey]QueueName
 	// orphans are units whose queue does not exist, by queue name.
-	orphans map[string]map[string]*Unit
+	orphans map[QueueName]map[UnitKey]*Unit
 	// starting are the admitted units whose pods do not run yet, by key, with
 	// their queue; startingIn counts them by queue (wait-for-pods-running).
 	// Callers rebuild them from the API (AdmittedNotRunning), so a restart
 	// keeps a queue waiting.
-	starting   map[string]string
-	startingIn map[string]map[string]struct{}
+	starting   map[UnitKey]QueueName
+	startingIn map[QueueName]map[UnitKey]struct{}
 
 	// epochs has its own lock so that Freed and Invalidate never wait for a
 	// pass: callers may hold locks that a pass takes.
@@ -40,7 +40,7 @@ type Manager struct {
 	now func() time.Time
 	// share, when set, orders the queues of a tier by fair share (see
 	// SetShareOrder) instead of taking turns.
-	share   func(queueName string) float64
+	share   func(queueName QueueName) float64
 	shareOn func() bool
 }
 
@@ -51,10 +51,10 @@ func NewManager(less Less) *Manager {
 		less = DefaultLess
 	}
 	return &Manager{
-		less: less, queues: map[string]*pendingQueue{}, units: map[string]*Unit{},
-		unitQueue: map[string]string{}, orphans: map[string]map[string]*Unit{},
-		starting: map[string]string{}, startingIn: map[string]map[string]struct{}{},
-		epochs: epochs{global: 1, cohort: map[string]uint64{}}, rr: map[int32]int{},
+		less: less, queues: map[QueueName]*pendingQueue{}, units: map[UnitKey]*Unit{},
+		unitQueue: map[UnitKey]QueueName{}, orphans: map[QueueName]map[UnitKey]*Unit{},
+		starting: map[UnitKey]QueueName{}, startingIn: map[QueueName]map[UnitKey]struct{}{},
+		epochs: epochs{global: 1, cohort: map[CohortName]uint64{}}, rr: map[int32]int{},
 		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now,
 	}
 }
@@ -63,7 +63,7 @@ func NewManager(less Less) *Manager {
 // while on() is true (nil: always): share returns how far the queue's quota
 // is into its share (lower: further below, served first). Both are called
 // under the manager's lock and must not call back into the manager.
-func (m *Manager) SetShareOrder(share func(queueName string) float64, on func() bool) {
+func (m *Manager) SetShareOrder(share func(queueName QueueName) float64, on func() bool) {
 	m.mu.Lock()
 	m.share, m.shareOn = share, on
 	m.mu.Unlock()
@@ -119,7 +119,7 @@ func (m *Manager) UpsertQueue(s Settings) {
 }
 
 // DeleteQueue removes a queue; its units stay pending, waiting for it to come back.
-func (m *Manager) DeleteQueue(name string) {
+func (m *Manager) DeleteQueue(name QueueName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q, ok := m.queues[name]
@@ -132,16 +132,16 @@ func (m *Manager) DeleteQueue(name string) {
 	}
 }
 
-func (m *Manager) addOrphan(queue string, u *Unit) {
+func (m *Manager) addOrphan(queue QueueName, u *Unit) {
 	if m.orphans[queue] == nil {
-		m.orphans[queue] = map[string]*Unit{}
+		m.orphans[queue] = map[UnitKey]*Unit{}
 	}
 	m.orphans[queue][u.Key] = u
 	m.unitQueue[u.Key] = ""
 }
 
 // HasQueue reports whether a queue exists.
-func (m *Manager) HasQueue(name string) bool {
+func (m *Manager) HasQueue(name QueueName) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.queues[name]
@@ -149,7 +149,7 @@ func (m *Manager) HasQueue(name string) bool {
 }
 
 // QueueSettings returns a queue's settings.
-func (m *Manager) QueueSettings(name string) (Settings, bool) {
+func (m *Manager) QueueSettings(name QueueName) (Settings, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q, ok := m.queues[name]
@@ -162,7 +162,7 @@ func (m *Manager) QueueSettings(name string) (Settings, bool) {
 // Upsert adds a pending unit or updates it. changed says whether something
 // that can change its answer changed (spec or labels), so it is tried again.
 // It returns false when the unit's queue does not exist.
-func (m *Manager) Upsert(u *Unit, queueName string, changed bool) bool {
+func (m *Manager) Upsert(u *Unit, queueName QueueName, changed bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, ok := m.units[u.Key]
@@ -188,7 +188,7 @@ func (m *Manager) Upsert(u *Unit, queueName string, changed bool) bool {
 	return true
 }
 
-func (m *Manager) queueOf(key string) string {
+func (m *Manager) queueOf(key UnitKey) QueueName {
 	if q, ok := m.unitQueue[key]; ok && q != "" {
 		return q
 	}
@@ -201,7 +201,7 @@ func (m *Manager) queueOf(key string) string {
 }
 
 // Delete forgets a unit (admitted, finished or gone).
-func (m *Manager) Delete(key string) {
+func (m *Manager) Delete(key UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if u, ok := m.units[key]; ok {
@@ -225,7 +225,7 @@ func (m *Manager) removeLocked(u *Unit) {
 }
 
 // Get returns a pending unit.
-func (m *Manager) Get(key string) (*Unit, bool) {
+func (m *Manager) Get(key UnitKey) (*Unit, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u, ok := m.units[key]
@@ -234,7 +234,7 @@ func (m *Manager) Get(key string) (*Unit, bool) {
 
 // Freed says capacity was freed (or a limit raised) in a cohort: its units are
 // worth trying again.
-func (m *Manager) Freed(cohort string) {
+func (m *Manager) Freed(cohort CohortName) {
 	m.epochs.freed(cohort)
 	m.signal()
 }
@@ -248,13 +248,13 @@ func (m *Manager) Invalidate() {
 // AdmittedNotRunning records that unit key, admitted by queueName, has no
 // running pods yet: a queue with wait-for-pods-running admits nothing more
 // until PodsRunning(key).
-func (m *Manager) AdmittedNotRunning(queueName, key string) {
+func (m *Manager) AdmittedNotRunning(queueName QueueName, key UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.setStartingLocked(queueName, key)
 }
 
-func (m *Manager) setStartingLocked(queueName, key string) {
+func (m *Manager) setStartingLocked(queueName QueueName, key UnitKey) {
 	if old, ok := m.starting[key]; ok {
 		if old == queueName {
 			return
@@ -263,12 +263,12 @@ func (m *Manager) setStartingLocked(queueName, key string) {
 	}
 	m.starting[key] = queueName
 	if m.startingIn[queueName] == nil {
-		m.startingIn[queueName] = map[string]struct{}{}
+		m.startingIn[queueName] = map[UnitKey]struct{}{}
 	}
 	m.startingIn[queueName][key] = struct{}{}
 }
 
-func (m *Manager) clearStartingLocked(key string) bool {
+func (m *Manager) clearStartingLocked(key UnitKey) bool {
 	name, ok := m.starting[key]
 	if !ok {
 		return false
@@ -283,7 +283,7 @@ func (m *Manager) clearStartingLocked(key string) bool {
 
 // PodsRunning says a unit's pods run (or it finished, or went away): a queue
 // waiting for it may go on.
-func (m *Manager) PodsRunning(key string) {
+func (m *Manager) PodsRunning(key UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.clearStartingLocked(key) {
@@ -292,14 +292,14 @@ func (m *Manager) PodsRunning(key string) {
 }
 
 // Starting returns the admitted units of a queue whose pods do not run yet.
-func (m *Manager) Starting(queueName string) []string {
+func (m *Manager) Starting(queueName QueueName) []UnitKey {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.startingOf(queueName)
 }
 
-func (m *Manager) startingOf(queueName string) []string {
-	out := make([]string, 0, len(m.startingIn[queueName]))
+func (m *Manager) startingOf(queueName QueueName) []UnitKey {
+	out := make([]UnitKey, 0, len(m.startingIn[queueName]))
 	for key := range m.startingIn[queueName] {
 		out = append(out, key)
 	}
@@ -315,7 +315,7 @@ type Position struct {
 }
 
 // Pending returns a queue's units in scheduling order, and whether it exists.
-func (m *Manager) Pending(queueName string) ([]Position, bool) {
+func (m *Manager) Pending(queueName QueueName) ([]Position, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q, ok := m.queues[queueName]
@@ -332,10 +332,10 @@ func (m *Manager) Pending(queueName string) ([]Position, bool) {
 }
 
 // Orphans returns, by missing queue name, the keys of units whose queue does not exist.
-func (m *Manager) Orphans() map[string][]string {
+func (m *Manager) Orphans() map[QueueName][]UnitKey {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string][]string{}
+	out := map[QueueName][]UnitKey{}
 	for name, set := range m.orphans {
 		for key := range set {
 			out[name] = append(out[name], key)
@@ -346,10 +346,10 @@ func (m *Manager) Orphans() map[string][]string {
 }
 
 // Counts returns the number of pending units per queue.
-func (m *Manager) Counts() map[string]int {
+func (m *Manager) Counts() map[QueueName]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]int, len(m.queues))
+	out := make(map[QueueName]int, len(m.queues))
 	for name, q := range m.queues {
 		out[name] = len(q.units)
 	}
@@ -364,11 +364,11 @@ type QueueStats struct {
 }
 
 // Stats returns the pending counts of every queue.
-func (m *Manager) Stats() map[string]QueueStats {
+func (m *Manager) Stats() map[QueueName]QueueStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	snap := m.epochs.peek()
-	out := make(map[string]QueueStats, len(m.queues))
+	out := make(map[QueueName]QueueStats, len(m.queues))
 	for name, q := range m.queues {
 		var s QueueStats
 		for _, u := range q.units {
@@ -384,10 +384,10 @@ func (m *Manager) Stats() map[string]QueueStats {
 }
 
 // QueueNames returns every queue's name, in serving order for the next pass.
-func (m *Manager) QueueNames() []string {
+func (m *Manager) QueueNames() []QueueName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []string
+	var out []QueueName
 	for _, tier := range m.tiers() {
 		for _, q := range tier {
 			out = append(out, q.Name)

@@ -27,7 +27,7 @@ func stream(t *testing.T, maxWait, smallRun, horizon time.Duration) time.Duratio
 	running := map[string]time.Time{}
 	for i := range int(smallRun / time.Second) {
 		name := fmt.Sprintf("warm-%d", i)
-		h.m.Upsert(&Unit{Key: "ns/" + name, Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
+		h.m.Upsert(&Unit{Key: UnitKey("ns/" + name), Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
 	}
 	for i, name := range h.pass() {
 		running[name] = now.Add(time.Duration(i+1) * time.Second)
@@ -48,7 +48,7 @@ func stream(t *testing.T, maxWait, smallRun, horizon time.Duration) time.Duratio
 			}
 		}
 		name := fmt.Sprintf("small-%d", i)
-		h.m.Upsert(&Unit{Key: "ns/" + name, Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
+		h.m.Upsert(&Unit{Key: UnitKey("ns/" + name), Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
 		// A pass runs on every event; the deadline of the bound is one too.
 		h.m.Freed("a")
 		for _, admitted := range h.pass() {

@@ -14,7 +14,7 @@ type Try func(u *Unit, q Settings) *Failure
 // Outcome is one unit tried in a pass and not admitted.
 type Outcome struct {
 	Unit    *Unit
-	Queue   string
+	Queue   QueueName
 	Failure *Failure
 	// Changed is false when the unit failed for the same reason as before.
 	Changed bool
@@ -33,7 +33,7 @@ type PassResult struct {
 // Admitted is a unit a pass admitted.
 type Admitted struct {
 	Unit  *Unit
-	Queue string
+	Queue QueueName
 }
 
 // Pass serves every queue once: queues by priority (round-robin among equal
@@ -48,7 +48,7 @@ func (m *Manager) Pass(try Try) PassResult {
 	for _, tier := range m.tiers() {
 		iters := make([]*queueIter, 0, len(tier))
 		for _, q := range tier {
-			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[string]*Unit{}, ahead: map[string]*Unit{}, now: now})
+			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[QuotaName]*Unit{}, ahead: map[QuotaName]*Unit{}, now: now})
 		}
 		if m.share != nil && len(iters) > 1 && (m.shareOn == nil || m.shareOn()) {
 			m.byShare(iters, try, &res)
@@ -103,8 +103,8 @@ type queueIter struct {
 	pos    int
 	// blocked maps a quota to the blocking unit that waits on it; ahead to
 	// the last unit of the quota that waits in line behind it (see heldBack).
-	blocked  map[string]*Unit
-	ahead    map[string]*Unit
+	blocked  map[QuotaName]*Unit
+	ahead    map[QuotaName]*Unit
 	examined int
 	now      time.Time
 }
@@ -197,14 +197,14 @@ func (it *queueIter) heldBack(u, blocker *Unit) *Failure {
 	ahead := it.ahead[u.Quota]
 	switch {
 	case q.blocks(u) && q.blocks(blocker):
-		f.Reason, f.Message = "behind/"+ahead.Key, BehindMessage(ahead.Namespace, ahead.Name, q.Settings, u.Quota)
+		f.Reason, f.Message = "behind/"+string(ahead.Key), BehindMessage(ahead.Namespace, ahead.Name, q.Settings, u.Quota)
 		it.ahead[u.Quota] = u
 	case q.blocks(blocker):
-		f.Reason, f.Message = "highband/"+ahead.Key, HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
+		f.Reason, f.Message = "highband/"+string(ahead.Key), HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
 	case blocker.Pending.Failure != nil && blocker.Pending.Failure.Preempting:
-		f.Reason, f.Message = "preemptor/"+blocker.Key, PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
+		f.Reason, f.Message = "preemptor/"+string(blocker.Key), PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
 	default:
-		f.Reason, f.Message = "reserving/"+blocker.Key, ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
+		f.Reason, f.Message = "reserving/"+string(blocker.Key), ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
 	}
 	return f
 }
@@ -217,7 +217,7 @@ func (it *queueIter) beyondDepth(res *PassResult) {
 	if q.untried == 0 {
 		return
 	}
-	f := &Failure{Reason: "depth/" + q.Name, HeldBack: true, Message: DepthMessage(q.Settings)}
+	f := &Failure{Reason: "depth/" + string(q.Name), HeldBack: true, Message: DepthMessage(q.Settings)}
 	for i := it.pos; i < len(it.units) && q.untried > 0; i++ {
 		if u := it.units[i]; u.Pending.Failure == nil {
 			it.record(u, f, res)
@@ -230,7 +230,7 @@ func (it *queueIter) beyondDepth(res *PassResult) {
 func (it *queueIter) holdForPods(res *PassResult) {
 	// One reason, naming no unit, for the whole wait: each unit is told once
 	// however many units the queue admits one after the other.
-	reason := "waitforpods/" + it.q.Name
+	reason := "waitforpods/" + string(it.q.Name)
 	f := &Failure{Reason: reason, HeldBack: true, Message: WaitForPodsMessage(it.q.Name)}
 	for ; it.pos < len(it.units); it.pos++ {
 		u := it.units[it.pos]

@@ -39,8 +39,8 @@ func (h *harness) try(u *Unit, _ Settings) *Failure {
 	return nil
 }
 
-func (h *harness) add(queueName, name, quotaName string, prio int32, cpu int64) {
-	u := &Unit{Key: "ns/" + name, Namespace: "ns", Name: name, Priority: prio, Created: t0.Add(time.Duration(len(h.m.units)) * time.Second),
+func (h *harness) add(queueName QueueName, name string, quotaName QuotaName, prio int32, cpu int64) {
+	u := &Unit{Key: UnitKey("ns/" + name), Namespace: "ns", Name: name, Priority: prio, Created: t0.Add(time.Duration(len(h.m.units)) * time.Second),
 		Quota: quotaName, Cohort: h.tree.Cohort(quotaName), Request: quota.Resources{"cpu": cpu * 1000}}
 	h.m.Upsert(u, queueName, true)
 }
@@ -58,35 +58,36 @@ func cpu(n int64) quota.Resources { return quota.Resources{"cpu": n * 1000} }
 
 func TestPolicies(t *testing.T) {
 	type unit struct {
-		name, quota string
-		prio        int32
-		cpu         int64
+		name  string
+		quota QuotaName
+		prio  int32
+		cpu   int64
 	}
 	cases := []struct {
 		name      string
 		policy    v1alpha1.QueuePolicy
 		threshold int32
-		used      map[string]int64
+		used      map[QuotaName]int64
 		units     []unit
 		want      []string
 	}{
-		{name: "Priority skips a unit that does not fit", policy: v1alpha1.QueuePolicyPriority, used: map[string]int64{"a": 6},
+		{name: "Priority skips a unit that does not fit", policy: v1alpha1.QueuePolicyPriority, used: map[QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}, want: []string{"small"}},
-		{name: "Block holds later units of the same quota", policy: v1alpha1.QueuePolicyBlock, used: map[string]int64{"a": 6},
+		{name: "Block holds later units of the same quota", policy: v1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}},
-		{name: "Block lets other quotas through", policy: v1alpha1.QueuePolicyBlock, used: map[string]int64{"a": 6},
+		{name: "Block lets other quotas through", policy: v1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "b", 1, 1}}, want: []string{"small"}},
 		{name: "Block: a unit that can never fit blocks nothing", policy: v1alpha1.QueuePolicyBlock,
 			units: []unit{{"huge", "a", 10, 11}, {"small", "a", 1, 1}}, want: []string{"small"}},
 		{name: "Intelligent: high band blocks its quota, low band elsewhere proceeds", policy: v1alpha1.QueuePolicyIntelligent, threshold: 4,
-			used:  map[string]int64{"a": 6},
+			used:  map[QuotaName]int64{"a": 6},
 			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}, {"p3-other", "b", 3, 1}, {"p3-same", "a", 3, 1}},
 			want:  []string{"p3-other"}},
 		{name: "Intelligent: threshold is inclusive", policy: v1alpha1.QueuePolicyIntelligent, threshold: 5,
-			used:  map[string]int64{"a": 6},
+			used:  map[QuotaName]int64{"a": 6},
 			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}}},
 		{name: "Intelligent: low band behaves like Priority", policy: v1alpha1.QueuePolicyIntelligent, threshold: 4,
-			used:  map[string]int64{"a": 6},
+			used:  map[QuotaName]int64{"a": 6},
 			units: []unit{{"p3-big", "a", 3, 8}, {"p2-small", "a", 2, 1}}, want: []string{"p2-small"}},
 	}
 	for _, tc := range cases {
@@ -191,7 +192,7 @@ func TestWaitForPodsRunningRebuilt(t *testing.T) {
 	if diff := cmp.Diff([]string{"free"}, h.pass()); diff != "" {
 		t.Fatalf("pass with q waiting (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"ns/admitted-before-restart"}, h.m.Starting("q")); diff != "" {
+	if diff := cmp.Diff([]UnitKey{"ns/admitted-before-restart"}, h.m.Starting("q")); diff != "" {
 		t.Errorf("starting units of q (-want +got):\n%s", diff)
 	}
 	h.m.PodsRunning("ns/admitted-before-restart")
@@ -282,7 +283,7 @@ func TestOrphansWaitForTheirQueue(t *testing.T) {
 	if got := h.pass(); len(got) != 0 {
 		t.Fatalf("admitted %v without a queue", got)
 	}
-	if diff := cmp.Diff(map[string][]string{"later": {"ns/u"}}, h.m.Orphans()); diff != "" {
+	if diff := cmp.Diff(map[QueueName][]UnitKey{"later": {"ns/u"}}, h.m.Orphans()); diff != "" {
 		t.Errorf("orphans (-want +got):\n%s", diff)
 	}
 	h.m.UpsertQueue(Settings{Name: "later"})

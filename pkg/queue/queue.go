@@ -10,7 +10,7 @@ import (
 
 // Settings are a Queue's policy and tuning.
 type Settings struct {
-	Name     string
+	Name     QueueName
 	Policy   v1alpha1.QueuePolicy
 	Priority int32
 	// MaxDepth bounds the units one pass looks at; 0 means no bound. Ignored
@@ -39,7 +39,7 @@ type pendingQueue struct {
 	// unit's request, per resource; quota is the units' quota, unless mixed.
 	// Both are reset when the queue empties, and only loosen in between.
 	minRequest quota.Resources
-	quota      string
+	quota      QuotaName
 	mixed      bool
 	// untried counts the units never tried (no failure yet).
 	untried int
@@ -86,7 +86,7 @@ func (q *pendingQueue) remove(u *Unit, less Less) bool {
 
 // allCover reports whether every unit of the queue is of quotaName and asks
 // at least req of every resource req names.
-func (q *pendingQueue) allCover(quotaName string, req quota.Resources) bool {
+func (q *pendingQueue) allCover(quotaName QuotaName, req quota.Resources) bool {
 	return !q.mixed && q.quota == quotaName && q.minRequest.Covers(req)
 }
 

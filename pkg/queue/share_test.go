@@ -16,17 +16,17 @@ func TestFairShareByWeight(t *testing.T) {
 	weights := map[string]int64{"a": 1, "b": 1, "c": 2}
 	specs := []quota.Spec{{Name: "parent", Max: cpu(12)}}
 	for name, w := range weights {
-		specs = append(specs, quota.Spec{Name: name, Parent: "parent", Max: cpu(12), Weight: cpu(w)})
+		specs = append(specs, quota.Spec{Name: QuotaName(name), Parent: "parent", Max: cpu(12), Weight: cpu(w)})
 	}
 	h := newHarness(t, specs...)
-	h.m.SetShareOrder(h.tree.Share, h.tree.Weighted)
+	h.m.SetShareOrder(func(q QueueName) float64 { return h.tree.Share(QuotaName(q)) }, h.tree.Weighted)
 	running := map[string][]string{}
 	for name := range weights {
-		h.m.UpsertQueue(Settings{Name: name, Policy: v1alpha1.QueuePolicyPriority})
+		h.m.UpsertQueue(Settings{Name: QueueName(name), Policy: v1alpha1.QueuePolicyPriority})
 		for i := range 30 {
 			unit := fmt.Sprintf("%s-%02d", name, i)
-			h.m.Upsert(&Unit{Key: "ns/" + unit, Namespace: "ns", Name: unit, Created: t0.Add(time.Duration(i) * time.Second),
-				Quota: name, Cohort: "parent", Request: cpu(1)}, name, true)
+			h.m.Upsert(&Unit{Key: UnitKey("ns/" + unit), Namespace: "ns", Name: unit, Created: t0.Add(time.Duration(i) * time.Second),
+				Quota: QuotaName(name), Cohort: "parent", Request: cpu(1)}, QueueName(name), true)
 		}
 	}
 	admit := func() {
@@ -57,7 +57,7 @@ func TestFairShareByWeight(t *testing.T) {
 		if len(running[name]) == 0 {
 			continue
 		}
-		h.tree.Release(name, cpu(1))
+		h.tree.Release(QuotaName(name), cpu(1))
 		running[name] = running[name][1:]
 		h.m.Freed("parent")
 		admit()

@@ -14,6 +14,14 @@ type (
 	Failure = schedtypes.Failure
 	// Less orders units inside a queue: true when a goes first.
 	Less = schedtypes.Less
+	// QueueName names a queue (see schedtypes.QueueName).
+	QueueName = schedtypes.QueueName
+	// QuotaName names a quota (see schedtypes.QuotaName).
+	QuotaName = schedtypes.QuotaName
+	// CohortName names a cohort (see schedtypes.CohortName).
+	CohortName = schedtypes.CohortName
+	// UnitKey names a unit (see schedtypes.UnitKey).
+	UnitKey = schedtypes.UnitKey
 )
 
 // DefaultLess is priority descending, then creation time ascending, then

@@ -10,13 +10,13 @@ import (
 )
 
 // RootName is the implicit root of the tree. It has no limits of its own.
-const RootName = "koordinator-root-quota"
+const RootName QuotaName = "koordinator-root-quota"
 
 // Spec is what an ElasticQuota says about itself.
 type Spec struct {
-	Name string
+	Name QuotaName
 	// Parent is the parent quota's name; empty means the root.
-	Parent string
+	Parent QuotaName
 	Min    Resources
 	Max    Resources
 	// NoLend keeps the quota's unused min from others (Koordinator's
@@ -37,7 +37,7 @@ type node struct {
 	// hangs under the root until the link is fixed.
 	refused  bool
 	parent   *node
-	children map[string]*node
+	children map[QuotaName]*node
 	// used is what units charged to this quota and its descendants use.
 	used Resources
 }
@@ -45,7 +45,7 @@ type node struct {
 // Tree is the quota tree with its usage.
 type Tree struct {
 	root     *node
-	nodes    map[string]*node
+	nodes    map[QuotaName]*node
 	oversell float64
 	// noLend counts the quotas that do not lend their min; while it is 0,
 	// nothing is reserved and checks skip the reservations altogether.
@@ -65,18 +65,18 @@ func New(oversell float64) *Tree {
 	if oversell <= 0 {
 		oversell = 1
 	}
-	root := &node{spec: Spec{Name: RootName}, exists: true, children: map[string]*node{}}
-	return &Tree{root: root, nodes: map[string]*node{RootName: root}, oversell: oversell}
+	root := &node{spec: Spec{Name: RootName}, exists: true, children: map[QuotaName]*node{}}
+	return &Tree{root: root, nodes: map[QuotaName]*node{RootName: root}, oversell: oversell}
 }
 
 // Oversell returns the factor applied to every max.
 func (t *Tree) Oversell() float64 { return t.oversell }
 
-func (t *Tree) getOrPlaceholder(name string) *node {
+func (t *Tree) getOrPlaceholder(name QuotaName) *node {
 	if n, ok := t.nodes[name]; ok {
 		return n
 	}
-	n := &node{spec: Spec{Name: name}, children: map[string]*node{}, parent: t.root}
+	n := &node{spec: Spec{Name: name}, children: map[QuotaName]*node{}, parent: t.root}
 	t.root.children[name] = n
 	t.nodes[name] = n
 	return n
@@ -144,14 +144,14 @@ func (t *Tree) refusedNodes() []*node {
 			out = append(out, n)
 		}
 	}
-	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.spec.Name, b.spec.Name) })
+	slices.SortFunc(out, func(a, b *node) int { return strings.Compare(string(a.spec.Name), string(b.spec.Name)) })
 	return out
 }
 
 // Problem reports why units of quota name cannot be admitted whatever the
 // usage: the quota does not exist, an ancestor it names does not exist, or
 // a parent link on its path would make a cycle. nil when the path is sound.
-func (t *Tree) Problem(name string) *Shortage {
+func (t *Tree) Problem(name QuotaName) *Shortage {
 	leaf, ok := t.nodes[name]
 	if !ok || !leaf.exists {
 		return &Shortage{Quota: name, NotFound: true}
@@ -196,7 +196,7 @@ func (t *Tree) move(n, p *node) {
 
 // Delete removes a quota. While units still use it or children name it, it
 // stays as a placeholder without limits, so no usage is lost.
-func (t *Tree) Delete(name string) {
+func (t *Tree) Delete(name QuotaName) {
 	n, ok := t.nodes[name]
 	if !ok || n == t.root {
 		return
@@ -227,13 +227,13 @@ func (t *Tree) pruneIfUnused(n *node) {
 }
 
 // Exists reports whether an ElasticQuota of that name is known.
-func (t *Tree) Exists(name string) bool {
+func (t *Tree) Exists(name QuotaName) bool {
 	n, ok := t.nodes[name]
 	return ok && n.exists && n != t.root
 }
 
 // Charge adds r to the usage of quota name and its ancestors.
-func (t *Tree) Charge(name string, r Resources) {
+func (t *Tree) Charge(name QuotaName, r Resources) {
 	if r.IsZero() {
 		return
 	}
@@ -244,7 +244,7 @@ func (t *Tree) Charge(name string, r Resources) {
 }
 
 // Release takes r off the usage of quota name and its ancestors.
-func (t *Tree) Release(name string, r Resources) {
+func (t *Tree) Release(name QuotaName, r Resources) {
 	n, ok := t.nodes[name]
 	if !ok || r.IsZero() {
 		return
@@ -259,9 +259,9 @@ func (t *Tree) Release(name string, r Resources) {
 // Shortage says why a request does not fit.
 type Shortage struct {
 	// Quota is the quota (the unit's own or an ancestor) that lacks room.
-	Quota string
+	Quota QuotaName
 	// For is the unit's own quota, when Quota is one of its ancestors.
-	For      string
+	For      QuotaName
 	Resource corev1.ResourceName
 	// Requested, Used, Min and Limit (max x oversell) in the resource's amounts.
 	Requested, Used, Min, Limit int64
@@ -312,13 +312,13 @@ func (s *Shortage) Message() string {
 func (s *Shortage) Key() string {
 	switch {
 	case s.NotFound:
-		return "notfound/" + s.Quota
+		return "notfound/" + string(s.Quota)
 	case s.Broken != "":
-		return "tree/" + s.Quota + "/" + s.Broken
+		return "tree/" + string(s.Quota) + "/" + s.Broken
 	case s.NeverFits:
-		return "never/" + s.Quota + "/" + string(s.Resource) + "/" + strconv.FormatInt(s.Requested, 10)
+		return "never/" + string(s.Quota) + "/" + string(s.Resource) + "/" + strconv.FormatInt(s.Requested, 10)
 	default:
-		return "short/" + s.Quota + "/" + string(s.Resource)
+		return "short/" + string(s.Quota) + "/" + string(s.Resource)
 	}
 }
 
@@ -336,7 +336,7 @@ func (t *Tree) limit(n *node, r corev1.ResourceName) (int64, bool) {
 // Check tells whether req fits quota name and all its ancestors; nil means it
 // fits. A request that can never fit is reported before one that must wait;
 // among several short resources of one quota the first by name is reported.
-func (t *Tree) Check(name string, req Resources) *Shortage {
+func (t *Tree) Check(name QuotaName, req Resources) *Shortage {
 	if s := t.Problem(name); s != nil {
 		return s
 	}
@@ -418,7 +418,7 @@ func (t *Tree) Weighted() bool { return t.weighted > 0 }
 // weight (its shared weight, else its max), on its dominant resource: the
 // largest (used - min) / weight over the resources it weighs. Negative while
 // it uses less than its min; lower means further below its fair share.
-func (t *Tree) Share(name string) float64 {
+func (t *Tree) Share(name QuotaName) float64 {
 	n, ok := t.nodes[name]
 	if !ok || !n.exists {
 		return 0
@@ -442,7 +442,7 @@ func (t *Tree) Share(name string) float64 {
 
 // NeverFits reports a shortage when req is above some limit on the path of
 // quota name, whatever the usage.
-func (t *Tree) NeverFits(name string, req Resources) *Shortage {
+func (t *Tree) NeverFits(name QuotaName, req Resources) *Shortage {
 	leaf, ok := t.nodes[name]
 	if !ok || !leaf.exists {
 		return &Shortage{Quota: name, NotFound: true}
@@ -472,20 +472,20 @@ func (t *Tree) neverFits(leaf *node, req Resources) *Shortage {
 // Cohort returns the top-level quota above name (name itself when it hangs
 // from the root). Capacity freed anywhere in a cohort can only help units of
 // the same cohort.
-func (t *Tree) Cohort(name string) string {
+func (t *Tree) Cohort(name QuotaName) CohortName {
 	n, ok := t.nodes[name]
 	if !ok {
-		return name
+		return CohortName(name)
 	}
 	for n.parent != nil && n.parent != t.root {
 		n = n.parent
 	}
-	return n.spec.Name
+	return CohortName(n.spec.Name)
 }
 
 // Path returns name and its ancestors, leaf first, without the root.
-func (t *Tree) Path(name string) []string {
-	var out []string
+func (t *Tree) Path(name QuotaName) []QuotaName {
+	var out []QuotaName
 	n, ok := t.nodes[name]
 	if !ok {
 		return nil
@@ -497,7 +497,7 @@ func (t *Tree) Path(name string) []string {
 }
 
 // Get returns a copy of one quota's state.
-func (t *Tree) Get(name string) (Info, bool) {
+func (t *Tree) Get(name QuotaName) (Info, bool) {
 	n, ok := t.nodes[name]
 	if !ok {
 		return Info{}, false
@@ -506,11 +506,11 @@ func (t *Tree) Get(name string) (Info, bool) {
 }
 
 func (t *Tree) info(n *node) Info {
-	parent := ""
+	var parent QuotaName
 	if n.parent != nil {
 		parent = n.parent.spec.Name
 	}
-	children := make([]string, 0, len(n.children))
+	children := make([]QuotaName, 0, len(n.children))
 	for c := range n.children {
 		children = append(children, c)
 	}

@@ -18,6 +18,12 @@ type (
 	Victims = schedtypes.Victims
 	// Info is a read-only view of one quota (see schedtypes.Info).
 	Info = schedtypes.Info
+	// QuotaName names a quota (see schedtypes.QuotaName).
+	QuotaName = schedtypes.QuotaName
+	// CohortName names a cohort (see schedtypes.CohortName).
+	CohortName = schedtypes.CohortName
+	// UnitKey names a unit (see schedtypes.UnitKey).
+	UnitKey = schedtypes.UnitKey
 )
 
 // FromList converts a ResourceList (see schedtypes.FromList).

@@ -8,7 +8,7 @@ import (
 
 // Preemption asks for room for one unit.
 type Preemption struct {
-	Quota    string
+	Quota    QuotaName
 	Request  Resources
 	Priority int32
 	// Preempt allows evicting lower-priority units of the same quota.
@@ -29,7 +29,7 @@ const lookAhead = 16
 // request fit, lowest priority first and then most recently admitted. held
 // lists the admitted units by quota. It returns an empty answer when
 // evictions cannot make the request fit. The tree is left as it was.
-func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
+func (t *Tree) SelectVictims(p Preemption, held map[QuotaName][]Holding) Victims {
 	v := t.selectVictims(p, held)
 	if len(v.Units) > 0 || v.RetryAt.IsZero() {
 		return v
@@ -61,13 +61,13 @@ func (t *Tree) SelectVictims(p Preemption, held map[string][]Holding) Victims {
 	return v
 }
 
-func (t *Tree) selectVictims(p Preemption, held map[string][]Holding) Victims {
+func (t *Tree) selectVictims(p Preemption, held map[QuotaName][]Holding) Victims {
 	if t.Problem(p.Quota) != nil || t.NeverFits(p.Quota, p.Request) != nil {
 		return Victims{}
 	}
 	cohort := t.Cohort(p.Quota)
 	// Evictions are simulated on the tree itself and undone before returning.
-	released := map[string]Holding{}
+	released := map[UnitKey]Holding{}
 	r := releaser{
 		release:   func(h Holding) { t.Release(h.Quota, h.Used); released[h.Key] = h },
 		unrelease: func(h Holding) { t.Charge(h.Quota, h.Used); delete(released, h.Key) },
@@ -157,7 +157,7 @@ func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holdin
 			return c
 		}
 		// Admission times have second precision; break ties the same way each time.
-		return strings.Compare(b.Key, a.Key)
+		return strings.Compare(string(b.Key), string(a.Key))
 	})
 	var victims []Holding
 	for _, h := range cands {
@@ -188,13 +188,13 @@ func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holdin
 
 // WouldBorrow reports whether admitting req would take quota name above its
 // min for some resource: the unit would use capacity guaranteed to others.
-func (t *Tree) WouldBorrow(name string, req Resources) bool {
+func (t *Tree) WouldBorrow(name QuotaName, req Resources) bool {
 	return !t.withinMin(name, req)
 }
 
 // withinMin reports whether quota name, with req added, stays within its min
 // for every resource req asks for.
-func (t *Tree) withinMin(name string, req Resources) bool {
+func (t *Tree) withinMin(name QuotaName, req Resources) bool {
 	n, ok := t.nodes[name]
 	if !ok || !n.exists {
 		return false
@@ -209,7 +209,7 @@ func (t *Tree) withinMin(name string, req Resources) bool {
 
 // overMin reports whether quota name uses more than its min of a resource
 // that req asks for: it borrows what req needs.
-func (t *Tree) overMin(name string, req Resources) bool {
+func (t *Tree) overMin(name QuotaName, req Resources) bool {
 	n, ok := t.nodes[name]
 	if !ok {
 		return false

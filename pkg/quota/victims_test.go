@@ -10,7 +10,7 @@ import (
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-func holding(key, quotaName string, prio int32, age time.Duration, cpuCores int64) Holding {
+func holding(key UnitKey, quotaName QuotaName, prio int32, age time.Duration, cpuCores int64) Holding {
 	return Holding{Key: key, Quota: quotaName, Priority: prio, AllocatedAt: now.Add(-age), Used: Resources{"cpu": cpuCores * 1000}}
 }
 
@@ -30,15 +30,15 @@ func twoLevel(t *testing.T) *Tree {
 	return tr
 }
 
-func keys(v Victims) []string {
-	var out []string
+func keys(v Victims) []UnitKey {
+	var out []UnitKey
 	for _, h := range v.Units {
 		out = append(out, h.Key)
 	}
 	return out
 }
 
-func chargeAll(tr *Tree, held map[string][]Holding) {
+func chargeAll(tr *Tree, held map[QuotaName][]Holding) {
 	for _, hs := range held {
 		for _, h := range hs {
 			tr.Charge(h.Quota, h.Used)
@@ -49,9 +49,9 @@ func chargeAll(tr *Tree, held map[string][]Holding) {
 // A borrows all of the parent while B is idle; B's new unit reclaims exactly 5.
 func TestReclaimExactlyWhatIsNeeded(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[string][]Holding{}
+	held := map[QuotaName][]Holding{}
 	for i := range 10 {
-		held["a"] = append(held["a"], holding(fmt.Sprintf("a%d", i), "a", int32(i%3), time.Duration(10-i)*time.Hour, 1))
+		held["a"] = append(held["a"], holding(UnitKey(fmt.Sprintf("a%d", i)), "a", int32(i%3), time.Duration(10-i)*time.Hour, 1))
 	}
 	chargeAll(tr, held)
 	if tr.Check("a", Resources{"cpu": 1}) == nil {
@@ -62,7 +62,7 @@ func TestReclaimExactlyWhatIsNeeded(t *testing.T) {
 		t.Fatalf("victims %v (reclaim %v), want 5", keys(v), v.Reclaim)
 	}
 	// Lowest priority first (priority 0: a0, a3, a6, a9), then most recently admitted.
-	if diff := cmp.Diff([]string{"a9", "a6", "a3", "a0", "a7"}, keys(v)); diff != "" {
+	if diff := cmp.Diff([]UnitKey{"a9", "a6", "a3", "a0", "a7"}, keys(v)); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 	a, _ := tr.Get("a")
@@ -73,12 +73,12 @@ func TestReclaimExactlyWhatIsNeeded(t *testing.T) {
 
 func TestReclaimRespectsProtectionAndMin(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[string][]Holding{
+	held := map[QuotaName][]Holding{
 		"a": {holding("young", "a", 0, time.Minute, 5), holding("old", "a", 0, time.Hour, 5)},
 	}
 	chargeAll(tr, held)
 	v := tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}, held)
-	if diff := cmp.Diff([]string{"old"}, keys(v)); diff != "" {
+	if diff := cmp.Diff([]UnitKey{"old"}, keys(v)); diff != "" {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
 	// All protected: nothing to reclaim.
@@ -95,7 +95,7 @@ func TestReclaimRespectsProtectionAndMin(t *testing.T) {
 
 func TestReclaimNeverTakesFromQuotaWithinMin(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[string][]Holding{
+	held := map[QuotaName][]Holding{
 		"a": {holding("a1", "a", 0, time.Hour, 5)},
 		"b": {holding("b1", "b", 0, time.Hour, 3)},
 	}
@@ -115,7 +115,7 @@ func TestReclaimNeverTakesFromQuotaWithinMin(t *testing.T) {
 func TestPreemptLowerPriorityOnlyAsNeeded(t *testing.T) {
 	tr := New(1)
 	_ = tr.Upsert(Spec{Name: "q", Max: Resources{"cpu": 4000}})
-	held := map[string][]Holding{"q": {
+	held := map[QuotaName][]Holding{"q": {
 		holding("low-small", "q", 1, time.Hour, 1),
 		holding("low-big", "q", 1, 2*time.Hour, 2),
 		holding("high", "q", 9, time.Hour, 1),
@@ -124,7 +124,7 @@ func TestPreemptLowerPriorityOnlyAsNeeded(t *testing.T) {
 	v := tr.SelectVictims(Preemption{Quota: "q", Request: Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
 	// low-small goes first (more recent) but alone is not enough; with low-big
 	// it is, and then low-small turns out unneeded.
-	if diff := cmp.Diff([]string{"low-big"}, keys(v)); diff != "" {
+	if diff := cmp.Diff([]UnitKey{"low-big"}, keys(v)); diff != "" {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
 	if v := tr.SelectVictims(Preemption{Quota: "q", Request: Resources{"cpu": 4000}, Priority: 5, Preempt: true, Now: now}, held); len(v.Units) != 0 {
@@ -135,7 +135,7 @@ func TestPreemptLowerPriorityOnlyAsNeeded(t *testing.T) {
 func TestEvictingUnitsAreWaitedFor(t *testing.T) {
 	tr := New(1)
 	_ = tr.Upsert(Spec{Name: "q", Max: Resources{"cpu": 2000}})
-	held := map[string][]Holding{"q": {holding("going", "q", 1, time.Hour, 2)}}
+	held := map[QuotaName][]Holding{"q": {holding("going", "q", 1, time.Hour, 2)}}
 	held["q"][0].Evicting = true
 	chargeAll(tr, held)
 	v := tr.SelectVictims(Preemption{Quota: "q", Request: Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
@@ -148,7 +148,7 @@ func TestEvictingUnitsAreWaitedFor(t *testing.T) {
 // caller can look again then; at that moment the same search finds them.
 func TestProtectionEndIsReported(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[string][]Holding{
+	held := map[QuotaName][]Holding{
 		"a": {holding("a-young", "a", 0, time.Minute, 5), holding("a-younger", "a", 0, 30*time.Second, 5)},
 	}
 	chargeAll(tr, held)
@@ -162,12 +162,12 @@ func TestProtectionEndIsReported(t *testing.T) {
 		t.Errorf("RetryAt = %v, want %v", v.RetryAt, want)
 	}
 	// It is also the unit that goes then, and the caller can say so.
-	if diff := cmp.Diff([]string{"a-young"}, holdingKeys(v.Protected)); diff != "" || !v.FreeAt.Equal(now.Add(4*time.Minute)) || !v.Reclaim {
+	if diff := cmp.Diff([]UnitKey{"a-young"}, holdingKeys(v.Protected)); diff != "" || !v.FreeAt.Equal(now.Add(4*time.Minute)) || !v.Reclaim {
 		t.Errorf("protected %v until %v (reclaim %v); want a-young until %v by reclaim (-want +got):\n%s",
 			holdingKeys(v.Protected), v.FreeAt, v.Reclaim, now.Add(4*time.Minute), diff)
 	}
 	p.Now = v.RetryAt
-	if diff := cmp.Diff([]string{"a-young"}, keys(tr.SelectVictims(p, held))); diff != "" {
+	if diff := cmp.Diff([]UnitKey{"a-young"}, keys(tr.SelectVictims(p, held))); diff != "" {
 		t.Errorf("victims at the end of the protection (-want +got):\n%s", diff)
 	}
 }
@@ -176,7 +176,7 @@ func TestProtectionEndIsReported(t *testing.T) {
 func TestPreemptionHonoursProtection(t *testing.T) {
 	tr := New(1)
 	_ = tr.Upsert(Spec{Name: "q", Max: Resources{"cpu": 4000}})
-	held := map[string][]Holding{"q": {holding("low", "q", 1, 10*time.Second, 4)}}
+	held := map[QuotaName][]Holding{"q": {holding("low", "q", 1, 10*time.Second, 4)}}
 	chargeAll(tr, held)
 	p := Preemption{Quota: "q", Request: Resources{"cpu": 4000}, Priority: 5, Preempt: true, Protection: time.Minute, Now: now}
 	v := tr.SelectVictims(p, held)
@@ -184,13 +184,13 @@ func TestPreemptionHonoursProtection(t *testing.T) {
 		t.Fatalf("victims %v, RetryAt %v; want none until %v", keys(v), v.RetryAt, now.Add(50*time.Second))
 	}
 	p.Now = v.RetryAt
-	if diff := cmp.Diff([]string{"low"}, keys(tr.SelectVictims(p, held))); diff != "" {
+	if diff := cmp.Diff([]UnitKey{"low"}, keys(tr.SelectVictims(p, held))); diff != "" {
 		t.Errorf("victims after the protection (-want +got):\n%s", diff)
 	}
 }
 
-func holdingKeys(hs []Holding) []string {
-	out := make([]string, 0, len(hs))
+func holdingKeys(hs []Holding) []UnitKey {
+	out := make([]UnitKey, 0, len(hs))
 	for _, h := range hs {
 		out = append(out, h.Key)
 	}
@@ -201,7 +201,7 @@ func holdingKeys(hs []Holding) []string {
 // those chosen at the first end that frees enough.
 func TestProtectedVictimsLookAhead(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[string][]Holding{
+	held := map[QuotaName][]Holding{
 		"a": {holding("a-1", "a", 0, time.Minute, 3), holding("a-2", "a", 0, 30*time.Second, 7)},
 	}
 	chargeAll(tr, held)
@@ -211,7 +211,7 @@ func TestProtectedVictimsLookAhead(t *testing.T) {
 	if len(v.Units) != 0 || !v.RetryAt.Equal(now.Add(4*time.Minute)) {
 		t.Fatalf("victims %v, RetryAt %v", keys(v), v.RetryAt)
 	}
-	if diff := cmp.Diff([]string{"a-2"}, holdingKeys(v.Protected)); diff != "" ||
+	if diff := cmp.Diff([]UnitKey{"a-2"}, holdingKeys(v.Protected)); diff != "" ||
 		!v.FreeAt.Equal(now.Add(4*time.Minute+30*time.Second)) {
 		t.Errorf("protected %v until %v, want a-2 until %v (-want +got):\n%s", holdingKeys(v.Protected), v.FreeAt, now.Add(4*time.Minute+30*time.Second), diff)
 	}

@@ -4,6 +4,11 @@
 // admitted unit holds, the victims of a preemption, a view of one quota, and
 // a pending unit as a sort function sees it.
 //
+// Names are typed so that one kind cannot be passed for another: UnitKey
+// ("namespace/name" of a QueueUnit), QueueName, QuotaName and CohortName.
+// They become plain strings only at the edges: API objects, labels, log and
+// event text, metric labels and the JSON of the visibility and debug APIs.
+//
 // It sits below all of them so that the framework need import no
 // implementation: it has no logic beyond conversions and simple methods on
 // its values, and imports nothing of ours but pkg/util/resources. pkg/quota

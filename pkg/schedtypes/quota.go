@@ -5,8 +5,8 @@ import "time"
 // Holding is one admitted unit as usage accounting and victim selection see
 // it.
 type Holding struct {
-	Key         string
-	Quota       string
+	Key         UnitKey
+	Quota       QuotaName
 	Priority    int32
 	AllocatedAt time.Time
 	Used        Resources
@@ -38,9 +38,9 @@ type Victims struct {
 
 // Info is a read-only view of one quota.
 type Info struct {
-	Name, Parent string
+	Name, Parent QuotaName
 	Exists       bool
 	Min, Max     Resources
 	Used         Resources
-	Children     []string
+	Children     []QuotaName
 }

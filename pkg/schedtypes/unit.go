@@ -4,14 +4,14 @@ import "time"
 
 // Unit is one pending QueueUnit as the queues and a sort function see it.
 type Unit struct {
-	Key       string
+	Key       UnitKey
 	Namespace string
 	Name      string
 	Priority  int32
 	Created   time.Time
 	// Quota pays for the unit; Cohort is the top-level quota above it.
-	Quota  string
-	Cohort string
+	Quota  QuotaName
+	Cohort CohortName
 	// Request is what the unit asks for in all.
 	Request Resources
 	// Enqueued is when the queue first saw the unit (for wait-time metrics).

@@ -7,6 +7,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // unitState is what the scheduler remembers of one QueueUnit. Every field is
@@ -14,8 +15,9 @@ import (
 type unitState struct {
 	// obj, queue, quota: the cache (observe), and the pass after an
 	// admission write it made (admissionDone).
-	obj          *v1alpha1.QueueUnit
-	queue, quota string
+	obj   *v1alpha1.QueueUnit
+	queue schedtypes.QueueName
+	quota schedtypes.QuotaName
 	// inflight is true from the decision to admit until its write is done:
 	// the pass assumes, the cache forgets (admissionDone).
 	inflight bool
@@ -41,7 +43,7 @@ type unitState struct {
 	refusals int
 	// relabelled is the quota its labels named last while it held another,
 	// reported once (the cache).
-	relabelled string
+	relabelled schedtypes.QuotaName
 }
 
 // unitCache owns what the scheduler knows of every QueueUnit: the last
@@ -52,14 +54,14 @@ type unitState struct {
 // admitted twice while its write is in flight.
 type unitCache struct {
 	mu     sync.Mutex
-	units  map[string]*unitState
+	units  map[schedtypes.UnitKey]*unitState
 	queues *queueRegistry
 	// setUsage tells the usage plugins what a unit holds (framework.SetUsage).
-	setUsage func(key string, h *quota.Holding)
+	setUsage func(key schedtypes.UnitKey, h *quota.Holding)
 }
 
-func newUnitCache(queues *queueRegistry, setUsage func(string, *quota.Holding)) *unitCache {
-	return &unitCache{units: map[string]*unitState{}, queues: queues, setUsage: setUsage}
+func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *quota.Holding)) *unitCache {
+	return &unitCache{units: map[schedtypes.UnitKey]*unitState{}, queues: queues, setUsage: setUsage}
 }
 
 // observation is what observe learnt of a changed unit.
@@ -71,7 +73,8 @@ type observation struct {
 	// that admitted it while it holds quota, else those its labels name;
 	// relabelled is the quota its labels name instead, to report once (""
 	// when nothing to report).
-	queue, quota, relabelled string
+	queue             schedtypes.QueueName
+	quota, relabelled schedtypes.QuotaName
 	// inflight: an admission write is being made; its outcome decides.
 	inflight   bool
 	wasHolding bool
@@ -80,7 +83,7 @@ type observation struct {
 // observe records u, mapped to queueName and quotaName by the plugins. An
 // admitted unit stays charged to the quota its admission recorded whatever
 // its labels say now.
-func (c *unitCache) observe(key string, u *v1alpha1.QueueUnit, queueName, quotaName string) observation {
+func (c *unitCache) observe(key schedtypes.UnitKey, u *v1alpha1.QueueUnit, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) observation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -120,7 +123,7 @@ func (c *unitCache) observe(key string, u *v1alpha1.QueueUnit, queueName, quotaN
 // admission recorded, else (an admission written before that field, or not
 // seen back yet) the one the scheduler charged; "" for a unit that holds
 // nothing.
-func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) string {
+func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) schedtypes.QuotaName {
 	switch {
 	case st.inflight:
 		// The admission being written decided the quota.
@@ -128,7 +131,7 @@ func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) string {
 	case !queueunit.HoldsQuota(u.Status.Phase):
 		return ""
 	case u.Status.Quota != "":
-		return u.Status.Quota
+		return schedtypes.QuotaName(u.Status.Quota)
 	case st.holding:
 		return st.quota
 	}
@@ -137,7 +140,7 @@ func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) string {
 
 // remove forgets a deleted unit and what it held. An admission in flight
 // fails with NotFound and gives its quota back then.
-func (c *unitCache) remove(key string) {
+func (c *unitCache) remove(key schedtypes.UnitKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -182,7 +185,7 @@ func (c *unitCache) evictingLocked(h quota.Holding) *unitState {
 // whose admission is being written are not victims yet; units being deleted
 // give their quota back anyway, and no sooner if evicted. It runs under the
 // lock (inside decide).
-func (c *unitCache) candidateLocked(key string) bool {
+func (c *unitCache) candidateLocked(key schedtypes.UnitKey) bool {
 	st := c.units[key]
 	return st != nil && !st.inflight && st.obj.DeletionTimestamp == nil
 }
@@ -192,7 +195,7 @@ func (c *unitCache) candidateLocked(key string) bool {
 // newer one, and latest is the object to replay; when it was not, the
 // quota is given back and retry is the object to decide again (nil when the
 // unit no longer waits).
-func (c *unitCache) admissionDone(key string, written *v1alpha1.QueueUnit, ok bool) (st *unitState, latest, retry *v1alpha1.QueueUnit) {
+func (c *unitCache) admissionDone(key schedtypes.UnitKey, written *v1alpha1.QueueUnit, ok bool) (st *unitState, latest, retry *v1alpha1.QueueUnit) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st = c.units[key]
@@ -217,7 +220,7 @@ func (c *unitCache) admissionDone(key string, written *v1alpha1.QueueUnit, ok bo
 
 // entry returns key's state and object when it waits (pending, not being
 // admitted, not being deleted); nil otherwise.
-func (c *unitCache) entry(key string) (*unitState, *v1alpha1.QueueUnit) {
+func (c *unitCache) entry(key schedtypes.UnitKey) (*unitState, *v1alpha1.QueueUnit) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -229,7 +232,7 @@ func (c *unitCache) entry(key string) (*unitState, *v1alpha1.QueueUnit) {
 
 // object returns the last object seen of key, and whether its admission is
 // in flight; nil when the unit is unknown.
-func (c *unitCache) object(key string) (*v1alpha1.QueueUnit, bool) {
+func (c *unitCache) object(key schedtypes.UnitKey) (*v1alpha1.QueueUnit, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -241,7 +244,7 @@ func (c *unitCache) object(key string) (*v1alpha1.QueueUnit, bool) {
 
 // update runs fn on key's state under the lock; false when key is unknown.
 // Parts use it for the fields they own (see unitState).
-func (c *unitCache) update(key string, fn func(st *unitState)) bool {
+func (c *unitCache) update(key schedtypes.UnitKey, fn func(st *unitState)) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -253,7 +256,7 @@ func (c *unitCache) update(key string, fn func(st *unitState)) bool {
 }
 
 // each runs fn on every unit under the lock; fn must not call back.
-func (c *unitCache) each(fn func(key string, st *unitState)) {
+func (c *unitCache) each(fn func(key schedtypes.UnitKey, st *unitState)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key, st := range c.units {
@@ -263,14 +266,15 @@ func (c *unitCache) each(fn func(key string, st *unitState)) {
 
 // pendingEntry is a pending unit to put back in its queue.
 type pendingEntry struct {
-	obj          *v1alpha1.QueueUnit
-	st           *unitState
-	queue, quota string
+	obj   *v1alpha1.QueueUnit
+	st    *unitState
+	queue schedtypes.QueueName
+	quota schedtypes.QuotaName
 }
 
 // pending lists the pending units not being admitted, of queueName only
 // when it is not "".
-func (c *unitCache) pending(queueName string) []pendingEntry {
+func (c *unitCache) pending(queueName schedtypes.QueueName) []pendingEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []pendingEntry
@@ -288,7 +292,7 @@ func (c *unitCache) pending(queueName string) []pendingEntry {
 // recharge reports again what the holders of queueName hold, after the
 // queue's priority ceiling changed: victim selection sees their new
 // priority.
-func (c *unitCache) recharge(queueName string) {
+func (c *unitCache) recharge(queueName schedtypes.QueueName) {
 	ceiling := c.queues.ceiling(queueName)
 	c.mu.Lock()
 	defer c.mu.Unlock()

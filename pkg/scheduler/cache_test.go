@@ -13,12 +13,13 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // usageLog records what a cache tells the usage plugins.
 type usageLog struct{ calls []usageCall }
 
-func (l *usageLog) set(key string, h *quota.Holding) {
+func (l *usageLog) set(key schedtypes.UnitKey, h *quota.Holding) {
 	c := usageCall{key: key}
 	if h != nil {
 		cp := *h
@@ -362,17 +363,17 @@ func TestCachePendingListsWaitingUnitsNotBeingAdmitted(t *testing.T) {
 	c.observe("ns/e", makeUnit("e", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-a", "team-a")
 	c.update("ns/e", func(st *unitState) { st.inflight = true })
 
-	keys := func(ps []pendingEntry) map[string]bool {
-		out := map[string]bool{}
+	keys := func(ps []pendingEntry) map[schedtypes.UnitKey]bool {
+		out := map[schedtypes.UnitKey]bool{}
 		for _, p := range ps {
 			out[keyOf(p.obj)] = true
 		}
 		return out
 	}
-	if diff := cmp.Diff(map[string]bool{"ns/a": true, "ns/b": true}, keys(c.pending("team-a"))); diff != "" {
+	if diff := cmp.Diff(map[schedtypes.UnitKey]bool{"ns/a": true, "ns/b": true}, keys(c.pending("team-a"))); diff != "" {
 		t.Errorf("pending of team-a (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]bool{"ns/a": true, "ns/b": true, "ns/c": true}, keys(c.pending(""))); diff != "" {
+	if diff := cmp.Diff(map[schedtypes.UnitKey]bool{"ns/a": true, "ns/b": true, "ns/c": true}, keys(c.pending(""))); diff != "" {
 		t.Errorf("pending of every queue (-want +got):\n%s", diff)
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // clockQueue is a work queue for the status writer whose delays run on a
@@ -17,24 +19,24 @@ type clockQueue struct {
 	clk *clocktesting.FakeClock
 
 	mu         sync.Mutex
-	ready      []string
-	queued     map[string]bool
-	processing map[string]bool
+	ready      []schedtypes.UnitKey
+	queued     map[schedtypes.UnitKey]bool
+	processing map[schedtypes.UnitKey]bool
 	// again marks keys added while being processed.
-	again    map[string]bool
-	due      map[string]time.Time
-	failures map[string]int
+	again    map[schedtypes.UnitKey]bool
+	due      map[schedtypes.UnitKey]time.Time
+	failures map[schedtypes.UnitKey]int
 	shutdown bool
 }
 
-var _ workqueue.TypedRateLimitingInterface[string] = (*clockQueue)(nil)
+var _ workqueue.TypedRateLimitingInterface[schedtypes.UnitKey] = (*clockQueue)(nil)
 
 func newClockQueue(clk *clocktesting.FakeClock) *clockQueue {
-	return &clockQueue{clk: clk, queued: map[string]bool{}, processing: map[string]bool{}, again: map[string]bool{},
-		due: map[string]time.Time{}, failures: map[string]int{}}
+	return &clockQueue{clk: clk, queued: map[schedtypes.UnitKey]bool{}, processing: map[schedtypes.UnitKey]bool{}, again: map[schedtypes.UnitKey]bool{},
+		due: map[schedtypes.UnitKey]time.Time{}, failures: map[schedtypes.UnitKey]int{}}
 }
 
-func (q *clockQueue) addLocked(key string) {
+func (q *clockQueue) addLocked(key schedtypes.UnitKey) {
 	switch {
 	case q.processing[key]:
 		q.again[key] = true
@@ -44,7 +46,7 @@ func (q *clockQueue) addLocked(key string) {
 	}
 }
 
-func (q *clockQueue) Add(key string) {
+func (q *clockQueue) Add(key schedtypes.UnitKey) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.addLocked(key)
@@ -65,7 +67,7 @@ func (q *clockQueue) Len() int {
 }
 
 // Get returns the first ready key; callers check Len first (it never blocks).
-func (q *clockQueue) Get() (string, bool) {
+func (q *clockQueue) Get() (schedtypes.UnitKey, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.shutdown || len(q.ready) == 0 {
@@ -78,7 +80,7 @@ func (q *clockQueue) Get() (string, bool) {
 	return key, false
 }
 
-func (q *clockQueue) Done(key string) {
+func (q *clockQueue) Done(key schedtypes.UnitKey) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	delete(q.processing, key)
@@ -88,7 +90,7 @@ func (q *clockQueue) Done(key string) {
 	}
 }
 
-func (q *clockQueue) AddAfter(key string, d time.Duration) {
+func (q *clockQueue) AddAfter(key schedtypes.UnitKey, d time.Duration) {
 	if d <= 0 {
 		q.Add(key)
 		return
@@ -101,7 +103,7 @@ func (q *clockQueue) AddAfter(key string, d time.Duration) {
 	}
 }
 
-func (q *clockQueue) AddRateLimited(key string) {
+func (q *clockQueue) AddRateLimited(key schedtypes.UnitKey) {
 	q.mu.Lock()
 	n := q.failures[key]
 	q.failures[key]++
@@ -109,13 +111,13 @@ func (q *clockQueue) AddRateLimited(key string) {
 	q.AddAfter(key, 5*time.Millisecond<<min(n, 16))
 }
 
-func (q *clockQueue) Forget(key string) {
+func (q *clockQueue) Forget(key schedtypes.UnitKey) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	delete(q.failures, key)
 }
 
-func (q *clockQueue) NumRequeues(key string) int {
+func (q *clockQueue) NumRequeues(key schedtypes.UnitKey) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.failures[key]

@@ -14,6 +14,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -62,7 +63,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 			if f.Failure.NeverFits {
 				result = metrics.ResultNeverFits
 			}
-			p.opts.Metrics.Attempt(f.Queue, result)
+			p.opts.Metrics.Attempt(string(f.Queue), result)
 		}
 		if st, ok := f.Unit.Object.(*unitState); ok && st != nil {
 			if f.Failure.HeldBack {
@@ -178,7 +179,7 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 		base:   base,
 		landed: func(fresh *v1alpha1.QueueUnit) bool { return admissionLanded(fresh, a.Unit.Quota, now) },
 		mutate: func(x *v1alpha1.QueueUnit) bool {
-			queueunit.MarkAdmitted(x, a.Unit.Quota, a.Queue, admissions, checks, now)
+			queueunit.MarkAdmitted(x, string(a.Unit.Quota), string(a.Queue), admissions, checks, now)
 			return true
 		},
 		done: func(written *v1alpha1.QueueUnit, err error) { p.admitted(ctx, info, written, err) },
@@ -187,9 +188,9 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 
 // admissionLanded reports whether fresh carries the admission to quotaName
 // made at now: it holds quota there since then.
-func admissionLanded(fresh *v1alpha1.QueueUnit, quotaName string, now metav1.Time) bool {
+func admissionLanded(fresh *v1alpha1.QueueUnit, quotaName schedtypes.QuotaName, now metav1.Time) bool {
 	t := fresh.Status.LastAllocateTime
-	return queueunit.HoldsQuota(fresh.Status.Phase) && fresh.Status.Quota == quotaName && t != nil && t.Unix() == now.Unix()
+	return queueunit.HoldsQuota(fresh.Status.Phase) && schedtypes.QuotaName(fresh.Status.Quota) == quotaName && t != nil && t.Unix() == now.Unix()
 }
 
 // admitted learns how an admission write ended.
@@ -208,8 +209,8 @@ func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, wri
 			note = "; node fit check skipped (--node-fit-check=false)"
 		}
 		p.recorder.Eventf(written, corev1.EventTypeNormal, "Scheduled", "Admitted by queue %s; quota %s charged %s%s", info.Queue, info.Quota, info.Request, note)
-		p.opts.Metrics.Attempt(info.Queue, metrics.ResultAdmitted)
-		p.opts.Metrics.Admitted(info.Queue, p.clock.Since(written.CreationTimestamp.Time))
+		p.opts.Metrics.Attempt(string(info.Queue), metrics.ResultAdmitted)
+		p.opts.Metrics.Admitted(string(info.Queue), p.clock.Since(written.CreationTimestamp.Time))
 		p.opts.Metrics.Coming(written.Namespace, jobType(written), metrics.StatusAdmitted)
 		// Replay what arrived while the write was in flight (usage, pods running).
 		p.intake.onUnit(latest)
@@ -245,7 +246,7 @@ func refusalBackoff(n int) time.Duration {
 }
 
 // checksFor lists the admission checks the unit's queue requires of it.
-func (p *passDriver) checksFor(u *v1alpha1.QueueUnit, queueName string) []string {
+func (p *passDriver) checksFor(u *v1alpha1.QueueUnit, queueName schedtypes.QueueName) []string {
 	q := p.registry.get(queueName)
 	if q == nil || len(q.Spec.AdmissionChecks) == 0 {
 		return nil

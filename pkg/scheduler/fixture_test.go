@@ -20,6 +20,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -294,7 +295,7 @@ func wantWaiting(t *testing.T, u *v1alpha1.QueueUnit, reason, prefix string) {
 }
 
 // pending reports whether unit key waits in queue name.
-func (f *fixture) pendingIn(name, key string) bool {
+func (f *fixture) pendingIn(name schedtypes.QueueName, key schedtypes.UnitKey) bool {
 	units, _ := f.s.env.queues.Pending(name)
 	for _, p := range units {
 		if p.Key == key {

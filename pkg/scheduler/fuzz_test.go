@@ -16,6 +16,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -39,7 +40,7 @@ type protocolRun struct {
 func newProtocolRun(t *testing.T) *protocolRun {
 	r := &protocolRun{f: newFixture(t, nil)}
 	for q, c := range protocolCapacity {
-		r.f.plugin.setCapacity(q, c)
+		r.f.plugin.setCapacity(schedtypes.QuotaName(q), c)
 		r.f.addQueue(t, utiltesting.MakeQueue(q).Obj())
 	}
 	// Each write may be answered by an injected failure, first come first served.
@@ -148,7 +149,7 @@ func (r *protocolRun) restart(t *testing.T) {
 	f.s.lifecycle.queue.ShutDown()
 	plugin := newTestPlugin()
 	for q, c := range protocolCapacity {
-		plugin.setCapacity(q, c)
+		plugin.setCapacity(schedtypes.QuotaName(q), c)
 	}
 	s, err := build(deps{client: f.c, reader: f.c, recorder: f.events}, plugin.registry(), f.s.env.opts)
 	if err != nil {

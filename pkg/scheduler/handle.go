@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -27,7 +28,7 @@ func (h *pluginHandle) Cache() cache.Cache { return h.informers }
 func (h *pluginHandle) Recorder() record.EventRecorder { return h.recorder }
 
 // Freed makes the waiting units of a cohort worth trying again.
-func (h *pluginHandle) Freed(cohort string) {
+func (h *pluginHandle) Freed(cohort schedtypes.CohortName) {
 	if h.queues != nil {
 		h.queues.Freed(cohort)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // lifecycle is the controller that moves units that hold quota through the
@@ -26,7 +27,7 @@ type lifecycle struct {
 	*env
 	cache   *unitCache
 	reports *reporter
-	queue   workqueue.TypedRateLimitingInterface[string]
+	queue   workqueue.TypedRateLimitingInterface[schedtypes.UnitKey]
 }
 
 func newLifecycle(e *env, cache *unitCache, reports *reporter) *lifecycle {
@@ -36,9 +37,9 @@ func newLifecycle(e *env, cache *unitCache, reports *reporter) *lifecycle {
 // newLifecycleQueue runs its delays on clk, so every deadline the controller
 // keeps (check timeout, backoff end, execution budget) follows the
 // scheduler's clock.
-func newLifecycleQueue(clk Clock) workqueue.TypedRateLimitingInterface[string] {
-	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "queueunit-lifecycle", Clock: clk})
+func newLifecycleQueue(clk Clock) workqueue.TypedRateLimitingInterface[schedtypes.UnitKey] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[schedtypes.UnitKey](),
+		workqueue.TypedRateLimitingQueueConfig[schedtypes.UnitKey]{Name: "queueunit-lifecycle", Clock: clk})
 }
 
 // needsLifecycle reports whether the controller has something to watch on u.
@@ -60,7 +61,7 @@ func (l *lifecycle) needs(u *v1alpha1.QueueUnit) bool {
 }
 
 // add looks at unit key soon.
-func (l *lifecycle) add(key string) { l.queue.Add(key) }
+func (l *lifecycle) add(key schedtypes.UnitKey) { l.queue.Add(key) }
 
 // admissionCheckHandlers look again at every reserved unit when an
 // AdmissionCheck changes.
@@ -74,8 +75,8 @@ func (l *lifecycle) admissionCheckHandlers() toolscache.ResourceEventHandler {
 
 // recheckReserved looks again at every reserved unit (an AdmissionCheck changed).
 func (l *lifecycle) recheckReserved() {
-	var keys []string
-	l.cache.each(func(key string, st *unitState) {
+	var keys []schedtypes.UnitKey
+	l.cache.each(func(key schedtypes.UnitKey, st *unitState) {
 		if st.obj.Status.Phase == v1alpha1.QueueUnitPhaseReserved {
 			keys = append(keys, key)
 		}

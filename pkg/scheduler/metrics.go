@@ -4,6 +4,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 var _ metrics.State = (*Scheduler)(nil)
@@ -15,12 +16,12 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 		if !q.Exists {
 			continue
 		}
-		snap.Quotas = append(snap.Quotas, metrics.QuotaState{Name: q.Name, Min: floats(q.Min), Max: floats(q.Max), Used: floats(q.Used)})
+		snap.Quotas = append(snap.Quotas, metrics.QuotaState{Name: string(q.Name), Min: floats(q.Min), Max: floats(q.Max), Used: floats(q.Used)})
 	}
 	for name, st := range s.env.queues.Stats() {
-		snap.Queues = append(snap.Queues, metrics.QueueState{Name: name, Active: st.Active, Backoff: st.Backoff})
+		snap.Queues = append(snap.Queues, metrics.QueueState{Name: string(name), Active: st.Active, Backoff: st.Backoff})
 	}
-	s.cache.each(func(_ string, st *unitState) {
+	s.cache.each(func(_ schedtypes.UnitKey, st *unitState) {
 		u := st.obj
 		kind := ""
 		if u.Spec.ConsumerRef != nil {

@@ -1,18 +1,20 @@
 package scheduler
 
+import "github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+
 // nominations are the units waiting for their victims to give quota back, by
 // unit and by cohort. Their owner, the preemptor, guards them with its lock.
 type nominations struct {
-	byUnit   map[string]string
-	byCohort map[string]map[string]struct{}
+	byUnit   map[schedtypes.UnitKey]schedtypes.CohortName
+	byCohort map[schedtypes.CohortName]map[schedtypes.UnitKey]struct{}
 }
 
 func newNominations() nominations {
-	return nominations{byUnit: map[string]string{}, byCohort: map[string]map[string]struct{}{}}
+	return nominations{byUnit: map[schedtypes.UnitKey]schedtypes.CohortName{}, byCohort: map[schedtypes.CohortName]map[schedtypes.UnitKey]struct{}{}}
 }
 
 // add nominates unit key in cohort.
-func (n *nominations) add(key, cohort string) {
+func (n *nominations) add(key schedtypes.UnitKey, cohort schedtypes.CohortName) {
 	if old, ok := n.byUnit[key]; ok {
 		if old == cohort {
 			return
@@ -21,14 +23,14 @@ func (n *nominations) add(key, cohort string) {
 	}
 	n.byUnit[key] = cohort
 	if n.byCohort[cohort] == nil {
-		n.byCohort[cohort] = map[string]struct{}{}
+		n.byCohort[cohort] = map[schedtypes.UnitKey]struct{}{}
 	}
 	n.byCohort[cohort][key] = struct{}{}
 }
 
 // remove drops unit key's nomination, if any, and returns its cohort ("" when
 // it had none).
-func (n *nominations) remove(key string) string {
+func (n *nominations) remove(key schedtypes.UnitKey) schedtypes.CohortName {
 	cohort, ok := n.byUnit[key]
 	if !ok {
 		return ""
@@ -44,7 +46,7 @@ func (n *nominations) remove(key string) string {
 }
 
 // other returns a unit nominated in cohort other than key, or "".
-func (n *nominations) other(cohort, key string) string {
+func (n *nominations) other(cohort schedtypes.CohortName, key schedtypes.UnitKey) schedtypes.UnitKey {
 	set := n.byCohort[cohort]
 	// Most passes ask for cohorts with no nomination, or only the asker's:
 	// answer those without starting a map iteration.

@@ -12,13 +12,14 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
 // holdingOf is what a unit holds per docs/protocol.md, with what victim
 // selection needs to know of it; nil when it holds nothing.
 // ceiling is the priority ceiling of the unit's queue (see priorityOf).
-func (st *unitState) holdingFor(key string, ceiling *int32) *quota.Holding {
+func (st *unitState) holdingFor(key schedtypes.UnitKey, ceiling *int32) *quota.Holding {
 	h := holdingOf(key, st.quota, st.obj)
 	if h != nil {
 		h.Priority = priorityOf(st.obj, ceiling)
@@ -40,7 +41,7 @@ func priorityOf(u *v1alpha1.QueueUnit, ceiling *int32) int32 {
 	return p
 }
 
-func holdingOf(key, quotaName string, u *v1alpha1.QueueUnit) *quota.Holding {
+func holdingOf(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, u *v1alpha1.QueueUnit) *quota.Holding {
 	used := queueunit.Usage(u)
 	if used.IsZero() {
 		return nil
@@ -72,15 +73,15 @@ type preemptor struct {
 // (LowerPriority); reclaim does not depend on it. When nothing can be
 // evicted yet because candidates are protected, the answer says until when
 // and which units will go then.
-func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohort string, queuePreempts bool) (*queue.Failure, quota.Victims) {
+func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohort schedtypes.CohortName, queuePreempts bool) (*queue.Failure, quota.Victims) {
 	cfg := p.opts.Config
-	skip := func(key string) bool { return !p.cache.candidateLocked(key) }
+	skip := func(key schedtypes.UnitKey) bool { return !p.cache.candidateLocked(key) }
 	preempt := queuePreempts && ptr.Deref(cfg.EnablePreemption, true)
 	v := p.fw.Preempt(ctx, info, preempt, ptr.Deref(cfg.EnableReclaim, true), skip)
 	victims := v.Units
 	if v.Waiting {
 		p.nominate(info.Key, cohort)
-		return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
+		return &queue.Failure{Reason: "preempting/" + string(info.Quota), Preempting: true,
 			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}, v
 	}
 	if len(victims) == 0 {
@@ -97,23 +98,23 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 			kind = "reclaim"
 		}
 	}
-	p.opts.Metrics.Evicted(kind, info.Quota, len(victims))
+	p.opts.Metrics.Evicted(kind, string(info.Quota), len(victims))
 	names := make([]string, 0, len(victims))
 	for _, h := range victims {
 		st := p.cache.evictingLocked(h)
 		if st == nil {
 			continue
 		}
-		names = append(names, h.Key)
+		names = append(names, string(h.Key))
 		p.reports.evict(st.obj, v1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
-	return &queue.Failure{Reason: "preempting/" + info.Quota, Preempting: true,
+	return &queue.Failure{Reason: "preempting/" + string(info.Quota), Preempting: true,
 		Message: fmt.Sprintf("preempting %d unit(s) (%s) to make room in quota %s; admitted once they give it back",
 			len(names), strings.Join(names, ", "), info.Quota)}, v
 }
 
-func (p *preemptor) nominate(key, cohort string) {
+func (p *preemptor) nominate(key schedtypes.UnitKey, cohort schedtypes.CohortName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nominated.add(key, cohort)
@@ -121,7 +122,7 @@ func (p *preemptor) nominate(key, cohort string) {
 
 // unnominate ends unit key's nomination, if any; units of its cohort paused
 // for it are worth trying again.
-func (p *preemptor) unnominate(key string) {
+func (p *preemptor) unnominate(key schedtypes.UnitKey) {
 	p.mu.Lock()
 	cohort := p.nominated.remove(key)
 	p.mu.Unlock()
@@ -131,7 +132,7 @@ func (p *preemptor) unnominate(key string) {
 }
 
 // isNominated reports whether unit key waits for its victims.
-func (p *preemptor) isNominated(key string) bool {
+func (p *preemptor) isNominated(key schedtypes.UnitKey) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.nominated.byUnit[key]
@@ -140,7 +141,7 @@ func (p *preemptor) isNominated(key string) bool {
 
 // borrowingPaused holds back a unit that would borrow above its min while
 // room is being made for a nominated unit of the same cohort.
-func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort string) *queue.Failure {
+func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort schedtypes.CohortName) *queue.Failure {
 	p.mu.Lock()
 	key := p.nominated.other(cohort, info.Key)
 	p.mu.Unlock()
@@ -149,6 +150,6 @@ func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort string) *qu
 	}
 	// Tried again only once the cohort changes: room freed or a nomination
 	// ended (unnominate). The reason names the preemptor, so its text is true.
-	return &queue.Failure{Reason: "borrowing-paused/" + key, HeldBack: true, UntilCohortChanges: true,
+	return &queue.Failure{Reason: "borrowing-paused/" + string(key), HeldBack: true, UntilCohortChanges: true,
 		Message: borrowingPausedMessage(info.Quota, key)}
 }

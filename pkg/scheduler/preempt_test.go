@@ -11,6 +11,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -33,7 +34,7 @@ func preemptionFixture(t *testing.T, mod func(*Options)) *fixture {
 	v.Status.Quota = "team-a"
 	v.Status.LastAllocateTime = &metav1.Time{Time: testStart.Add(-time.Hour)}
 	f.addUnit(t, v)
-	f.plugin.preempt = func(u *framework.UnitInfo, skip func(string) bool) quota.Victims {
+	f.plugin.preempt = func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) quota.Victims {
 		h, ok := f.plugin.chargedTo("ns/v")
 		if !ok || skip("ns/v") || h.Evicting {
 			return quota.Victims{Waiting: ok && h.Evicting}
@@ -184,7 +185,7 @@ func TestPreemptUnnominateFreesTheCohort(t *testing.T) {
 func TestPreemptProtectedVictimsWakeAPassAtRetryAt(t *testing.T) {
 	f := preemptionFixture(t, nil)
 	retryAt := testStart.Add(5 * time.Minute)
-	f.plugin.preempt = func(u *framework.UnitInfo, skip func(string) bool) quota.Victims {
+	f.plugin.preempt = func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) quota.Victims {
 		h, _ := f.plugin.chargedTo("ns/v")
 		if f.clk.Now().Before(retryAt) {
 			return quota.Victims{RetryAt: retryAt, FreeAt: retryAt, Protected: []quota.Holding{h}, Reclaim: true}

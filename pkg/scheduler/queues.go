@@ -17,6 +17,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // maxQueueItemDetails bounds the pending units listed in a Queue's status.
@@ -27,12 +28,12 @@ const maxQueueItemDetails = 50
 // priority ceilings (koord-queue/max-priority), when set. Its lock is a leaf.
 type queueRegistry struct {
 	mu       sync.RWMutex
-	objs     map[string]*v1alpha1.Queue
-	ceilings map[string]*int32
+	objs     map[schedtypes.QueueName]*v1alpha1.Queue
+	ceilings map[schedtypes.QueueName]*int32
 }
 
 func newQueueRegistry() *queueRegistry {
-	return &queueRegistry{objs: map[string]*v1alpha1.Queue{}, ceilings: map[string]*int32{}}
+	return &queueRegistry{objs: map[schedtypes.QueueName]*v1alpha1.Queue{}, ceilings: map[schedtypes.QueueName]*int32{}}
 }
 
 // set records q and its ceiling and reports whether a known queue's ceiling
@@ -40,13 +41,14 @@ func newQueueRegistry() *queueRegistry {
 func (r *queueRegistry) set(q *v1alpha1.Queue, ceiling *int32) (ceilingChanged bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.objs[q.Name] = q
-	old, had := r.ceilings[q.Name]
-	r.ceilings[q.Name] = ceiling
+	name := schedtypes.QueueName(q.Name)
+	r.objs[name] = q
+	old, had := r.ceilings[name]
+	r.ceilings[name] = ceiling
 	return had && !equalCeiling(old, ceiling)
 }
 
-func (r *queueRegistry) remove(name string) {
+func (r *queueRegistry) remove(name schedtypes.QueueName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.objs, name)
@@ -54,14 +56,14 @@ func (r *queueRegistry) remove(name string) {
 }
 
 // get returns the served Queue name, or nil.
-func (r *queueRegistry) get(name string) *v1alpha1.Queue {
+func (r *queueRegistry) get(name schedtypes.QueueName) *v1alpha1.Queue {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.objs[name]
 }
 
 // ceiling returns queue name's priority ceiling, or nil.
-func (r *queueRegistry) ceiling(name string) *int32 {
+func (r *queueRegistry) ceiling(name schedtypes.QueueName) *int32 {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.ceilings[name]
@@ -94,7 +96,7 @@ type queueSync struct {
 // settingsOf reads a Queue's policy and tuning annotations. A malformed
 // annotation is ignored with a warning event on the Queue.
 func (qs *queueSync) settingsOf(q *v1alpha1.Queue) queue.Settings {
-	set := queue.Settings{Name: q.Name, Policy: q.Spec.QueuePolicy, Threshold: v1alpha1.DefaultPriorityThreshold}
+	set := queue.Settings{Name: schedtypes.QueueName(q.Name), Policy: q.Spec.QueuePolicy, Threshold: v1alpha1.DefaultPriorityThreshold}
 	if set.Policy == "" {
 		set.Policy = v1alpha1.QueuePolicyPriority
 	}
@@ -201,12 +203,12 @@ func (qs *queueSync) onQueue(obj any) {
 	set := qs.settingsOf(q)
 	if qs.registry.set(q, qs.ceilingOf(q)) {
 		// The queue's units take the new ceiling: in their order and as victims.
-		qs.cache.recharge(q.Name)
-		for _, p := range qs.cache.pending(q.Name) {
-			qs.intake.enqueue(p.obj, p.st, q.Name, p.quota, true)
+		qs.cache.recharge(set.Name)
+		for _, p := range qs.cache.pending(set.Name) {
+			qs.intake.enqueue(p.obj, p.st, set.Name, p.quota, true)
 		}
 	}
-	if cur, ok := qs.queues.QueueSettings(q.Name); ok && cur == set {
+	if cur, ok := qs.queues.QueueSettings(set.Name); ok && cur == set {
 		return
 	}
 	qs.queues.UpsertQueue(set)
@@ -220,10 +222,11 @@ func (qs *queueSync) onQueueDelete(obj any) {
 	if !ok || q.Namespace != v1alpha1.QueueNamespace {
 		return
 	}
-	qs.registry.remove(q.Name)
-	qs.queues.DeleteQueue(q.Name)
+	name := schedtypes.QueueName(q.Name)
+	qs.registry.remove(name)
+	qs.queues.DeleteQueue(name)
 	// Its units stay pending and say why.
-	for _, key := range qs.queues.Orphans()[q.Name] {
+	for _, key := range qs.queues.Orphans()[name] {
 		if u, _ := qs.cache.object(key); u != nil {
 			qs.reports.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
 				Message: "queue " + q.Name + " not found: the unit is admitted as soon as it exists"})
@@ -247,14 +250,14 @@ func (qs *queueSync) updateStatuses(ctx context.Context) {
 	if qs.opts.Fence != nil && !qs.opts.Fence() {
 		return
 	}
-	admitted := map[string]int32{}
-	qs.cache.each(func(_ string, st *unitState) {
+	admitted := map[schedtypes.QueueName]int32{}
+	qs.cache.each(func(_ schedtypes.UnitKey, st *unitState) {
 		if st.holding || st.inflight {
 			admitted[st.queue]++
 		}
 	})
 	for _, obj := range qs.registry.list() {
-		name := obj.Name
+		name := schedtypes.QueueName(obj.Name)
 		pending, ok := qs.queues.Pending(name)
 		if !ok {
 			continue
@@ -269,7 +272,7 @@ func (qs *queueSync) updateStatuses(ctx context.Context) {
 			})
 		}
 		q := &v1alpha1.Queue{}
-		if err := qs.client.Get(ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: name}, q); err != nil {
+		if err := qs.client.Get(ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: string(name)}, q); err != nil {
 			continue
 		}
 		if equality.Semantic.DeepEqual(q.Status, status) {
@@ -278,7 +281,7 @@ func (qs *queueSync) updateStatuses(ctx context.Context) {
 		want := q.DeepCopy()
 		want.Status = status
 		if err := qs.client.Status().Patch(ctx, want, client.MergeFrom(q)); err != nil {
-			klog.FromContext(ctx).V(2).Info("Queue status write failed", "queue", name, "err", err)
+			klog.FromContext(ctx).V(2).Info("Queue status write failed", "queue", string(name), "err", err)
 		}
 	}
 }

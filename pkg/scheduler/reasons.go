@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // conditionReasons maps the first segment of a waiting reason's key to the
@@ -69,7 +70,7 @@ func protectedMessage(message string, v quota.Victims) string {
 	}
 	names := make([]string, 0, len(v.Protected))
 	for _, h := range v.Protected {
-		names = append(names, h.Key+" (quota "+h.Quota+")")
+		names = append(names, string(h.Key)+" (quota "+string(h.Quota)+")")
 	}
 	return message + fmt.Sprintf("; room will be %s: %s, protected until %s (reclaimProtectionPeriod)",
 		kind, strings.Join(names, ", "), v.FreeAt.UTC().Format(time.RFC3339))
@@ -77,7 +78,7 @@ func protectedMessage(message string, v quota.Victims) string {
 
 // borrowingPausedMessage is the wait of a unit whose quota would borrow while
 // room is made for preemptor in the same cohort.
-func borrowingPausedMessage(quotaName, preemptor string) string {
+func borrowingPausedMessage(quotaName schedtypes.QuotaName, preemptor schedtypes.UnitKey) string {
 	return fmt.Sprintf("held back: room is being made by preemption for %s, and quota %s would borrow above its min meanwhile; tried again once it is admitted",
 		preemptor, quotaName)
 }

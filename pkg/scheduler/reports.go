@@ -8,6 +8,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // enqueueWriteDelay holds back a new unit's first Enqueued write, so that a
@@ -87,7 +88,7 @@ func (r *reporter) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
 
 // writeWaiting queues the report of f after delay: a unit admitted
 // meanwhile, or told something else, costs no write.
-func (r *reporter) writeWaiting(key string, base *v1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
+func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *v1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
 	message, reason := f.Message, conditionReason(f.Reason)
 	var event string
 	switch {
@@ -120,7 +121,7 @@ func (r *reporter) writeWaiting(key string, base *v1alpha1.QueueUnit, f *queue.F
 // shown records that the API carries f's report; if the unit waits for
 // something else by now (its report came while this one was being
 // written), that is reported in turn.
-func (r *reporter) shown(key string, f *queue.Failure) {
+func (r *reporter) shown(key schedtypes.UnitKey, f *queue.Failure) {
 	var wanted *queue.Failure
 	var base *v1alpha1.QueueUnit
 	r.cache.update(key, func(st *unitState) {

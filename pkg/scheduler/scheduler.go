@@ -21,6 +21,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -122,7 +123,7 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 	e.queues.SetClock(e.clock.Now)
 	if sharer := fw.Sharer(); sharer != nil {
 		// Queues are named like the quota that pays for their units.
-		e.queues.SetShareOrder(sharer.Share, sharer.Sharing)
+		e.queues.SetShareOrder(func(q schedtypes.QueueName) float64 { return sharer.Share(schedtypes.QuotaName(q)) }, sharer.Sharing)
 	}
 	if fw.PriorityMajor() {
 		e.queues.DeclarePriorityMajor()

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // maxShortfallsPerScope bounds the shapes remembered per quota and queue; a
@@ -19,20 +20,23 @@ const maxShortfallsPerScope = 8
 // pass.
 type shortfalls map[shortfallScope][]shortfall
 
-type shortfallScope struct{ quota, queue string }
+type shortfallScope struct {
+	quota schedtypes.QuotaName
+	queue schedtypes.QueueName
+}
 
 type shortfall struct {
 	request  quota.Resources
 	priority int32
 	failure  queue.Failure
-	unit     string
+	unit     schedtypes.UnitKey
 	// cohort is the quota's cohort as the remembered unit saw it.
-	cohort string
+	cohort schedtypes.CohortName
 }
 
 // match returns the failure of a remembered unit that asked no more than req
 // at a priority no lower than priority.
-func (s shortfalls) match(quotaName, queueName string, req quota.Resources, priority int32) (*shortfall, bool) {
+func (s shortfalls) match(quotaName schedtypes.QuotaName, queueName schedtypes.QueueName, req quota.Resources, priority int32) (*shortfall, bool) {
 	for i := range s[shortfallScope{quotaName, queueName}] {
 		f := &s[shortfallScope{quotaName, queueName}][i]
 		if priority <= f.priority && req.Covers(f.request) {
@@ -43,7 +47,7 @@ func (s shortfalls) match(quotaName, queueName string, req quota.Resources, prio
 }
 
 // add remembers a refusal.
-func (s shortfalls) add(quotaName, queueName, cohort, unit string, req quota.Resources, priority int32, f *queue.Failure) {
+func (s shortfalls) add(quotaName schedtypes.QuotaName, queueName schedtypes.QueueName, cohort schedtypes.CohortName, unit schedtypes.UnitKey, req quota.Resources, priority int32, f *queue.Failure) {
 	k := shortfallScope{quotaName, queueName}
 	if len(s[k]) >= maxShortfallsPerScope {
 		return

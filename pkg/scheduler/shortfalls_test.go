@@ -5,17 +5,19 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 func TestShortfallsMatch(t *testing.T) {
 	m := shortfalls{}
 	m.add("q", "queue", "cohort", "ns/a", quota.Resources{"cpu": 2000, "memory": 10}, 10, &queue.Failure{Reason: "short/q/cpu"})
 	for _, tc := range []struct {
-		name         string
-		quota, queue string
-		req          quota.Resources
-		prio         int32
-		want         bool
+		name  string
+		quota schedtypes.QuotaName
+		queue schedtypes.QueueName
+		req   quota.Resources
+		prio  int32
+		want  bool
 	}{
 		{"same shape and priority", "q", "queue", quota.Resources{"cpu": 2000, "memory": 10}, 10, true},
 		{"asks more, lower priority", "q", "queue", quota.Resources{"cpu": 3000, "memory": 10, "gpu": 1}, 5, true},

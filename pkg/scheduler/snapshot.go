@@ -8,6 +8,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
 )
 
@@ -22,13 +23,13 @@ var _ view.Reader = snapshot{}
 // View is the scheduler as the visibility and debug APIs may see it.
 func (s *Scheduler) View() view.Reader { return snapshot{e: s.env, objects: s.informer} }
 
-func (v snapshot) QueueNames() []string { return v.e.queues.QueueNames() }
+func (v snapshot) QueueNames() []schedtypes.QueueName { return v.e.queues.QueueNames() }
 
-func (v snapshot) QueueSettings(name string) (queue.Settings, bool) {
+func (v snapshot) QueueSettings(name schedtypes.QueueName) (queue.Settings, bool) {
 	return v.e.queues.QueueSettings(name)
 }
 
-func (v snapshot) Pending(name string) ([]view.PendingUnit, bool) {
+func (v snapshot) Pending(name schedtypes.QueueName) ([]view.PendingUnit, bool) {
 	live, ok := v.e.queues.Pending(name)
 	if !ok {
 		return nil, false
@@ -43,14 +44,20 @@ func (v snapshot) Pending(name string) ([]view.PendingUnit, bool) {
 	return out, true
 }
 
-func (v snapshot) PendingCounts() map[string]int { return v.e.queues.Counts() }
+func (v snapshot) PendingCounts() map[schedtypes.QueueName]int { return v.e.queues.Counts() }
 
-func (v snapshot) Orphans() map[string][]string { return v.e.queues.Orphans() }
+func (v snapshot) Orphans() map[schedtypes.QueueName][]schedtypes.UnitKey {
+	return v.e.queues.Orphans()
+}
 
 func (v snapshot) Quotas() []quota.Info { return v.e.fw.ListQuotas() }
 
-func (v snapshot) Map(u *v1alpha1.QueueUnit) (string, string) { return v.e.fw.Map(u) }
+func (v snapshot) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
+	return v.e.fw.Map(u)
+}
 
-func (v snapshot) Cohort(quotaName string) string { return v.e.fw.Cohort(quotaName) }
+func (v snapshot) Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName {
+	return v.e.fw.Cohort(quotaName)
+}
 
 func (v snapshot) Objects() client.Reader { return v.objects }

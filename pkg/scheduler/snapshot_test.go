@@ -10,6 +10,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -47,14 +48,14 @@ func TestViewReturnsCopies(t *testing.T) {
 	if _, ok := v.Pending("team-x"); ok {
 		t.Error("a missing queue has pending units")
 	}
-	if diff := cmp.Diff([]string{"team-b", "team-a"}, v.QueueNames()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.QueueName{"team-b", "team-a"}, v.QueueNames()); diff != "" {
 		t.Errorf("queue names in serving order (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]int{"team-a": 2, "team-b": 0}, v.PendingCounts()); diff != "" {
+	if diff := cmp.Diff(map[schedtypes.QueueName]int{"team-a": 2, "team-b": 0}, v.PendingCounts()); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
 	orphans := v.Orphans()
-	if diff := cmp.Diff(map[string][]string{"team-x": {"ns/x"}}, orphans); diff != "" {
+	if diff := cmp.Diff(map[schedtypes.QueueName][]schedtypes.UnitKey{"team-x": {"ns/x"}}, orphans); diff != "" {
 		t.Errorf("orphans (-want +got):\n%s", diff)
 	}
 	orphans["team-x"][0] = "changed"

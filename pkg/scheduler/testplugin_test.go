@@ -9,6 +9,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -21,23 +22,23 @@ type testPlugin struct {
 	h framework.Handle
 
 	mu       sync.Mutex
-	capacity map[string]quota.Resources
-	cohorts  map[string]string
-	charged  map[string]quota.Holding
+	capacity map[schedtypes.QuotaName]quota.Resources
+	cohorts  map[schedtypes.QuotaName]schedtypes.CohortName
+	charged  map[schedtypes.UnitKey]quota.Holding
 	// usage is every SetUsage call, in order (a copy of the holding).
 	usage      []usageCall
-	reserves   []string
-	unreserves []string
+	reserves   []schedtypes.UnitKey
+	unreserves []schedtypes.UnitKey
 	// preempt answers victim searches (nil: none); preempts lists them, with
 	// what they allowed.
-	preempt  func(u *framework.UnitInfo, skip func(string) bool) quota.Victims
+	preempt  func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) quota.Victims
 	preempts []string
 	// borrows lists the quotas whose units would borrow above their min.
-	borrows map[string]bool
+	borrows map[schedtypes.QuotaName]bool
 }
 
 type usageCall struct {
-	key string
+	key schedtypes.UnitKey
 	h   *quota.Holding
 }
 
@@ -51,8 +52,8 @@ var (
 )
 
 func newTestPlugin() *testPlugin {
-	return &testPlugin{capacity: map[string]quota.Resources{}, cohorts: map[string]string{},
-		charged: map[string]quota.Holding{}, borrows: map[string]bool{}}
+	return &testPlugin{capacity: map[schedtypes.QuotaName]quota.Resources{}, cohorts: map[schedtypes.QuotaName]schedtypes.CohortName{},
+		charged: map[schedtypes.UnitKey]quota.Holding{}, borrows: map[schedtypes.QuotaName]bool{}}
 }
 
 func (p *testPlugin) Name() string { return "Test" }
@@ -65,31 +66,31 @@ func (p *testPlugin) registry() framework.Registry {
 	}}
 }
 
-func (p *testPlugin) Map(u *v1alpha1.QueueUnit) (string, string) {
+func (p *testPlugin) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
 	name := u.Labels[v1alpha1.QuotaNameLabel]
 	if name == "" {
 		name = u.Spec.Queue
 	}
-	return name, name
+	return schedtypes.QueueName(name), schedtypes.QuotaName(name)
 }
 
-func (p *testPlugin) Cohort(quotaName string) string {
+func (p *testPlugin) Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c, ok := p.cohorts[quotaName]; ok {
 		return c
 	}
-	return quotaName
+	return schedtypes.CohortName(quotaName)
 }
 
 // setCapacity makes quota name admit units up to cpu (in cores).
-func (p *testPlugin) setCapacity(name string, cpuCores int64) {
+func (p *testPlugin) setCapacity(name schedtypes.QuotaName, cpuCores int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.capacity[name] = quota.Resources{"cpu": cpuCores * 1000}
 }
 
-func (p *testPlugin) usedLocked(quotaName, except string) quota.Resources {
+func (p *testPlugin) usedLocked(quotaName schedtypes.QuotaName, except schedtypes.UnitKey) quota.Resources {
 	used := quota.Resources{}
 	for key, h := range p.charged {
 		if key != except && h.Quota == quotaName {
@@ -102,7 +103,7 @@ func (p *testPlugin) usedLocked(quotaName, except string) quota.Resources {
 func (p *testPlugin) fitLocked(u *framework.UnitInfo) *framework.Status {
 	capacity, ok := p.capacity[u.Quota]
 	if !ok {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "notfound/"+u.Quota, "ElasticQuota "+u.Quota+" not found")
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "notfound/"+string(u.Quota), "ElasticQuota "+string(u.Quota)+" not found")
 	}
 	used := p.usedLocked(u.Quota, u.Key)
 	for _, r := range u.Request.Names() {
@@ -143,7 +144,7 @@ func (p *testPlugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 	p.h.Freed(p.Cohort(u.Quota))
 }
 
-func (p *testPlugin) SetUsage(key string, h *quota.Holding) {
+func (p *testPlugin) SetUsage(key schedtypes.UnitKey, h *quota.Holding) {
 	p.mu.Lock()
 	call := usageCall{key: key}
 	if h != nil {
@@ -163,7 +164,7 @@ func (p *testPlugin) SetUsage(key string, h *quota.Holding) {
 	}
 }
 
-func (p *testPlugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) quota.Victims {
+func (p *testPlugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) quota.Victims {
 	p.mu.Lock()
 	p.preempts = append(p.preempts, fmt.Sprintf("%s preempt=%v reclaim=%v", u.Key, preempt, reclaim))
 	fn := p.preempt
@@ -191,7 +192,7 @@ func (p *testPlugin) ListQuotas() []quota.Info {
 }
 
 // chargedTo returns what unit key is charged, and whether it is.
-func (p *testPlugin) chargedTo(key string) (quota.Holding, bool) {
+func (p *testPlugin) chargedTo(key schedtypes.UnitKey) (quota.Holding, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h, ok := p.charged[key]
@@ -199,7 +200,7 @@ func (p *testPlugin) chargedTo(key string) (quota.Holding, bool) {
 }
 
 // lastUsage returns the last SetUsage call for key.
-func (p *testPlugin) lastUsage(key string) (usageCall, bool) {
+func (p *testPlugin) lastUsage(key schedtypes.UnitKey) (usageCall, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(p.usage) - 1; i >= 0; i-- {

@@ -10,6 +10,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Reasons the scheduler reports on units that wait for something other than quota.
@@ -21,7 +22,9 @@ const (
 	reasonStale = "stale"
 )
 
-func keyOf(u *v1alpha1.QueueUnit) string { return u.Namespace + "/" + u.Name }
+func keyOf(u *v1alpha1.QueueUnit) schedtypes.UnitKey {
+	return schedtypes.NewUnitKey(u.Namespace, u.Name)
+}
 
 // intake follows the QueueUnit informer: it records each change in the
 // cache, puts pending units in their queues (or says why they cannot be
@@ -90,7 +93,7 @@ func (in *intake) onUnit(obj any) {
 }
 
 // enqueue puts a pending unit in its queue and reports where it cannot be.
-func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quotaName string, changed bool) {
+func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName, changed bool) {
 	qu := &queue.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
 		Quota: quotaName, Cohort: in.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: in.clock.Now(),
@@ -121,7 +124,7 @@ func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quota
 	}
 	if !in.queues.Upsert(qu, queueName, changed) {
 		in.reports.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
-			Message: "queue " + queueName + " not found: the unit is admitted as soon as it exists"})
+			Message: "queue " + string(queueName) + " not found: the unit is admitted as soon as it exists"})
 		return
 	}
 	if u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
@@ -131,7 +134,7 @@ func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName, quota
 
 // refuseInvalid keeps a unit whose demand cannot be counted out of its queue
 // and says why; it reports whether it did.
-func (in *intake) refuseInvalid(u *v1alpha1.QueueUnit, key string) bool {
+func (in *intake) refuseInvalid(u *v1alpha1.QueueUnit, key schedtypes.UnitKey) bool {
 	err := invalidRequest(u)
 	if err == nil {
 		return false
@@ -157,7 +160,7 @@ func (in *intake) onUnitDelete(obj any) {
 }
 
 // replay puts a waiting unit back in its queue (the end of a backoff).
-func (in *intake) replay(key string) {
+func (in *intake) replay(key schedtypes.UnitKey) {
 	if st, u := in.cache.entry(key); u != nil {
 		queueName, quotaName := in.fw.Map(u)
 		in.enqueue(u, st, queueName, quotaName, true)

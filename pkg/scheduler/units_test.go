@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -100,7 +101,7 @@ func TestIntakeReasonsAUnitCannotWait(t *testing.T) {
 			})
 			f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
 			f.addUnit(t, tc.unit)
-			for _, name := range []string{"team-a", "team-x"} {
+			for _, name := range []schedtypes.QueueName{"team-a", "team-x"} {
 				if f.pendingIn(name, "ns/a") {
 					t.Fatalf("the unit waits in queue %s", name)
 				}
@@ -209,7 +210,7 @@ func TestIntakeDeletedUnitsLeaveTheQueue(t *testing.T) {
 	now := metav1.NewTime(testStart)
 	being.DeletionTimestamp = &now
 	f.s.intake.onUnit(being)
-	for _, key := range []string{"ns/a", "ns/b", "ns/c"} {
+	for _, key := range []schedtypes.UnitKey{"ns/a", "ns/b", "ns/c"} {
 		if f.pendingIn("team-a", key) {
 			t.Errorf("%s still waits in its queue", key)
 		}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Clock is what the scheduler needs of a clock: time, tickers for its work
@@ -22,19 +24,19 @@ type Clock interface {
 // causes. wakeups has its own lock and calls fire without holding it.
 type wakeups struct {
 	clock Clock
-	fire  func(cohort string)
+	fire  func(cohort schedtypes.CohortName)
 
 	mu     sync.Mutex
-	at     map[string]time.Time
-	timers map[string]clock.Timer
+	at     map[schedtypes.CohortName]time.Time
+	timers map[schedtypes.CohortName]clock.Timer
 }
 
-func newWakeups(clk Clock, fire func(cohort string)) *wakeups {
-	return &wakeups{clock: clk, fire: fire, at: map[string]time.Time{}, timers: map[string]clock.Timer{}}
+func newWakeups(clk Clock, fire func(cohort schedtypes.CohortName)) *wakeups {
+	return &wakeups{clock: clk, fire: fire, at: map[schedtypes.CohortName]time.Time{}, timers: map[schedtypes.CohortName]clock.Timer{}}
 }
 
 // wakeAt makes cohort worth trying again at t.
-func (w *wakeups) wakeAt(cohort string, t time.Time) {
+func (w *wakeups) wakeAt(cohort schedtypes.CohortName, t time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if cur, ok := w.at[cohort]; ok && !t.Before(cur) {
@@ -56,7 +58,7 @@ func (w *wakeups) wakeAt(cohort string, t time.Time) {
 }
 
 // pending returns the deadline set for cohort, if any.
-func (w *wakeups) pending(cohort string) (time.Time, bool) {
+func (w *wakeups) pending(cohort schedtypes.CohortName) (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t, ok := w.at[cohort]

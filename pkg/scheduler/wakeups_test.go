@@ -7,23 +7,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 type fired struct {
 	mu      sync.Mutex
-	cohorts []string
+	cohorts []schedtypes.CohortName
 }
 
-func (f *fired) fire(cohort string) {
+func (f *fired) fire(cohort schedtypes.CohortName) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cohorts = append(f.cohorts, cohort)
 }
 
-func (f *fired) get() []string {
+func (f *fired) get() []schedtypes.CohortName {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]string(nil), f.cohorts...)
+	return append([]schedtypes.CohortName(nil), f.cohorts...)
 }
 
 // A deadline fires at its time and not before, with only the clock moving;
@@ -48,15 +50,15 @@ func TestWakeupsFireAtTheirDeadline(t *testing.T) {
 		t.Fatalf("fired %v before any deadline", got)
 	}
 	clk.Step(time.Second)
-	if diff := cmp.Diff([]string{"b"}, f.get()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.CohortName{"b"}, f.get()); diff != "" {
 		t.Fatalf("at b's deadline (-want +got):\n%s", diff)
 	}
 	clk.Step(4*time.Minute + 29*time.Second)
-	if diff := cmp.Diff([]string{"b"}, f.get()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.CohortName{"b"}, f.get()); diff != "" {
 		t.Fatalf("a fired early or b twice (-want +got):\n%s", diff)
 	}
 	clk.Step(time.Second)
-	if diff := cmp.Diff([]string{"b", "a"}, f.get()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.CohortName{"b", "a"}, f.get()); diff != "" {
 		t.Fatalf("at a's deadline (-want +got):\n%s", diff)
 	}
 	if _, ok := w.pending("a"); ok {
@@ -65,7 +67,7 @@ func TestWakeupsFireAtTheirDeadline(t *testing.T) {
 	// A deadline already past fires at once.
 	w.wakeAt("c", start)
 	clk.Step(0)
-	if diff := cmp.Diff([]string{"b", "a", "c"}, f.get()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.CohortName{"b", "a", "c"}, f.get()); diff != "" {
 		t.Errorf("past deadline (-want +got):\n%s", diff)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // write is one status change to make on a unit.
@@ -88,17 +89,17 @@ type statusWriter struct {
 	c client.Client
 	// reader reads around the cache, to retry a conflict on fresh data.
 	reader client.Reader
-	decide workqueue.TypedRateLimitingInterface[string]
-	inform workqueue.TypedRateLimitingInterface[string]
+	decide workqueue.TypedRateLimitingInterface[schedtypes.UnitKey]
+	inform workqueue.TypedRateLimitingInterface[schedtypes.UnitKey]
 	// fence reports whether this replica may write (nil: always).
 	fence func() bool
 	// refused is told of a permanent refusal, once per unit and error.
 	refused func(u *v1alpha1.QueueUnit, err error)
 
 	mu      sync.Mutex
-	pending map[string]*write
+	pending map[schedtypes.UnitKey]*write
 	// told is the refusal last told per unit and kind of write (toldKey).
-	told map[string]string
+	told map[schedtypes.UnitKey]string
 }
 
 // infoRetry is how long an informational write steps aside for decisions;
@@ -112,13 +113,13 @@ const (
 // the API's sake; they are not deadlines a user waits for, and they run on
 // the real clock, so a scheduler on a fake clock (tests) still writes.
 func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
-	q := func(name string) workqueue.TypedRateLimitingInterface[string] {
+	q := func(name string) workqueue.TypedRateLimitingInterface[schedtypes.UnitKey] {
 		// Per unit: 5 ms doubling up to 5 minutes, for writes that fail.
-		limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 5*time.Minute)
-		return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+		limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[schedtypes.UnitKey](5*time.Millisecond, 5*time.Minute)
+		return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[schedtypes.UnitKey]{Name: name})
 	}
 	return &statusWriter{c: c, reader: reader, decide: q("queueunit-status"), inform: q("queueunit-status-info"),
-		pending: map[string]*write{}, told: map[string]string{}}
+		pending: map[schedtypes.UnitKey]*write{}, told: map[schedtypes.UnitKey]string{}}
 }
 
 // merge is what waits for a unit once wr comes where old waits:
@@ -144,7 +145,7 @@ func merge(old, wr *write) *write {
 
 // enqueue schedules wr for key after delay, merged with a write not yet
 // made (see merge).
-func (w *statusWriter) enqueue(key string, wr *write, delay time.Duration) {
+func (w *statusWriter) enqueue(key schedtypes.UnitKey, wr *write, delay time.Duration) {
 	w.mu.Lock()
 	old := w.pending[key]
 	next := merge(old, wr)
@@ -166,7 +167,7 @@ func (w *statusWriter) enqueue(key string, wr *write, delay time.Duration) {
 	}
 }
 
-func (w *statusWriter) queueOf(wr *write) workqueue.TypedRateLimitingInterface[string] {
+func (w *statusWriter) queueOf(wr *write) workqueue.TypedRateLimitingInterface[schedtypes.UnitKey] {
 	if wr.info {
 		return w.inform
 	}
@@ -176,7 +177,7 @@ func (w *statusWriter) queueOf(wr *write) workqueue.TypedRateLimitingInterface[s
 // again puts back a write that was taken but not made, merged with any
 // write that came for its unit meanwhile, after the unit's backoff (or
 // after delay, when it is not 0).
-func (w *statusWriter) again(key string, wr *write, delay time.Duration) {
+func (w *statusWriter) again(key schedtypes.UnitKey, wr *write, delay time.Duration) {
 	w.mu.Lock()
 	next := wr
 	if newer := w.pending[key]; newer != nil {
@@ -195,7 +196,7 @@ func (w *statusWriter) again(key string, wr *write, delay time.Duration) {
 
 // dropInfo forgets an informational write for key not made yet: what it
 // would say is no longer wanted.
-func (w *statusWriter) dropInfo(key string) {
+func (w *statusWriter) dropInfo(key schedtypes.UnitKey) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if wr, ok := w.pending[key]; ok && wr.info && wr.done == nil {
@@ -204,7 +205,7 @@ func (w *statusWriter) dropInfo(key string) {
 }
 
 // has reports whether a write for key is waiting.
-func (w *statusWriter) has(key string) bool {
+func (w *statusWriter) has(key schedtypes.UnitKey) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, ok := w.pending[key]
@@ -234,7 +235,7 @@ func (w *statusWriter) run(ctx context.Context, workers int) {
 	wg.Wait()
 }
 
-func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], info bool) bool {
+func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[schedtypes.UnitKey], info bool) bool {
 	key, shutdown := q.Get()
 	if shutdown {
 		return false
@@ -302,7 +303,7 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 }
 
 // finish ends a write whose outcome is known.
-func (w *statusWriter) finish(key string, q workqueue.TypedRateLimitingInterface[string], wr *write, written *v1alpha1.QueueUnit, err error) {
+func (w *statusWriter) finish(key schedtypes.UnitKey, q workqueue.TypedRateLimitingInterface[schedtypes.UnitKey], wr *write, written *v1alpha1.QueueUnit, err error) {
 	q.Forget(key)
 	if err == nil {
 		w.mu.Lock()
@@ -319,7 +320,7 @@ func (w *statusWriter) finish(key string, q workqueue.TypedRateLimitingInterface
 
 // toldKey tells admissions and other writes of a unit apart: a report that
 // lands does not mean the refused admission would now.
-func toldKey(key string, wr *write) string {
+func toldKey(key schedtypes.UnitKey, wr *write) schedtypes.UnitKey {
 	if wr.done != nil {
 		return key + "#admission"
 	}
@@ -328,7 +329,7 @@ func toldKey(key string, wr *write) string {
 
 // tell reports a permanent refusal once per unit and error, until a write
 // of its kind lands.
-func (w *statusWriter) tell(key string, wr *write, err error) {
+func (w *statusWriter) tell(key schedtypes.UnitKey, wr *write, err error) {
 	u := wr.base
 	key = toldKey(key, wr)
 	w.mu.Lock()

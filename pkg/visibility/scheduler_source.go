@@ -10,6 +10,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
@@ -28,19 +29,20 @@ func FromScheduler(s view.Reader) Source { return &schedulerSource{s: s} }
 
 // Units implements Source.
 func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) ([]visibilityv1alpha1.QueueUnitSummary, bool, error) {
-	var match func(queueName, quotaName string) bool
+	var match func(queueName queue.QueueName, quotaName quota.QuotaName) bool
 	switch scope.Resource {
 	case visibilityv1alpha1.ResourceQueues:
-		if !hasQueue(a.s, scope.Name) {
+		name := queue.QueueName(scope.Name)
+		if !hasQueue(a.s, name) {
 			return nil, false, nil
 		}
-		match = func(q, _ string) bool { return q == scope.Name }
+		match = func(q queue.QueueName, _ quota.QuotaName) bool { return q == name }
 	case visibilityv1alpha1.ResourceElasticQuotas:
-		under, ok := quotaAndBelow(a.s.Quotas(), scope.Name)
+		under, ok := quotaAndBelow(a.s.Quotas(), quota.QuotaName(scope.Name))
 		if !ok {
 			return nil, false, nil
 		}
-		match = func(_, qt string) bool { return under[qt] }
+		match = func(_ queue.QueueName, qt quota.QuotaName) bool { return under[qt] }
 	default:
 		return nil, false, nil
 	}
@@ -53,7 +55,7 @@ func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) 
 
 // pending lists pending units, queue by queue in serving order, each queue in
 // scheduling order.
-func (a *schedulerSource) pending(match func(queueName, quotaName string) bool) []visibilityv1alpha1.QueueUnitSummary {
+func (a *schedulerSource) pending(match func(queue.QueueName, quota.QuotaName) bool) []visibilityv1alpha1.QueueUnitSummary {
 	items := []visibilityv1alpha1.QueueUnitSummary{}
 	for _, name := range a.s.QueueNames() {
 		units, _ := a.s.Pending(name)
@@ -63,7 +65,7 @@ func (a *schedulerSource) pending(match func(queueName, quotaName string) bool) 
 			}
 			items = append(items, visibilityv1alpha1.QueueUnitSummary{
 				ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, CreationTimestamp: metav1.NewTime(p.Created)},
-				Phase:      visibilityv1alpha1.PhaseEnqueued, Queue: name, Quota: p.Quota,
+				Phase:      visibilityv1alpha1.PhaseEnqueued, Queue: string(name), Quota: string(p.Quota),
 				Priority: p.Priority, PositionInQueue: int32(p.Position), Request: p.Request.ToList(),
 			})
 		}
@@ -72,7 +74,7 @@ func (a *schedulerSource) pending(match func(queueName, quotaName string) bool) 
 }
 
 // admitted lists the cached units in phase, oldest allocation first.
-func (a *schedulerSource) admitted(ctx context.Context, match func(queueName, quotaName string) bool, phase string) ([]visibilityv1alpha1.QueueUnitSummary, error) {
+func (a *schedulerSource) admitted(ctx context.Context, match func(queue.QueueName, quota.QuotaName) bool, phase string) ([]visibilityv1alpha1.QueueUnitSummary, error) {
 	list := &v1alpha1.QueueUnitList{}
 	if err := a.s.Objects().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -98,7 +100,7 @@ func (a *schedulerSource) admitted(ctx context.Context, match func(queueName, qu
 		q, qt := a.s.Map(u)
 		items = append(items, visibilityv1alpha1.QueueUnitSummary{
 			ObjectMeta: metav1.ObjectMeta{Name: u.Name, Namespace: u.Namespace, CreationTimestamp: u.CreationTimestamp},
-			Phase:      phase, Queue: q, Quota: qt, Priority: queueunit.Priority(u),
+			Phase:      phase, Queue: string(q), Quota: string(qt), Priority: queueunit.Priority(u),
 			Request: queueunit.Usage(u).ToList(), Message: u.Status.Message,
 		})
 	}
@@ -113,8 +115,8 @@ func allocated(u *v1alpha1.QueueUnit) metav1.Time {
 }
 
 // quotaAndBelow returns name and every quota below it, and whether name exists.
-func quotaAndBelow(quotas []quota.Info, name string) (map[string]bool, bool) {
-	children := map[string][]string{}
+func quotaAndBelow(quotas []quota.Info, name quota.QuotaName) (map[quota.QuotaName]bool, bool) {
+	children := map[quota.QuotaName][]quota.QuotaName{}
 	exists := false
 	for _, q := range quotas {
 		children[q.Parent] = append(children[q.Parent], q.Name)
@@ -125,8 +127,8 @@ func quotaAndBelow(quotas []quota.Info, name string) (map[string]bool, bool) {
 	if !exists {
 		return nil, false
 	}
-	out := map[string]bool{}
-	for todo := []string{name}; len(todo) > 0; {
+	out := map[quota.QuotaName]bool{}
+	for todo := []quota.QuotaName{name}; len(todo) > 0; {
 		n := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		if !out[n] {
@@ -152,7 +154,7 @@ func (a *schedulerSource) Explain(ctx context.Context, items []visibilityv1alpha
 	}
 }
 
-func hasQueue(r view.Reader, name string) bool {
+func hasQueue(r view.Reader, name queue.QueueName) bool {
 	_, ok := r.QueueSettings(name)
 	return ok
 }

@@ -167,10 +167,14 @@ func (f *Framework) PriorityMajor() bool {
 }
 
 // Map returns the unit's queue and quota.
-func (f *Framework) Map(u *v1alpha1.QueueUnit) (string, string) { return f.mapper.Map(u) }
+func (f *Framework) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
+	return f.mapper.Map(u)
+}
 
 // Cohort returns the cohort of a quota.
-func (f *Framework) Cohort(quotaName string) string { return f.mapper.Cohort(quotaName) }
+func (f *Framework) Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName {
+	return f.mapper.Cohort(quotaName)
+}
 
 // Filter runs every filter; the first that refuses answers.
 func (f *Framework) Filter(ctx context.Context, u *UnitInfo) *Status {
@@ -203,14 +207,14 @@ func (f *Framework) Unreserve(ctx context.Context, u *UnitInfo) {
 }
 
 // SetUsage tells usage plugins what a unit holds.
-func (f *Framework) SetUsage(key string, h *schedtypes.Holding) {
+func (f *Framework) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	for _, p := range f.usages {
 		p.SetUsage(key, h)
 	}
 }
 
 // Preempt asks the preemption plugin, if one is enabled, for victims.
-func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(string) bool) schedtypes.Victims {
+func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
 	if f.preempter == nil || (!preempt && !reclaim) {
 		return schedtypes.Victims{}
 	}

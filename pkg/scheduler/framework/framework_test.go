@@ -46,8 +46,12 @@ func (s *majorSorter) PriorityMajor() bool { return s.major }
 
 type mapper struct{ fake }
 
-func (m *mapper) Map(u *v1alpha1.QueueUnit) (string, string) { return "q-" + u.Name, "quota-" + u.Name }
-func (m *mapper) Cohort(q string) string                     { return "cohort-of-" + q }
+func (m *mapper) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
+	return schedtypes.QueueName("q-" + u.Name), schedtypes.QuotaName("quota-" + u.Name)
+}
+func (m *mapper) Cohort(q schedtypes.QuotaName) schedtypes.CohortName {
+	return schedtypes.CohortName("cohort-of-" + q)
+}
 
 type filter struct {
 	fake
@@ -55,7 +59,7 @@ type filter struct {
 }
 
 func (f *filter) Filter(_ context.Context, u *UnitInfo) *Status {
-	f.calls.add("filter " + f.name + " " + u.Key)
+	f.calls.add("filter " + f.name + " " + string(u.Key))
 	return f.refuse
 }
 
@@ -65,22 +69,22 @@ type reserver struct {
 }
 
 func (r *reserver) Reserve(_ context.Context, u *UnitInfo) *Status {
-	r.calls.add("reserve " + r.name + " " + u.Key)
+	r.calls.add("reserve " + r.name + " " + string(u.Key))
 	return r.refuse
 }
 
 func (r *reserver) Unreserve(_ context.Context, u *UnitInfo) {
-	r.calls.add("unreserve " + r.name + " " + u.Key)
+	r.calls.add("unreserve " + r.name + " " + string(u.Key))
 }
 
 type usage struct {
 	fake
-	got map[string]*schedtypes.Holding
+	got map[schedtypes.UnitKey]*schedtypes.Holding
 }
 
-func (u *usage) SetUsage(key string, h *schedtypes.Holding) {
+func (u *usage) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	if u.got == nil {
-		u.got = map[string]*schedtypes.Holding{}
+		u.got = map[schedtypes.UnitKey]*schedtypes.Holding{}
 	}
 	u.got[key] = h
 }
@@ -91,13 +95,13 @@ type preempter struct {
 	borrow bool
 }
 
-func (p *preempter) Preempt(_ context.Context, u *UnitInfo, preempt, reclaim bool, skip func(string) bool) schedtypes.Victims {
-	p.calls.add("preempt " + u.Key + " " + boolWord(preempt, "preempt") + " " + boolWord(reclaim, "reclaim") + " skip-x=" + boolWord(skip("x"), "yes"))
+func (p *preempter) Preempt(_ context.Context, u *UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
+	p.calls.add("preempt " + string(u.Key) + " " + boolWord(preempt, "preempt") + " " + boolWord(reclaim, "reclaim") + " skip-x=" + boolWord(skip("x"), "yes"))
 	return p.answer
 }
 
 func (p *preempter) WouldBorrow(u *UnitInfo) bool {
-	p.calls.add("wouldborrow " + u.Key)
+	p.calls.add("wouldborrow " + string(u.Key))
 	return p.borrow
 }
 
@@ -110,8 +114,8 @@ func boolWord(b bool, word string) string {
 
 type sharer struct{ fake }
 
-func (s *sharer) Share(string) float64 { return 0.5 }
-func (s *sharer) Sharing() bool        { return true }
+func (s *sharer) Share(schedtypes.QuotaName) float64 { return 0.5 }
+func (s *sharer) Sharing() bool                      { return true }
 
 type lister struct {
 	fake
@@ -137,7 +141,7 @@ type handle struct{ clock clock.Clock }
 func (h *handle) Client() client.Client          { return nil }
 func (h *handle) Cache() cache.Cache             { return nil }
 func (h *handle) Recorder() record.EventRecorder { return record.NewFakeRecorder(8) }
-func (h *handle) Freed(string)                   {}
+func (h *handle) Freed(schedtypes.CohortName)    {}
 func (h *handle) Invalidate()                    {}
 func (h *handle) Clock() clock.Clock             { return h.clock }
 
@@ -375,7 +379,7 @@ func TestPreemptIsGated(t *testing.T) {
 	victims := schedtypes.Victims{Units: []schedtypes.Holding{{Key: "ns/v"}}}
 	p := &preempter{fake: fake{"Preempt", c}, answer: victims, borrow: true}
 	f := newFramework(t, &mapper{fake{name: "Map"}}, p)
-	skip := func(k string) bool { return k == "x" }
+	skip := func(k schedtypes.UnitKey) bool { return k == "x" }
 	u := &UnitInfo{Key: "ns/u"}
 
 	if got := f.Preempt(context.Background(), u, false, false, skip); len(got.Units) != 0 || len(c.log) != 0 {

@@ -15,10 +15,10 @@ import (
 
 // UnitInfo is one QueueUnit as plugins see it in a scheduling attempt.
 type UnitInfo struct {
-	Key   string
+	Key   schedtypes.UnitKey
 	Unit  *v1alpha1.QueueUnit
-	Queue string
-	Quota string
+	Queue schedtypes.QueueName
+	Quota schedtypes.QuotaName
 	// Request is the unit's whole demand.
 	Request schedtypes.Resources
 	// Priority of the unit inside its queue.
@@ -53,9 +53,9 @@ type PriorityMajorSorter interface {
 // Exactly one is used.
 type QueueMapPlugin interface {
 	Plugin
-	Map(u *v1alpha1.QueueUnit) (queueName, quotaName string)
+	Map(u *v1alpha1.QueueUnit) (queueName schedtypes.QueueName, quotaName schedtypes.QuotaName)
 	// Cohort is the group of quotas whose freed capacity can help quotaName.
-	Cohort(quotaName string) string
+	Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName
 }
 
 // FilterPlugin decides whether a unit may be admitted now. A filter must be
@@ -81,7 +81,7 @@ type ReservePlugin interface {
 type UsagePlugin interface {
 	Plugin
 	// SetUsage sets what unit key holds (nil or zero usage: nothing).
-	SetUsage(key string, h *schedtypes.Holding)
+	SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding)
 }
 
 // PreemptPlugin finds admitted units whose eviction would let a unit that
@@ -95,7 +95,7 @@ type PreemptPlugin interface {
 	// evicting lower-priority units of the unit's own quota; reclaim allows
 	// taking back what other quotas borrow. Units for which skip is true are
 	// never chosen.
-	Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(key string) bool) schedtypes.Victims
+	Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(key schedtypes.UnitKey) bool) schedtypes.Victims
 	// WouldBorrow reports whether admitting u would take its quota above its
 	// min. While room is being made for a nominated unit, units that would
 	// borrow wait, so they do not take that room.
@@ -119,7 +119,7 @@ type Syncer interface {
 // below, served first). At most one may be enabled: the queues have one
 // order.
 type SharePlugin interface {
-	Share(quotaName string) float64
+	Share(quotaName schedtypes.QuotaName) float64
 	// Sharing reports whether fair sharing is asked for at all; while it is
 	// not, queues of equal priority take turns.
 	Sharing() bool
@@ -139,7 +139,7 @@ type Handle interface {
 	Cache() cache.Cache
 	Recorder() record.EventRecorder
 	// Freed says capacity was freed in a cohort: its waiting units are tried again.
-	Freed(cohort string)
+	Freed(cohort schedtypes.CohortName)
 	// Invalidate says anything may fit now: every waiting unit is tried again.
 	Invalidate()
 	// Clock is the scheduler's clock.

@@ -14,7 +14,7 @@ import (
 type PendingUnit struct {
 	Namespace, Name string
 	// Quota pays for the unit.
-	Quota    string
+	Quota    quota.QuotaName
 	Priority int32
 	// Position is 1 for the unit tried first.
 	Position int
@@ -27,21 +27,21 @@ type PendingUnit struct {
 // copy the caller may keep and change.
 type Reader interface {
 	// QueueNames lists the queues in the order they are served.
-	QueueNames() []string
+	QueueNames() []queue.QueueName
 	// QueueSettings returns a queue's settings; false when it is unknown.
-	QueueSettings(name string) (queue.Settings, bool)
+	QueueSettings(name queue.QueueName) (queue.Settings, bool)
 	// Pending lists a queue's pending units in the order they are tried.
-	Pending(name string) ([]PendingUnit, bool)
+	Pending(name queue.QueueName) ([]PendingUnit, bool)
 	// PendingCounts counts the pending units of every queue.
-	PendingCounts() map[string]int
+	PendingCounts() map[queue.QueueName]int
 	// Orphans lists, by queue name, the units of queues that do not exist.
-	Orphans() map[string][]string
+	Orphans() map[queue.QueueName][]queue.UnitKey
 	// Quotas lists the quotas with their usage.
 	Quotas() []quota.Info
 	// Map returns the queue and the quota of a unit.
-	Map(u *v1alpha1.QueueUnit) (queueName, quotaName string)
+	Map(u *v1alpha1.QueueUnit) (queueName queue.QueueName, quotaName quota.QuotaName)
 	// Cohort returns the cohort of a quota.
-	Cohort(quotaName string) string
+	Cohort(quotaName quota.QuotaName) quota.CohortName
 	// Objects reads the QueueUnits the scheduler is fed from (its informer
 	// cache). Objects read with client.UnsafeDisableDeepCopy are shared:
 	// never change them.

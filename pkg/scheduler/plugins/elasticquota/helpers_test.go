@@ -31,7 +31,7 @@ type testHandle struct {
 	informers cache.Cache
 
 	mu          sync.Mutex
-	freed       []string
+	freed       []schedtypes.CohortName
 	invalidated int
 }
 
@@ -50,7 +50,7 @@ func (h *testHandle) Cache() cache.Cache             { return h.informers }
 func (h *testHandle) Recorder() record.EventRecorder { return h.recorder }
 func (h *testHandle) Clock() clock.Clock             { return h.clock }
 
-func (h *testHandle) Freed(cohort string) {
+func (h *testHandle) Freed(cohort schedtypes.CohortName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.freed = append(h.freed, cohort)
@@ -63,7 +63,7 @@ func (h *testHandle) Invalidate() {
 }
 
 // takeFreed returns the cohorts freed since the last call.
-func (h *testHandle) takeFreed() []string {
+func (h *testHandle) takeFreed() []schedtypes.CohortName {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := h.freed
@@ -110,16 +110,16 @@ func newTestPlugin(t *testing.T, args *configv1.ElasticQuotaArgs, quotas ...*eqv
 func cpu(n int64) schedtypes.Resources { return schedtypes.Resources{corev1.ResourceCPU: n * 1000} }
 
 // unit is a unit of namespace default asking for n CPUs of a quota.
-func unit(name, quotaName string, priority int32, n int64) *framework.UnitInfo {
+func unit(name string, quotaName schedtypes.QuotaName, priority int32, n int64) *framework.UnitInfo {
 	return unitIn("default", name, quotaName, priority, n)
 }
 
-func unitIn(ns, name, quotaName string, priority int32, n int64) *framework.UnitInfo {
+func unitIn(ns, name string, quotaName schedtypes.QuotaName, priority int32, n int64) *framework.UnitInfo {
 	return &framework.UnitInfo{
-		Key:  ns + "/" + name,
+		Key:  schedtypes.NewUnitKey(ns, name),
 		Unit: &v1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
 		// The queue is named like the quota (Map).
-		Queue: quotaName, Quota: quotaName, Request: cpu(n), Priority: priority,
+		Queue: schedtypes.QueueName(quotaName), Quota: quotaName, Request: cpu(n), Priority: priority,
 	}
 }
 
@@ -129,7 +129,7 @@ func holding(u *framework.UnitInfo, at time.Time) *schedtypes.Holding {
 }
 
 // usedCPU is the CPU quota name uses, in milli-CPUs, as ListQuotas says.
-func usedCPU(t *testing.T, p *Plugin, name string) int64 {
+func usedCPU(t *testing.T, p *Plugin, name schedtypes.QuotaName) int64 {
 	t.Helper()
 	for _, q := range p.ListQuotas() {
 		if q.Name == name {

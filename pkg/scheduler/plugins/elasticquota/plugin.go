@@ -14,6 +14,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -24,26 +25,26 @@ type Plugin struct {
 	mu   sync.Mutex
 	tree *quota.Tree
 	// charged is what each unit holds, and where; byQuota indexes it.
-	charged map[string]charge
-	byQuota map[string]map[string]struct{}
+	charged map[quota.UnitKey]charge
+	byQuota map[quota.QuotaName]map[quota.UnitKey]struct{}
 	// protection keeps recently admitted units from reclaim.
 	protection time.Duration
 	now        func() time.Time
 	// versions count changes of what units hold, by cohort; noVictims
 	// remembers, by quota, the last search that found nobody to evict, so
 	// the same search is not repeated until something changed.
-	versions  map[string]uint64
-	noVictims map[string]victimSearch
+	versions  map[quota.CohortName]uint64
+	noVictims map[quota.QuotaName]victimSearch
 	// quotas are the ElasticQuotas seen, by name.
-	quotas map[string]*eqv1alpha1.ElasticQuota
+	quotas map[quota.QuotaName]*eqv1alpha1.ElasticQuota
 	// shared lets any namespace use any quota (args sharedQuotas).
 	shared bool
 	// treeReported is the tree problem last reported on each quota (event
 	// InvalidQuotaTree), so it is reported once.
-	treeReported map[string]string
+	treeReported map[quota.QuotaName]string
 	// minReported is the children's-min problem last reported on each
 	// parent quota (event InvalidQuotaMin), so it is said once.
-	minReported map[string]string
+	minReported map[quota.QuotaName]string
 
 	sync          workqueue.TypedRateLimitingInterface[string]
 	registrations []toolscache.ResourceEventHandlerRegistration
@@ -94,10 +95,10 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 	args = args.DeepCopy()
 	args.SetDefaults()
 	return &Plugin{shared: args.SharedQuotas,
-		h: h, tree: quota.New(*args.OversellRate), charged: map[string]charge{}, byQuota: map[string]map[string]struct{}{},
+		h: h, tree: quota.New(*args.OversellRate), charged: map[quota.UnitKey]charge{}, byQuota: map[quota.QuotaName]map[quota.UnitKey]struct{}{},
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
-		versions: map[string]uint64{}, noVictims: map[string]victimSearch{},
-		quotas: map[string]*eqv1alpha1.ElasticQuota{}, treeReported: map[string]string{}, minReported: map[string]string{},
+		versions: map[quota.CohortName]uint64{}, noVictims: map[quota.QuotaName]victimSearch{},
+		quotas: map[quota.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[quota.QuotaName]string{}, minReported: map[quota.QuotaName]string{},
 		sync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"}),
 	}
@@ -136,15 +137,16 @@ func (p *Plugin) watch(ctx context.Context) error {
 func (*Plugin) Name() string { return configv1.PluginElasticQuotaV2 }
 
 // Map puts a unit in the queue of its quota: the quota label, else spec.queue.
-func (*Plugin) Map(u *v1alpha1.QueueUnit) (string, string) {
-	if q := u.Labels[v1alpha1.QuotaNameLabel]; q != "" {
-		return q, q
+func (*Plugin) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, quota.QuotaName) {
+	name := u.Labels[v1alpha1.QuotaNameLabel]
+	if name == "" {
+		name = u.Spec.Queue
 	}
-	return u.Spec.Queue, u.Spec.Queue
+	return schedtypes.QueueName(name), quota.QuotaName(name)
 }
 
 // Cohort is the top-level quota above quotaName.
-func (p *Plugin) Cohort(quotaName string) string {
+func (p *Plugin) Cohort(quotaName quota.QuotaName) quota.CohortName {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.Cohort(quotaName)
@@ -194,7 +196,7 @@ func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 }
 
 // SetUsage records what a unit holds, as read from the API.
-func (p *Plugin) SetUsage(key string, h *quota.Holding) {
+func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
 	p.mu.Lock()
 	freed := p.setLocked(key, h)
 	p.mu.Unlock()
@@ -205,7 +207,7 @@ func (p *Plugin) SetUsage(key string, h *quota.Holding) {
 
 // setLocked moves a unit's charge and returns the cohort where capacity was
 // freed, if any.
-func (p *Plugin) setLocked(key string, h *quota.Holding) string {
+func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName {
 	prev, had := p.charged[key]
 	if had {
 		p.versions[p.tree.Cohort(prev.Quota)]++
@@ -221,7 +223,7 @@ func (p *Plugin) setLocked(key string, h *quota.Holding) string {
 		p.charged[key] = *h
 		return ""
 	}
-	freed := ""
+	var freed quota.CohortName
 	if had {
 		// The cohort is taken before the release, which may prune the node.
 		cohort := p.tree.Cohort(prev.Quota)
@@ -243,7 +245,7 @@ func (p *Plugin) setLocked(key string, h *quota.Holding) string {
 		p.tree.Charge(c.Quota, c.Used)
 		p.charged[key] = c
 		if p.byQuota[c.Quota] == nil {
-			p.byQuota[c.Quota] = map[string]struct{}{}
+			p.byQuota[c.Quota] = map[quota.UnitKey]struct{}{}
 		}
 		p.byQuota[c.Quota][key] = struct{}{}
 	}
@@ -269,7 +271,7 @@ const noVictimsTTL = time.Second
 // A search that found nobody is not repeated for a unit of no higher priority
 // and no smaller request in the same quota until what units hold in the
 // cohort changes: it could only find a subset of the same candidates.
-func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(string) bool) quota.Victims {
+func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(quota.UnitKey) bool) quota.Victims {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tenancyLocked(u) != nil {
@@ -282,7 +284,7 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		u.Priority <= last.priority && covers(u.Request, last.request) {
 		return quota.Victims{RetryAt: last.retryAt}
 	}
-	held := map[string][]quota.Holding{}
+	held := map[quota.QuotaName][]quota.Holding{}
 	for q, keys := range p.byQuota {
 		if p.tree.Cohort(q) != cohort {
 			continue
@@ -332,7 +334,7 @@ func (p *Plugin) WouldBorrow(u *framework.UnitInfo) bool {
 
 // Share is how far quota name is into its fair share of what it may borrow
 // (see quota.Tree.Share): the pass serves the lowest first.
-func (p *Plugin) Share(quotaName string) float64 {
+func (p *Plugin) Share(quotaName quota.QuotaName) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.Share(quotaName)

@@ -14,6 +14,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -44,7 +45,7 @@ func TestCohortIsTheTopLevelQuota(t *testing.T) {
 	quotas := append(twoTeams(), utiltesting.MakeElasticQuota("solo").Max(corev1.ResourceCPU, "1").Obj(),
 		utiltesting.MakeElasticQuota("team-a-1").Parent("team-a").Max(corev1.ResourceCPU, "1").Obj())
 	p, _ := newTestPlugin(t, nil, quotas...)
-	for q, want := range map[string]string{"org": "org", "team-a": "org", "team-b": "org", "team-a-1": "org", "solo": "solo"} {
+	for q, want := range map[schedtypes.QuotaName]schedtypes.CohortName{"org": "org", "team-a": "org", "team-b": "org", "team-a-1": "org", "solo": "solo"} {
 		if got := p.Cohort(q); got != want {
 			t.Errorf("Cohort(%s) = %q, want %q", q, got, want)
 		}
@@ -149,7 +150,7 @@ func TestReserveAndUnreserve(t *testing.T) {
 		t.Errorf("a refused reserve freed %v", freed)
 	}
 	p.Unreserve(context.Background(), first)
-	if diff := cmp.Diff([]string{"org"}, h.takeFreed()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.CohortName{"org"}, h.takeFreed()); diff != "" {
 		t.Errorf("cohorts freed by Unreserve (-want +got):\n%s", diff)
 	}
 	if got := usedCPU(t, p, "team-a"); got != 0 {
@@ -185,19 +186,19 @@ func TestSetUsage(t *testing.T) {
 		name              string
 		set               func()
 		usedA, usedB, org int64
-		freed             []string
+		freed             []schedtypes.CohortName
 	}{
 		{"charged", func() { p.SetUsage(u.Key, holding(u, at)) }, 2000, 0, 2000, nil},
 		{"same again", func() { p.SetUsage(u.Key, holding(u, at)) }, 2000, 0, 2000, nil},
 		{"grows", func() { p.SetUsage(u.Key, holding(unit("u", "team-a", 0, 3), at)) }, 3000, 0, 3000, nil},
-		{"shrinks", func() { p.SetUsage(u.Key, holding(u, at)) }, 2000, 0, 2000, []string{"org"}},
-		{"moves to team-b", func() { p.SetUsage(u.Key, holding(unit("u", "team-b", 0, 2), at)) }, 0, 2000, 2000, []string{"org"}},
-		{"zero usage is none", func() { p.SetUsage(u.Key, holding(unit("u", "team-b", 0, 0), at)) }, 0, 0, 0, []string{"org"}},
+		{"shrinks", func() { p.SetUsage(u.Key, holding(u, at)) }, 2000, 0, 2000, []schedtypes.CohortName{"org"}},
+		{"moves to team-b", func() { p.SetUsage(u.Key, holding(unit("u", "team-b", 0, 2), at)) }, 0, 2000, 2000, []schedtypes.CohortName{"org"}},
+		{"zero usage is none", func() { p.SetUsage(u.Key, holding(unit("u", "team-b", 0, 0), at)) }, 0, 0, 0, []schedtypes.CohortName{"org"}},
 		{"nil of a unit that holds nothing", func() { p.SetUsage(u.Key, nil) }, 0, 0, 0, nil},
 	}
 	for _, st := range steps {
 		st.set()
-		for q, want := range map[string]int64{"team-a": st.usedA, "team-b": st.usedB, "org": st.org} {
+		for q, want := range map[schedtypes.QuotaName]int64{"team-a": st.usedA, "team-b": st.usedB, "org": st.org} {
 			if got := usedCPU(t, p, q); got != want {
 				t.Errorf("%s: %s uses %dm, want %dm", st.name, q, got, want)
 			}
@@ -224,7 +225,7 @@ func TestPreemptInsideAQuota(t *testing.T) {
 	if len(v.Units) != 1 || v.Units[0].Key != low.Key || v.Reclaim {
 		t.Fatalf("victims %+v; want the low priority unit, by preemption", v)
 	}
-	if v := p.Preempt(context.Background(), high, true, false, func(k string) bool { return k == low.Key }); len(v.Units) != 0 {
+	if v := p.Preempt(context.Background(), high, true, false, func(k schedtypes.UnitKey) bool { return k == low.Key }); len(v.Units) != 0 {
 		t.Errorf("a skipped unit was chosen: %+v", v.Units)
 	}
 	if v := p.Preempt(context.Background(), unit("peer", "q", 1, 4), true, false, nil); len(v.Units) != 0 {

@@ -37,15 +37,15 @@ func (p *Plugin) onQuota(obj any) {
 		return
 	}
 	p.mu.Lock()
-	old := p.quotas[eq.Name]
-	p.quotas[eq.Name] = eq
+	old := p.quotas[quota.QuotaName(eq.Name)]
+	p.quotas[quota.QuotaName(eq.Name)] = eq
 	changed := old == nil || !equalSpec(old, eq)
-	var recheck []string
+	var recheck []quota.QuotaName
 	if changed {
 		// A cycle is refused by the tree and reported by syncQueue.
 		weight, _ := sharedWeight(eq)
 		_ = p.tree.Upsert(quota.Spec{
-			Name: eq.Name, Parent: eq.Labels[eqv1alpha1.ParentLabel],
+			Name: quota.QuotaName(eq.Name), Parent: quota.QuotaName(eq.Labels[eqv1alpha1.ParentLabel]),
 			Min: quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
 			NoLend: eq.Labels[eqv1alpha1.AllowLentResourceLabel] == "false", Weight: weight,
 		})
@@ -58,7 +58,7 @@ func (p *Plugin) onQuota(obj any) {
 	}
 	p.sync.Add(eq.Name)
 	for _, name := range recheck {
-		p.sync.Add(name)
+		p.sync.Add(string(name))
 	}
 	if changed {
 		// The parents' children's min may have changed (reportChildrenMin).
@@ -77,8 +77,8 @@ func (p *Plugin) syncParents(quotas ...*eqv1alpha1.ElasticQuota) {
 
 // treeChangedLocked lists the quotas whose tree problem may have appeared or
 // gone with a change of the tree, for syncQueue to report.
-func (p *Plugin) treeChangedLocked() []string {
-	var out []string
+func (p *Plugin) treeChangedLocked() []quota.QuotaName {
+	var out []quota.QuotaName
 	for name := range p.quotas {
 		if _, reported := p.treeReported[name]; reported || p.tree.Problem(name) != nil {
 			out = append(out, name)
@@ -126,19 +126,19 @@ func (p *Plugin) onQuotaDelete(obj any) {
 		return
 	}
 	p.mu.Lock()
-	var recheck []string
-	if cur, ok := p.quotas[eq.Name]; ok && cur.Namespace == eq.Namespace {
-		delete(p.quotas, eq.Name)
-		delete(p.treeReported, eq.Name)
-		delete(p.minReported, eq.Name)
-		p.tree.Delete(eq.Name)
+	var recheck []quota.QuotaName
+	if cur, ok := p.quotas[quota.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace {
+		delete(p.quotas, quota.QuotaName(eq.Name))
+		delete(p.treeReported, quota.QuotaName(eq.Name))
+		delete(p.minReported, quota.QuotaName(eq.Name))
+		p.tree.Delete(quota.QuotaName(eq.Name))
 		recheck = p.treeChangedLocked()
 	}
 	p.mu.Unlock()
 	p.h.Invalidate()
 	p.sync.Add(eq.Name)
 	for _, name := range recheck {
-		p.sync.Add(name)
+		p.sync.Add(string(name))
 	}
 	p.syncParents(eq)
 }
@@ -184,7 +184,7 @@ func (p *Plugin) processNext(ctx context.Context) bool {
 func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 	c := p.h.Client()
 	p.mu.Lock()
-	eq := p.quotas[name]
+	eq := p.quotas[quota.QuotaName(name)]
 	p.mu.Unlock()
 
 	q := &v1alpha1.Queue{}
@@ -270,14 +270,14 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 func (p *Plugin) reportTree(eq *eqv1alpha1.ElasticQuota) {
 	p.mu.Lock()
 	msg := ""
-	if s := p.tree.Problem(eq.Name); s != nil && s.Broken != "" {
+	if s := p.tree.Problem(quota.QuotaName(eq.Name)); s != nil && s.Broken != "" {
 		msg = s.Broken
 	}
-	report := msg != "" && p.treeReported[eq.Name] != msg
+	report := msg != "" && p.treeReported[quota.QuotaName(eq.Name)] != msg
 	if msg == "" {
-		delete(p.treeReported, eq.Name)
+		delete(p.treeReported, quota.QuotaName(eq.Name))
 	} else {
-		p.treeReported[eq.Name] = msg
+		p.treeReported[quota.QuotaName(eq.Name)] = msg
 	}
 	p.mu.Unlock()
 	if report {
@@ -318,11 +318,11 @@ func (p *Plugin) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
 		msg = fmt.Sprintf("the min of the children of quota %s (%s) sums above its own min: %s; their guarantees cannot all be kept",
 			eq.Name, strings.Join(children, ", "), strings.Join(over, ", "))
 	}
-	report := msg != "" && p.minReported[eq.Name] != msg
+	report := msg != "" && p.minReported[quota.QuotaName(eq.Name)] != msg
 	if msg == "" {
-		delete(p.minReported, eq.Name)
+		delete(p.minReported, quota.QuotaName(eq.Name))
 	} else {
-		p.minReported[eq.Name] = msg
+		p.minReported[quota.QuotaName(eq.Name)] = msg
 	}
 	p.mu.Unlock()
 	if report {

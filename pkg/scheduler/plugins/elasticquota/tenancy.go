@@ -27,7 +27,7 @@ func (p *Plugin) tenancyLocked(u *framework.UnitInfo) *framework.Status {
 		return nil
 	}
 	// Not for want of room: no victim search, no shared refusal for the queue.
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "tenancy/"+u.Quota+"/"+ns, fmt.Sprintf(
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "tenancy/"+string(u.Quota)+"/"+ns, fmt.Sprintf(
 		"namespace %s may not use quota %s (in namespace %s): list %s in the quota's annotation %s, or set sharedQuotas in the %s plugin's arguments",
 		ns, u.Quota, eq.Namespace, ns, eqv1alpha1.NamespacesAnnotation, "ElasticQuotaV2"))
 }

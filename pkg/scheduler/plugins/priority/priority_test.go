@@ -18,7 +18,7 @@ import (
 func TestLess(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	unit := func(ns, name string, prio int32, created time.Time) *schedtypes.Unit {
-		return &schedtypes.Unit{Key: ns + "/" + name, Namespace: ns, Name: name, Priority: prio, Created: created}
+		return &schedtypes.Unit{Key: schedtypes.NewUnitKey(ns, name), Namespace: ns, Name: name, Priority: prio, Created: created}
 	}
 	units := []*schedtypes.Unit{
 		unit("b", "z", 1, t0),
@@ -43,11 +43,11 @@ func TestLess(t *testing.T) {
 		}
 		return 0
 	})
-	var got []string
+	var got []schedtypes.UnitKey
 	for _, u := range units {
 		got = append(got, u.Key)
 	}
-	want := []string{"a/early-high", "a/late-high", "a/old-low", "a/x", "a/y", "b/z", "c/negative"}
+	want := []schedtypes.UnitKey{"a/early-high", "a/late-high", "a/old-low", "a/x", "a/y", "b/z", "c/negative"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
