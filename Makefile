@@ -106,7 +106,7 @@ test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and th
 CHAOS_OUTPUT ?= _output/chaos
 
 .PHONY: test-chaos
-test-chaos: ## The full chaos run: 4,000 jobs, the fault schedule twice, zero violations; report in CHAOS_OUTPUT/full.
+test-chaos: ## The full chaos run: 3,000 jobs, the fault schedule twice, zero violations; report in CHAOS_OUTPUT/full.
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	KOORD_QUEUE_CHAOS=full KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/full go test $(GO_TEST_FLAGS) -p 1 -timeout 45m -v -run '^TestChaos$$' ./test/chaos/
 

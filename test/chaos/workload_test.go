@@ -157,7 +157,7 @@ func job(name, quota string, cpu, priority int, runFor time.Duration) *batchv1.J
 }
 
 // jobMaker names and shapes jobs from a seeded source, so a run can be
-// replayed: a third of them go to a1-x (so it borrows and its siblings
+// replayed: an eighth of them go to a1-x (so it borrows and its siblings
 // reclaim), the rest spread over every leaf; 1 to 3 CPUs; priorities 0 to 3;
 // 1 to 4 s of running.
 type jobMaker struct {
@@ -176,7 +176,7 @@ func (m *jobMaker) make() *batchv1.Job {
 	defer m.mu.Unlock()
 	m.next++
 	quota := "a1-x"
-	if m.rnd.IntN(3) > 0 {
+	if m.rnd.IntN(8) > 0 {
 		quota = m.leaves[m.rnd.IntN(len(m.leaves))]
 	}
 	runFor := time.Second + time.Duration(m.rnd.IntN(3000))*time.Millisecond
