@@ -59,6 +59,7 @@ type Checker struct {
 	faults   []Fault
 	admitted []time.Time
 	report   Report
+	finished bool // Finish ran: the report is the caller's now
 }
 
 // event is one watch event, applied in resourceVersion order.
@@ -240,6 +241,9 @@ func (c *Checker) push(ev event) {
 func (c *Checker) apply(final bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.finished {
+		return
+	}
 	frontier := int64(1<<63 - 1)
 	if !final {
 		for _, inf := range []cache.SharedIndexInformer{c.podInformer, c.unitInformer} {
@@ -420,6 +424,7 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.finished = true
 	c.report.Ended = time.Now()
 	c.report.JobsCreated = len(jobs.Items)
 	for i := range jobs.Items {
