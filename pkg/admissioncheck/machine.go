@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
@@ -31,7 +31,7 @@ const (
 
 // Matching returns the checks of a queue that a unit with these labels needs,
 // by name. A nil selector matches every unit.
-func Matching(checks []v1alpha1.AdmissionCheckWithSelector, unitLabels map[string]string) ([]string, error) {
+func Matching(checks []schedv1alpha1.AdmissionCheckWithSelector, unitLabels map[string]string) ([]string, error) {
 	var out []string
 	for _, c := range checks {
 		if c.LabelSelector != nil {
@@ -83,7 +83,7 @@ type Decision struct {
 // Decide looks at a Reserved unit. timeout bounds the wait for answers,
 // counted from the reservation (lastAllocateTime), also for checks whose
 // AdmissionCheck object does not exist (the unit says so while it waits).
-func Decide(u *v1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeout time.Duration, backoff time.Duration) Decision {
+func Decide(u *schedv1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeout time.Duration, backoff time.Duration) Decision {
 	var pending, missing []string
 	for _, st := range u.Status.AdmissionChecks {
 		c := checks[st.Name]
@@ -91,14 +91,14 @@ func Decide(u *v1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeo
 			missing = append(missing, st.Name)
 		}
 		switch st.State {
-		case v1alpha1.CheckStateRejected:
+		case schedv1alpha1.CheckStateRejected:
 			return Decision{Action: Backoff, Reason: ReasonCheckRejected, RequeueAt: now.Add(backoff),
 				Message: fmt.Sprintf("admission check %s rejected the unit: %s", st.Name, st.Message)}
-		case v1alpha1.CheckStateRetry:
+		case schedv1alpha1.CheckStateRetry:
 			delay := max(c.RetryDelay, backoff)
 			return Decision{Action: Backoff, Reason: ReasonCheckRetry, RequeueAt: now.Add(delay),
 				Message: fmt.Sprintf("admission check %s asked to retry: %s", st.Name, st.Message)}
-		case v1alpha1.CheckStateReady:
+		case schedv1alpha1.CheckStateReady:
 		default:
 			pending = append(pending, st.Name)
 		}
@@ -134,7 +134,7 @@ func Decide(u *v1alpha1.QueueUnit, checks map[string]Check, now time.Time, timeo
 // OwnBackoff reports whether a unit in TimeoutBackoff was sent there by its
 // admission checks (so the scheduler, not an extension, requeues it); the
 // rule is queueunit.InChecksBackoff.
-func OwnBackoff(u *v1alpha1.QueueUnit) bool { return queueunit.InChecksBackoff(u) }
+func OwnBackoff(u *schedv1alpha1.QueueUnit) bool { return queueunit.InChecksBackoff(u) }
 
 // BackoffFor is the wait before requeue number count (1, 2, ...): base
 // doubling, capped, with jitter drawn from jitter (a number in [0, 1)).
@@ -157,12 +157,12 @@ func RandomJitter() float64 { return rand.Float64() }
 // the rules of pkg/queueunit.
 
 // RunningSince is when a unit's pods started running (queueunit.RunningSince).
-func RunningSince(u *v1alpha1.QueueUnit) *time.Time { return queueunit.RunningSince(u) }
+func RunningSince(u *schedv1alpha1.QueueUnit) *time.Time { return queueunit.RunningSince(u) }
 
 // ExecutionUsed is how much of its budget a unit used (queueunit.ExecutionUsed).
-func ExecutionUsed(u *v1alpha1.QueueUnit, now time.Time) time.Duration {
+func ExecutionUsed(u *schedv1alpha1.QueueUnit, now time.Time) time.Duration {
 	return queueunit.ExecutionUsed(u, now)
 }
 
 // Budget is a unit's execution budget, or 0 when it has none (queueunit.Budget).
-func Budget(u *v1alpha1.QueueUnit) time.Duration { return queueunit.Budget(u) }
+func Budget(u *schedv1alpha1.QueueUnit) time.Duration { return queueunit.Budget(u) }

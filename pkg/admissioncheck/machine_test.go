@@ -8,15 +8,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func reserved(states ...v1alpha1.AdmissionCheckStateType) *v1alpha1.QueueUnit {
-	u := &v1alpha1.QueueUnit{Status: v1alpha1.QueueUnitStatus{Phase: v1alpha1.QueueUnitPhaseReserved, LastAllocateTime: &metav1.Time{Time: t0}}}
+func reserved(states ...schedv1alpha1.AdmissionCheckStateType) *schedv1alpha1.QueueUnit {
+	u := &schedv1alpha1.QueueUnit{Status: schedv1alpha1.QueueUnitStatus{Phase: schedv1alpha1.QueueUnitPhaseReserved, LastAllocateTime: &metav1.Time{Time: t0}}}
 	for i, s := range states {
-		u.Status.AdmissionChecks = append(u.Status.AdmissionChecks, v1alpha1.AdmissionCheckState{Name: []string{"a", "b"}[i], State: s})
+		u.Status.AdmissionChecks = append(u.Status.AdmissionChecks, schedv1alpha1.AdmissionCheckState{Name: []string{"a", "b"}[i], State: s})
 	}
 	return u
 }
@@ -25,24 +25,24 @@ func TestDecide(t *testing.T) {
 	checks := map[string]Check{"a": {Exists: true, RetryDelay: time.Minute}, "b": {Exists: true}}
 	cases := []struct {
 		name   string
-		unit   *v1alpha1.QueueUnit
+		unit   *schedv1alpha1.QueueUnit
 		checks map[string]Check
 		now    time.Time
 		want   Decision
 	}{
-		{"all ready", reserved(v1alpha1.CheckStateReady, v1alpha1.CheckStateReady), checks, t0, Decision{Action: Admit}},
-		{"one pending", reserved(v1alpha1.CheckStateReady, v1alpha1.CheckStatePending), checks, t0.Add(time.Minute),
+		{"all ready", reserved(schedv1alpha1.CheckStateReady, schedv1alpha1.CheckStateReady), checks, t0, Decision{Action: Admit}},
+		{"one pending", reserved(schedv1alpha1.CheckStateReady, schedv1alpha1.CheckStatePending), checks, t0.Add(time.Minute),
 			Decision{Action: Wait, RequeueAfter: 9 * time.Minute, Message: "waiting for admission checks b"}},
-		{"retry honours the check's delay", reserved(v1alpha1.CheckStateRetry, v1alpha1.CheckStatePending), checks, t0,
+		{"retry honours the check's delay", reserved(schedv1alpha1.CheckStateRetry, schedv1alpha1.CheckStatePending), checks, t0,
 			Decision{Action: Backoff, Reason: ReasonCheckRetry, RequeueAt: t0.Add(time.Minute), Message: "admission check a asked to retry: "}},
-		{"rejected", reserved(v1alpha1.CheckStateReady, v1alpha1.CheckStateRejected), checks, t0,
+		{"rejected", reserved(schedv1alpha1.CheckStateReady, schedv1alpha1.CheckStateRejected), checks, t0,
 			Decision{Action: Backoff, Reason: ReasonCheckRejected, RequeueAt: t0.Add(10 * time.Second), Message: "admission check b rejected the unit: "}},
-		{"silence past the timeout", reserved(v1alpha1.CheckStatePending), checks, t0.Add(10 * time.Minute),
+		{"silence past the timeout", reserved(schedv1alpha1.CheckStatePending), checks, t0.Add(10 * time.Minute),
 			Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Message: "admission checks a did not answer within 10m0s"}},
-		{"missing check waits and says so", reserved(v1alpha1.CheckStatePending), map[string]Check{}, t0.Add(4 * time.Minute),
+		{"missing check waits and says so", reserved(schedv1alpha1.CheckStatePending), map[string]Check{}, t0.Add(4 * time.Minute),
 			Decision{Action: Wait, Missing: []string{"a"}, RequeueAfter: 6 * time.Minute, Message: "waiting for admission checks a; AdmissionCheck a not found"}},
 		// A check that names no AdmissionCheck never keeps quota reserved past the timeout.
-		{"missing check times out", reserved(v1alpha1.CheckStatePending), map[string]Check{}, t0.Add(10 * time.Minute),
+		{"missing check times out", reserved(schedv1alpha1.CheckStatePending), map[string]Check{}, t0.Add(10 * time.Minute),
 			Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Missing: []string{"a"},
 				Message: "admission checks a did not answer within 10m0s (AdmissionCheck a not found)"}},
 	}
@@ -57,7 +57,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestMatching(t *testing.T) {
-	checks := []v1alpha1.AdmissionCheckWithSelector{
+	checks := []schedv1alpha1.AdmissionCheckWithSelector{
 		{Name: "all"},
 		{Name: "prov", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"requires-provisioning": "true"}}},
 	}
@@ -88,14 +88,14 @@ func TestBackoffSequence(t *testing.T) {
 
 // The execution budget counts only running time and is banked across evictions.
 func TestExecutionBudgetAcrossTwoEvictions(t *testing.T) {
-	u := &v1alpha1.QueueUnit{Spec: v1alpha1.QueueUnitSpec{MaximumExecutionTimeSeconds: ptr.To[int32](100)}}
+	u := &schedv1alpha1.QueueUnit{Spec: schedv1alpha1.QueueUnitSpec{MaximumExecutionTimeSeconds: ptr.To[int32](100)}}
 	run := func(start time.Time) {
-		u.Status.Phase = v1alpha1.QueueUnitPhaseRunning
-		u.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionPodsReady, Status: metav1.ConditionTrue, LastTransitionTime: metav1.Time{Time: start}}}
+		u.Status.Phase = schedv1alpha1.QueueUnitPhaseRunning
+		u.Status.Conditions = []metav1.Condition{{Type: schedv1alpha1.ConditionPodsReady, Status: metav1.ConditionTrue, LastTransitionTime: metav1.Time{Time: start}}}
 	}
 	evict := func(at time.Time) {
 		u.Status.AccumulatedPastExecutionTimeSeconds = ptr.To(int32(ExecutionUsed(u, at).Seconds()))
-		u.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+		u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
 		u.Status.Conditions = nil
 	}
 	run(t0)

@@ -5,7 +5,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
 )
@@ -85,7 +85,7 @@ func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) 
 			Position: p.Position, Namespace: p.Namespace, Name: p.Name, Priority: p.Priority,
 			Quota: string(p.Quota), Cohort: string(a.s.Cohort(p.Quota)), Request: p.Request.ToList(), Created: p.Created, Enqueued: p.Enqueued,
 		}
-		obj := &v1alpha1.QueueUnit{}
+		obj := &schedv1alpha1.QueueUnit{}
 		if err := a.s.Objects().Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, obj, client.UnsafeDisableDeepCopy); err == nil {
 			u.Message = obj.Status.Message
 		}

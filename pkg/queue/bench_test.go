@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -29,7 +29,7 @@ func benchSetup(b *testing.B, units, queues int) (*Manager, *quota.Tree) {
 			}
 		}
 		tr.Charge(leaf, quota.Resources{"cpu": 1000})
-		m.UpsertQueue(Settings{Name: QueueName(leaf), Policy: v1alpha1.QueuePolicyPriority, Priority: int32(i % 3)})
+		m.UpsertQueue(Settings{Name: QueueName(leaf), Policy: schedv1alpha1.QueuePolicyPriority, Priority: int32(i % 3)})
 	}
 	t0 := time.Unix(0, 0)
 	for i := range units {

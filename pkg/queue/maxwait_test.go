@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -21,7 +21,7 @@ func stream(t *testing.T, maxWait, smallRun, horizon time.Duration) time.Duratio
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(24)})
 	now := t0
 	h.m.SetClock(func() time.Time { return now })
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, MaxWait: maxWait})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxWait: maxWait})
 	// The quota is busy with small units, ending one a second, when the big
 	// one arrives: the steady state of the stream.
 	running := map[string]time.Time{}
@@ -83,7 +83,7 @@ func TestMaxWaitMessages(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
 	now := t0
 	h.m.SetClock(func() time.Time { return now })
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, MaxWait: time.Minute})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxWait: time.Minute})
 	h.tree.Charge("a", cpu(3))
 	h.m.Upsert(&Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: t0, Quota: "a", Cohort: "a", Request: cpu(4), WaitingSince: t0}, "q", true)
 	h.m.Upsert(&Unit{Key: "ns/small", Namespace: "ns", Name: "small", Created: t0.Add(time.Second), Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: t0}, "q", true)

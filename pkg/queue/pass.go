@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
 // Try decides one unit of queue q: nil means it was admitted (the caller has
@@ -119,7 +119,7 @@ func (it *queueIter) starving(u *Unit) bool {
 // pass (false).
 func (it *queueIter) step(try Try, res *PassResult) bool {
 	q, m := it.q, it.m
-	intelligent := q.Policy == v1alpha1.QueuePolicyIntelligent
+	intelligent := q.Policy == schedv1alpha1.QueuePolicyIntelligent
 	for ; it.pos < len(it.units); it.pos++ {
 		if q.WaitForPodsRunning && !intelligent && len(m.startingIn[q.Name]) > 0 {
 			it.holdForPods(res)
@@ -159,7 +159,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			blocking = true
 			f.Reason += "/reserving"
 			f.Message += fmt.Sprintf("; reserving: later units of quota %s wait until it is admitted (it has waited longer than %s %s)",
-				u.Quota, v1alpha1.MaxWaitAnnotation, q.MaxWait)
+				u.Quota, schedv1alpha1.MaxWaitAnnotation, q.MaxWait)
 		}
 		f.Blocking = (blocking || f.Preempting) && !f.NeverFits
 		it.record(u, f, res)
@@ -270,7 +270,7 @@ func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
 // Intelligent) is used up for this pass.
 func (it *queueIter) depthReached() bool {
 	q := it.q
-	return q.MaxDepth > 0 && q.Policy != v1alpha1.QueuePolicyIntelligent && it.examined >= q.MaxDepth
+	return q.MaxDepth > 0 && q.Policy != schedv1alpha1.QueuePolicyIntelligent && it.examined >= q.MaxDepth
 }
 
 func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {

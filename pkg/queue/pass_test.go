@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -65,28 +65,28 @@ func TestPolicies(t *testing.T) {
 	}
 	cases := []struct {
 		name      string
-		policy    v1alpha1.QueuePolicy
+		policy    schedv1alpha1.QueuePolicy
 		threshold int32
 		used      map[QuotaName]int64
 		units     []unit
 		want      []string
 	}{
-		{name: "Priority skips a unit that does not fit", policy: v1alpha1.QueuePolicyPriority, used: map[QuotaName]int64{"a": 6},
+		{name: "Priority skips a unit that does not fit", policy: schedv1alpha1.QueuePolicyPriority, used: map[QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}, want: []string{"small"}},
-		{name: "Block holds later units of the same quota", policy: v1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
+		{name: "Block holds later units of the same quota", policy: schedv1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}},
-		{name: "Block lets other quotas through", policy: v1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
+		{name: "Block lets other quotas through", policy: schedv1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "b", 1, 1}}, want: []string{"small"}},
-		{name: "Block: a unit that can never fit blocks nothing", policy: v1alpha1.QueuePolicyBlock,
+		{name: "Block: a unit that can never fit blocks nothing", policy: schedv1alpha1.QueuePolicyBlock,
 			units: []unit{{"huge", "a", 10, 11}, {"small", "a", 1, 1}}, want: []string{"small"}},
-		{name: "Intelligent: high band blocks its quota, low band elsewhere proceeds", policy: v1alpha1.QueuePolicyIntelligent, threshold: 4,
+		{name: "Intelligent: high band blocks its quota, low band elsewhere proceeds", policy: schedv1alpha1.QueuePolicyIntelligent, threshold: 4,
 			used:  map[QuotaName]int64{"a": 6},
 			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}, {"p3-other", "b", 3, 1}, {"p3-same", "a", 3, 1}},
 			want:  []string{"p3-other"}},
-		{name: "Intelligent: threshold is inclusive", policy: v1alpha1.QueuePolicyIntelligent, threshold: 5,
+		{name: "Intelligent: threshold is inclusive", policy: schedv1alpha1.QueuePolicyIntelligent, threshold: 5,
 			used:  map[QuotaName]int64{"a": 6},
 			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}}},
-		{name: "Intelligent: low band behaves like Priority", policy: v1alpha1.QueuePolicyIntelligent, threshold: 4,
+		{name: "Intelligent: low band behaves like Priority", policy: schedv1alpha1.QueuePolicyIntelligent, threshold: 4,
 			used:  map[QuotaName]int64{"a": 6},
 			units: []unit{{"p3-big", "a", 3, 8}, {"p2-small", "a", 2, 1}}, want: []string{"p2-small"}},
 	}
@@ -110,13 +110,13 @@ func TestPolicies(t *testing.T) {
 func TestIntelligentBandMovesOnThresholdChange(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
 	h.tree.Charge("a", cpu(6))
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyIntelligent, Threshold: 4})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyIntelligent, Threshold: 4})
 	h.add("q", "p5", "a", 5, 8)
 	h.add("q", "p3", "a", 3, 1)
 	if got := h.pass(); len(got) != 0 {
 		t.Fatalf("admitted %v while p5 waits in the high band", got)
 	}
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyIntelligent, Threshold: 6})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyIntelligent, Threshold: 6})
 	if diff := cmp.Diff([]string{"p3"}, h.pass()); diff != "" {
 		t.Errorf("after threshold 6 (-want +got):\n%s", diff)
 	}
@@ -124,12 +124,12 @@ func TestIntelligentBandMovesOnThresholdChange(t *testing.T) {
 
 func TestPolicyChangeKeepsUnitsAndOrder(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(1)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyBlock})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyBlock})
 	for i, p := range []int32{1, 3, 2} {
 		h.add("q", fmt.Sprintf("u%d", i), "a", p, 2)
 	}
 	before, _ := h.m.Pending("q")
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
 	after, _ := h.m.Pending("q")
 	names := func(ps []Position) (out []string) {
 		for _, p := range ps {
@@ -148,13 +148,13 @@ func TestPolicyChangeKeepsUnitsAndOrder(t *testing.T) {
 func TestMaxDepth(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
 	h.tree.Charge("a", cpu(6))
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, MaxDepth: 1})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxDepth: 1})
 	h.add("q", "big", "a", 10, 8)
 	h.add("q", "small", "a", 1, 1)
 	if got := h.pass(); len(got) != 0 {
 		t.Errorf("admitted %v beyond max-depth 1", got)
 	}
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, MaxDepth: 2})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxDepth: 2})
 	if diff := cmp.Diff([]string{"small"}, h.pass()); diff != "" {
 		t.Errorf("max-depth 2 (-want +got):\n%s", diff)
 	}
@@ -162,7 +162,7 @@ func TestMaxDepth(t *testing.T) {
 
 func TestWaitForPodsRunning(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
 	h.add("q", "first", "a", 2, 1)
 	h.add("q", "second", "a", 1, 1)
 	if diff := cmp.Diff([]string{"first"}, h.pass()); diff != "" {
@@ -182,8 +182,8 @@ func TestWaitForPodsRunning(t *testing.T) {
 // only for units of that queue.
 func TestWaitForPodsRunningRebuilt(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
-	h.m.UpsertQueue(Settings{Name: "other", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.m.UpsertQueue(Settings{Name: "other", Policy: schedv1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
 	h.m.AdmittedNotRunning("q", "ns/admitted-before-restart")
 	h.m.AdmittedNotRunning("other", "ns/also-starting")
 	h.m.PodsRunning("ns/also-starting")
@@ -225,7 +225,7 @@ func TestOrdering(t *testing.T) {
 
 func TestRetryIsEventDriven(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
 	h.tree.Charge("a", cpu(4))
 	h.add("q", "waiting", "a", 1, 4)
 	res := h.m.Pass(h.try)
@@ -297,7 +297,7 @@ func TestOrphansWaitForTheirQueue(t *testing.T) {
 func TestPreemptingBlocksItsQuota(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)}, quota.Spec{Name: "b", Max: cpu(4)})
 	h.tree.Charge("a", cpu(3))
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
 	h.add("q", "preemptor", "a", 10, 2)
 	h.add("q", "low-a", "a", 1, 1)
 	h.add("q", "low-b", "b", 1, 1)
@@ -324,7 +324,7 @@ func TestPreemptingBlocksItsQuota(t *testing.T) {
 // other held-back units are.
 func TestHeldBackUntilCohortChanges(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
 	h.add("q", "paused", "a", 1, 1)
 	h.add("q", "held", "a", 1, 1)
 	paused := true
@@ -365,7 +365,7 @@ func TestCoveringRefusalEndsTheQueue(t *testing.T) {
 	setup := func(less Less, small bool) *harness {
 		h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
 		h.m = NewManager(less)
-		h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+		h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
 		h.tree.Charge("a", cpu(4))
 		h.add("q", "u1", "a", 5, 2)
 		h.add("q", "u2", "a", 5, 3)
@@ -426,7 +426,7 @@ func TestCoveringRefusalEndsTheQueue(t *testing.T) {
 // Units of a queue waiting for pods to run are told so once, not every pass.
 func TestWaitForPodsRunningSaysWhy(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, WaitForPodsRunning: true})
 	h.m.AdmittedNotRunning("q", "ns/starting")
 	h.add("q", "next", "a", 1, 1)
 	res := h.m.Pass(h.try)

@@ -4,14 +4,14 @@ import (
 	"sort"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
 // Settings are a Queue's policy and tuning.
 type Settings struct {
 	Name     QueueName
-	Policy   v1alpha1.QueuePolicy
+	Policy   schedv1alpha1.QueuePolicy
 	Priority int32
 	// MaxDepth bounds the units one pass looks at; 0 means no bound. Ignored
 	// by Intelligent.
@@ -115,9 +115,9 @@ func (q *pendingQueue) removeAt(u *Unit, less Less) bool {
 // highBand reports whether u is handled like Block in this queue.
 func (q *pendingQueue) blocks(u *Unit) bool {
 	switch q.Policy {
-	case v1alpha1.QueuePolicyBlock:
+	case schedv1alpha1.QueuePolicyBlock:
 		return true
-	case v1alpha1.QueuePolicyIntelligent:
+	case schedv1alpha1.QueuePolicyIntelligent:
 		return u.Priority >= q.Threshold
 	default:
 		return false

@@ -3,7 +3,7 @@ package queue
 import (
 	"fmt"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
 // The texts below tell a waiting unit what the queue holds it back for
@@ -14,9 +14,9 @@ import (
 // BehindMessage is the wait of a unit behind the unit directly ahead of it
 // (namespace/name) in its quota, under Block or in Intelligent's high band.
 func BehindMessage(namespace, name string, q Settings, quotaName QuotaName) string {
-	if q.Policy == v1alpha1.QueuePolicyIntelligent {
+	if q.Policy == schedv1alpha1.QueuePolicyIntelligent {
 		return fmt.Sprintf("waiting behind %s/%s, the unit directly ahead of it in quota %s among the high-band units (priority %d and above, %s) of Intelligent queue %s, which are admitted in order",
-			namespace, name, quotaName, q.Threshold, v1alpha1.PriorityThresholdAnnotation, q.Name)
+			namespace, name, quotaName, q.Threshold, schedv1alpha1.PriorityThresholdAnnotation, q.Name)
 	}
 	return fmt.Sprintf("waiting behind %s/%s, the unit directly ahead of it in quota %s of Block queue %s, which admits the units of a quota in order",
 		namespace, name, quotaName, q.Name)
@@ -26,7 +26,7 @@ func BehindMessage(namespace, name string, q Settings, quotaName QuotaName) stri
 // while high-band units of its quota wait; namespace/name is the last of them.
 func HighBandMessage(namespace, name string, priority int32, q Settings, quotaName QuotaName) string {
 	return fmt.Sprintf("held back: high-band unit %s/%s (priority %d, %s %d) of Intelligent queue %s waits for quota %s; low-band units may not take its room",
-		namespace, name, priority, v1alpha1.PriorityThresholdAnnotation, q.Threshold, q.Name, quotaName)
+		namespace, name, priority, schedv1alpha1.PriorityThresholdAnnotation, q.Threshold, q.Name, quotaName)
 }
 
 // PreemptorMessage is the wait of a unit behind a unit of its quota for which
@@ -40,19 +40,19 @@ func PreemptorMessage(namespace, name string, priority int32, quotaName QuotaNam
 // waited longer than its queue's max-wait.
 func ReservingMessage(namespace, name string, q Settings, quotaName QuotaName) string {
 	return fmt.Sprintf("held back: %s/%s has waited longer than %s %s and reserves quota %s; later units of the quota wait until it is admitted",
-		namespace, name, v1alpha1.MaxWaitAnnotation, q.MaxWait, quotaName)
+		namespace, name, schedv1alpha1.MaxWaitAnnotation, q.MaxWait, quotaName)
 }
 
 // DepthMessage is the wait of a unit a pass did not reach because of the
 // queue's max-depth.
 func DepthMessage(q Settings) string {
 	return fmt.Sprintf("waiting in queue %s: not examined yet, as each pass looks at the first %d units of the queue (%s); it is examined once the units ahead of it are admitted",
-		q.Name, q.MaxDepth, v1alpha1.MaxDepthAnnotation)
+		q.Name, q.MaxDepth, schedv1alpha1.MaxDepthAnnotation)
 }
 
 // WaitForPodsMessage is the wait of the units of a queue that admits its next
 // unit only once the pods of the last one it admitted are running.
 func WaitForPodsMessage(queueName QueueName) string {
 	return fmt.Sprintf("waiting in queue %s: it admits its next unit once the pods of the unit it admitted last are running (%s)",
-		queueName, v1alpha1.WaitForPodsRunningAnnotation)
+		queueName, schedv1alpha1.WaitForPodsRunningAnnotation)
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -22,7 +22,7 @@ func (h *harness) messages() map[string]string {
 // so admitting the head changes the text of one unit only.
 func TestBlockNamesTheUnitDirectlyAhead(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)}, quota.Spec{Name: "b", Max: cpu(10)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyBlock})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyBlock})
 	h.tree.Charge("a", cpu(6))
 	h.add("q", "head", "a", 10, 8)
 	h.add("q", "one", "a", 5, 1)
@@ -62,7 +62,7 @@ func TestBlockNamesTheUnitDirectlyAhead(t *testing.T) {
 // its quota that waits; high-band units name the one directly ahead.
 func TestIntelligentLowBandNamesTheHighBand(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(10)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyIntelligent, Threshold: 4})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyIntelligent, Threshold: 4})
 	h.tree.Charge("a", cpu(6))
 	h.add("q", "high-1", "a", 9, 8)
 	h.add("q", "high-2", "a", 5, 1)
@@ -84,7 +84,7 @@ func TestIntelligentLowBandNamesTheHighBand(t *testing.T) {
 // Behind a preemptor in a Priority queue, units name the preemptor.
 func TestPriorityNamesThePreemptor(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
 	h.tree.Charge("a", cpu(4))
 	h.add("q", "boss", "a", 9, 4)
 	h.add("q", "minion", "a", 1, 1)
@@ -107,7 +107,7 @@ func TestPriorityNamesThePreemptor(t *testing.T) {
 // examined before keeps its own reason.
 func TestUnitsBeyondMaxDepthAreTold(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(2)})
-	h.m.UpsertQueue(Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, MaxDepth: 2})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxDepth: 2})
 	h.tree.Charge("a", cpu(2))
 	for i, name := range []string{"u1", "u2", "u3", "u4"} {
 		h.add("q", name, "a", int32(10-i), 1)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
@@ -22,7 +22,7 @@ func TestFairShareByWeight(t *testing.T) {
 	h.m.SetShareOrder(func(q QueueName) float64 { return h.tree.Share(QuotaName(q)) }, h.tree.Weighted)
 	running := map[string][]string{}
 	for name := range weights {
-		h.m.UpsertQueue(Settings{Name: QueueName(name), Policy: v1alpha1.QueuePolicyPriority})
+		h.m.UpsertQueue(Settings{Name: QueueName(name), Policy: schedv1alpha1.QueuePolicyPriority})
 		for i := range 30 {
 			unit := fmt.Sprintf("%s-%02d", name, i)
 			h.m.Upsert(&Unit{Key: UnitKey("ns/" + unit), Namespace: "ns", Name: unit, Created: t0.Add(time.Duration(i) * time.Second),

@@ -3,7 +3,7 @@ package scheduler
 import (
 	"sync"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
@@ -15,7 +15,7 @@ import (
 type unitState struct {
 	// obj, queue, quota: the cache (observe), and the pass after an
 	// admission write it made (admissionDone).
-	obj   *v1alpha1.QueueUnit
+	obj   *schedv1alpha1.QueueUnit
 	queue schedtypes.QueueName
 	quota schedtypes.QuotaName
 	// inflight is true from the decision to admit until its write is done:
@@ -68,7 +68,7 @@ func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *quot
 type observation struct {
 	st *unitState
 	// prev is the object seen before (nil: new to the scheduler).
-	prev *v1alpha1.QueueUnit
+	prev *schedv1alpha1.QueueUnit
 	// queue and quota are the queue and quota the unit belongs to: those
 	// that admitted it while it holds quota, else those its labels name;
 	// relabelled is the quota its labels name instead, to report once (""
@@ -83,7 +83,7 @@ type observation struct {
 // observe records u, mapped to queueName and quotaName by the plugins. An
 // admitted unit stays charged to the quota its admission recorded whatever
 // its labels say now.
-func (c *unitCache) observe(key schedtypes.UnitKey, u *v1alpha1.QueueUnit, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) observation {
+func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) observation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -123,7 +123,7 @@ func (c *unitCache) observe(key schedtypes.UnitKey, u *v1alpha1.QueueUnit, queue
 // admission recorded, else (an admission written before that field, or not
 // seen back yet) the one the scheduler charged; "" for a unit that holds
 // nothing.
-func chargedQuota(u *v1alpha1.QueueUnit, st *unitState) schedtypes.QuotaName {
+func chargedQuota(u *schedv1alpha1.QueueUnit, st *unitState) schedtypes.QuotaName {
 	switch {
 	case st.inflight:
 		// The admission being written decided the quota.
@@ -195,7 +195,7 @@ func (c *unitCache) candidateLocked(key schedtypes.UnitKey) bool {
 // newer one, and latest is the object to replay; when it was not, the
 // quota is given back and retry is the object to decide again (nil when the
 // unit no longer waits).
-func (c *unitCache) admissionDone(key schedtypes.UnitKey, written *v1alpha1.QueueUnit, ok bool) (st *unitState, latest, retry *v1alpha1.QueueUnit) {
+func (c *unitCache) admissionDone(key schedtypes.UnitKey, written *schedv1alpha1.QueueUnit, ok bool) (st *unitState, latest, retry *schedv1alpha1.QueueUnit) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st = c.units[key]
@@ -220,7 +220,7 @@ func (c *unitCache) admissionDone(key schedtypes.UnitKey, written *v1alpha1.Queu
 
 // entry returns key's state and object when it waits (pending, not being
 // admitted, not being deleted); nil otherwise.
-func (c *unitCache) entry(key schedtypes.UnitKey) (*unitState, *v1alpha1.QueueUnit) {
+func (c *unitCache) entry(key schedtypes.UnitKey) (*unitState, *schedv1alpha1.QueueUnit) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -232,7 +232,7 @@ func (c *unitCache) entry(key schedtypes.UnitKey) (*unitState, *v1alpha1.QueueUn
 
 // object returns the last object seen of key, and whether its admission is
 // in flight; nil when the unit is unknown.
-func (c *unitCache) object(key schedtypes.UnitKey) (*v1alpha1.QueueUnit, bool) {
+func (c *unitCache) object(key schedtypes.UnitKey) (*schedv1alpha1.QueueUnit, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -266,7 +266,7 @@ func (c *unitCache) each(fn func(key schedtypes.UnitKey, st *unitState)) {
 
 // pendingEntry is a pending unit to put back in its queue.
 type pendingEntry struct {
-	obj   *v1alpha1.QueueUnit
+	obj   *schedv1alpha1.QueueUnit
 	st    *unitState
 	queue schedtypes.QueueName
 	quota schedtypes.QuotaName

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
@@ -43,30 +43,30 @@ func newTestCache() (*unitCache, *usageLog) {
 
 // holder is a unit of quota team-a in phase, admitted as 3 workers of 2 CPUs
 // of which 1 finished: it holds 4 CPUs while its phase holds quota.
-func holder(name string, phase v1alpha1.QueueUnitPhase) *v1alpha1.QueueUnit {
+func holder(name string, phase schedv1alpha1.QueueUnitPhase) *schedv1alpha1.QueueUnit {
 	u := makeUnit(name, "team-a", "6").Priority(5).Obj()
 	u.Status.Phase = phase
 	u.Status.Quota = "team-a"
-	u.Status.Admissions = []v1alpha1.Admission{{Name: "worker", Replicas: 3,
+	u.Status.Admissions = []schedv1alpha1.Admission{{Name: "worker", Replicas: 3,
 		Resources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
-	u.Status.ReclaimablePods = []v1alpha1.ReclaimablePod{{Name: "worker", Count: 1}}
+	u.Status.ReclaimablePods = []schedv1alpha1.ReclaimablePod{{Name: "worker", Count: 1}}
 	return u
 }
 
 func TestCacheObserveChargesWhatTheObjectHolds(t *testing.T) {
 	for _, tc := range []struct {
-		phase v1alpha1.QueueUnitPhase
+		phase schedv1alpha1.QueueUnitPhase
 		// want is the CPU charged, in milli-cores; 0: nothing.
 		want int64
 	}{
-		{v1alpha1.QueueUnitPhaseReserved, 4000},
-		{v1alpha1.QueueUnitPhaseDequeued, 4000},
-		{v1alpha1.QueueUnitPhaseRunning, 4000},
-		{v1alpha1.QueueUnitPhaseNone, 0},
-		{v1alpha1.QueueUnitPhaseEnqueued, 0},
-		{v1alpha1.QueueUnitPhaseTimeoutBackoff, 0},
-		{v1alpha1.QueueUnitPhaseSucceed, 0},
-		{v1alpha1.QueueUnitPhaseFailed, 0},
+		{schedv1alpha1.QueueUnitPhaseReserved, 4000},
+		{schedv1alpha1.QueueUnitPhaseDequeued, 4000},
+		{schedv1alpha1.QueueUnitPhaseRunning, 4000},
+		{schedv1alpha1.QueueUnitPhaseNone, 0},
+		{schedv1alpha1.QueueUnitPhaseEnqueued, 0},
+		{schedv1alpha1.QueueUnitPhaseTimeoutBackoff, 0},
+		{schedv1alpha1.QueueUnitPhaseSucceed, 0},
+		{schedv1alpha1.QueueUnitPhaseFailed, 0},
 	} {
 		t.Run(string(tc.phase), func(t *testing.T) {
 			c, log := newTestCache()
@@ -94,7 +94,7 @@ func TestCacheObserveChargesWhatTheObjectHolds(t *testing.T) {
 // selection.
 func TestCacheObserveKeepsTheChargeOfADeletedOrEvictedHolder(t *testing.T) {
 	c, log := newTestCache()
-	u := holder("a", v1alpha1.QueueUnitPhaseRunning)
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
 	now := metav1.NewTime(testStart)
 	u.DeletionTimestamp = &now
 	c.observe("ns/a", u, "team-a", "team-a")
@@ -102,8 +102,8 @@ func TestCacheObserveKeepsTheChargeOfADeletedOrEvictedHolder(t *testing.T) {
 		t.Fatalf("a unit being deleted was charged %+v, want its 4 CPUs", got.h)
 	}
 
-	v := holder("v", v1alpha1.QueueUnitPhaseRunning)
-	queueunit.SetCondition(v, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "x", now)
+	v := holder("v", schedv1alpha1.QueueUnitPhaseRunning)
+	queueunit.SetCondition(v, schedv1alpha1.ConditionEvicted, metav1.ConditionTrue, schedv1alpha1.ReasonPreempted, "x", now)
 	c.observe("ns/v", v, "team-a", "team-a")
 	if got := log.last(t); got.h == nil || !got.h.Evicting {
 		t.Fatalf("an evicted holder was charged %+v, want it marked evicting", got.h)
@@ -112,8 +112,8 @@ func TestCacheObserveKeepsTheChargeOfADeletedOrEvictedHolder(t *testing.T) {
 
 func TestCacheObservePriorityIsBoundedByTheQueueCeiling(t *testing.T) {
 	c, log := newTestCache()
-	c.queues.set(&v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, ptr.To[int32](3))
-	c.observe("ns/a", holder("a", v1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
+	c.queues.set(&schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, ptr.To[int32](3))
+	c.observe("ns/a", holder("a", schedv1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
 	if got := log.last(t); got.h == nil || got.h.Priority != 3 {
 		t.Fatalf("charged %+v, want priority 5 bounded to the ceiling 3", got.h)
 	}
@@ -124,11 +124,11 @@ func TestCacheObservePriorityIsBoundedByTheQueueCeiling(t *testing.T) {
 // the unit waits again.
 func TestCacheRelabelledHolderStaysChargedAndIsReportedOnce(t *testing.T) {
 	c, log := newTestCache()
-	u := holder("a", v1alpha1.QueueUnitPhaseRunning)
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
 	c.observe("ns/a", u, "team-a", "team-a")
 
 	moved := u.DeepCopy()
-	moved.Labels[v1alpha1.QuotaNameLabel] = "team-b"
+	moved.Labels[schedv1alpha1.QuotaNameLabel] = "team-b"
 	o := c.observe("ns/a", moved, "team-b", "team-b")
 	if o.quota != "team-a" || o.relabelled != "team-b" {
 		t.Fatalf("observation quota=%q relabelled=%q, want charged to team-a and team-b reported", o.quota, o.relabelled)
@@ -142,14 +142,14 @@ func TestCacheRelabelledHolderStaysChargedAndIsReportedOnce(t *testing.T) {
 	}
 	// Another label change is news again.
 	third := moved.DeepCopy()
-	third.Labels[v1alpha1.QuotaNameLabel] = "team-c"
+	third.Labels[schedv1alpha1.QuotaNameLabel] = "team-c"
 	if o := c.observe("ns/a", third, "team-c", "team-c"); o.relabelled != "team-c" {
 		t.Fatalf("a move to team-c was not reported: %+v", o)
 	}
 
 	// Back in the queue, the unit belongs to the quota its labels name.
 	back := third.DeepCopy()
-	back.Status = v1alpha1.QueueUnitStatus{Phase: v1alpha1.QueueUnitPhaseEnqueued}
+	back.Status = schedv1alpha1.QueueUnitStatus{Phase: schedv1alpha1.QueueUnitPhaseEnqueued}
 	if o := c.observe("ns/a", back, "team-c", "team-c"); o.quota != "team-c" || o.relabelled != "" {
 		t.Fatalf("a waiting unit was kept on its old quota: %+v", o)
 	}
@@ -162,11 +162,11 @@ func TestCacheRelabelledHolderStaysChargedAndIsReportedOnce(t *testing.T) {
 // scheduler charged it to.
 func TestCacheHolderWithoutStatusQuotaKeepsTheChargedQuota(t *testing.T) {
 	c, _ := newTestCache()
-	u := holder("a", v1alpha1.QueueUnitPhaseRunning)
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
 	u.Status.Quota = ""
 	c.observe("ns/a", u, "team-a", "team-a")
 	moved := u.DeepCopy()
-	moved.Labels[v1alpha1.QuotaNameLabel] = "team-b"
+	moved.Labels[schedv1alpha1.QuotaNameLabel] = "team-b"
 	if o := c.observe("ns/a", moved, "team-b", "team-b"); o.quota != "team-a" || o.relabelled != "team-b" {
 		t.Fatalf("observation = %+v, want kept on team-a", o)
 	}
@@ -176,7 +176,7 @@ func TestCacheHolderWithoutStatusQuotaKeepsTheChargedQuota(t *testing.T) {
 // (still pending) does not change the charge: the write decides.
 func TestCacheInflightUnitIsNotRecharged(t *testing.T) {
 	c, log := newTestCache()
-	u := makeUnit("a", "team-a", "2").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj()
+	u := makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
 	c.observe("ns/a", u, "team-a", "team-a")
 	c.update("ns/a", func(st *unitState) { st.inflight = true })
 	calls := len(log.calls)
@@ -196,7 +196,7 @@ func TestCacheInflightUnitIsNotRecharged(t *testing.T) {
 
 func TestCacheRemoveForgetsUsageUnlessInFlight(t *testing.T) {
 	c, log := newTestCache()
-	c.observe("ns/a", holder("a", v1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
+	c.observe("ns/a", holder("a", schedv1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
 	c.remove("ns/a")
 	if got := log.last(t); got.key != "ns/a" || got.h != nil {
 		t.Fatalf("last usage = %+v, want ns/a's charge forgotten", got)
@@ -205,7 +205,7 @@ func TestCacheRemoveForgetsUsageUnlessInFlight(t *testing.T) {
 		t.Fatal("a removed unit is still known")
 	}
 
-	c.observe("ns/b", makeUnit("b", "team-a", "2").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-a", "team-a")
+	c.observe("ns/b", makeUnit("b", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-a", "team-a")
 	var st *unitState
 	c.update("ns/b", func(s *unitState) { s.inflight, st = true, s })
 	calls := len(log.calls)
@@ -225,7 +225,7 @@ func TestCacheRemoveForgetsUsageUnlessInFlight(t *testing.T) {
 func TestCacheDecideRefusesStaleEntries(t *testing.T) {
 	now := metav1.NewTime(testStart)
 	pending := func() *unitState {
-		return &unitState{obj: makeUnit("a", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj()}
+		return &unitState{obj: makeUnit("a", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()}
 	}
 	for name, entry := range map[string]any{
 		"nil":      nil,
@@ -234,7 +234,7 @@ func TestCacheDecideRefusesStaleEntries(t *testing.T) {
 		"inflight": func() any { st := pending(); st.inflight = true; return st }(),
 		"admitted": func() any {
 			st := pending()
-			st.obj.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+			st.obj.Status.Phase = schedv1alpha1.QueueUnitPhaseDequeued
 			return st
 		}(),
 		"being deleted": func() any { st := pending(); st.obj.DeletionTimestamp = &now; return st }(),
@@ -262,14 +262,14 @@ func TestCacheDecideRefusesStaleEntries(t *testing.T) {
 
 func TestCacheAdmissionDoneWritten(t *testing.T) {
 	c, log := newTestCache()
-	u := makeUnit("a", "team-a", "2").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj()
+	u := makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
 	c.observe("ns/a", u, "team-a", "team-a")
 	c.update("ns/a", func(st *unitState) {
 		st.inflight, st.reason, st.wanted = true, "short/team-a/cpu", &queue.Failure{Reason: "short/team-a/cpu"}
 	})
 	calls := len(log.calls)
 	written := u.DeepCopy()
-	written.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+	written.Status.Phase = schedv1alpha1.QueueUnitPhaseDequeued
 
 	st, latest, retry := c.admissionDone("ns/a", written, true)
 	if st == nil || retry != nil {
@@ -288,7 +288,7 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 	// The informer was faster: its newer object is kept and replayed.
 	c.update("ns/a", func(st *unitState) { st.inflight = true })
 	newer := written.DeepCopy()
-	newer.Status.Phase = v1alpha1.QueueUnitPhaseRunning
+	newer.Status.Phase = schedv1alpha1.QueueUnitPhaseRunning
 	c.update("ns/a", func(st *unitState) { st.obj = newer })
 	if _, latest, _ := c.admissionDone("ns/a", written, true); latest != newer {
 		t.Fatalf("replayed %v, want the newer object the informer brought", latest.Status.Phase)
@@ -297,7 +297,7 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 
 func TestCacheAdmissionDoneFailedGivesTheQuotaBack(t *testing.T) {
 	c, log := newTestCache()
-	u := makeUnit("a", "team-a", "2").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj()
+	u := makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
 	c.observe("ns/a", u, "team-a", "team-a")
 	c.update("ns/a", func(st *unitState) { st.inflight = true })
 
@@ -314,7 +314,7 @@ func TestCacheAdmissionDoneFailedGivesTheQuotaBack(t *testing.T) {
 
 	// A unit that no longer waits (the extension moved it meanwhile) is not
 	// retried, and is charged what its object says.
-	c.update("ns/a", func(st *unitState) { st.inflight, st.obj = true, holder("a", v1alpha1.QueueUnitPhaseRunning) })
+	c.update("ns/a", func(st *unitState) { st.inflight, st.obj = true, holder("a", schedv1alpha1.QueueUnitPhaseRunning) })
 	if _, _, retry := c.admissionDone("ns/a", nil, false); retry != nil {
 		t.Fatal("a running unit was queued again")
 	}
@@ -327,7 +327,7 @@ func TestCacheAdmissionDoneFailedGivesTheQuotaBack(t *testing.T) {
 // again before its eviction is in the API; giving its quota back ends that.
 func TestCacheEvictingUntilTheQuotaIsBack(t *testing.T) {
 	c, log := newTestCache()
-	c.observe("ns/v", holder("v", v1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
+	c.observe("ns/v", holder("v", schedv1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
 	h := *log.last(t).h
 	st := c.evictingLocked(h)
 	if st == nil || !st.evicting {
@@ -337,11 +337,11 @@ func TestCacheEvictingUntilTheQuotaIsBack(t *testing.T) {
 		t.Fatalf("usage = %+v, want the victim evicting", got.h)
 	}
 	// The informer brings the old object again: still evicting.
-	c.observe("ns/v", holder("v", v1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
+	c.observe("ns/v", holder("v", schedv1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
 	if got := log.last(t); got.h == nil || !got.h.Evicting {
 		t.Fatalf("usage after a stale update = %+v, want still evicting", got.h)
 	}
-	back := holder("v", v1alpha1.QueueUnitPhaseEnqueued)
+	back := holder("v", schedv1alpha1.QueueUnitPhaseEnqueued)
 	back.Status.Admissions = nil
 	c.observe("ns/v", back, "team-a", "team-a")
 	c.update("ns/v", func(st *unitState) {
@@ -356,11 +356,11 @@ func TestCacheEvictingUntilTheQuotaIsBack(t *testing.T) {
 
 func TestCachePendingListsWaitingUnitsNotBeingAdmitted(t *testing.T) {
 	c, _ := newTestCache()
-	c.observe("ns/a", makeUnit("a", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-a", "team-a")
+	c.observe("ns/a", makeUnit("a", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-a", "team-a")
 	c.observe("ns/b", makeUnit("b", "team-a", "1").Obj(), "team-a", "team-a")
-	c.observe("ns/c", makeUnit("c", "team-b", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-b", "team-b")
-	c.observe("ns/d", holder("d", v1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
-	c.observe("ns/e", makeUnit("e", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-a", "team-a")
+	c.observe("ns/c", makeUnit("c", "team-b", "1").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-b", "team-b")
+	c.observe("ns/d", holder("d", schedv1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
+	c.observe("ns/e", makeUnit("e", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj(), "team-a", "team-a")
 	c.update("ns/e", func(st *unitState) { st.inflight = true })
 
 	keys := func(ps []pendingEntry) map[schedtypes.UnitKey]bool {

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
@@ -140,7 +140,7 @@ func (st *unitState) info(u *queue.Unit) *framework.UnitInfo {
 
 // explain is what a refused unit is told: an inferred failure becomes the
 // unit's own, with its own numbers, when it is about to be reported.
-func (p *passDriver) explain(ctx context.Context, st *unitState, u *queue.Unit, f *queue.Failure) (*v1alpha1.QueueUnit, *queue.Failure) {
+func (p *passDriver) explain(ctx context.Context, st *unitState, u *queue.Unit, f *queue.Failure) (*schedv1alpha1.QueueUnit, *queue.Failure) {
 	p.cache.mu.Lock()
 	defer p.cache.mu.Unlock()
 	if !f.Inferred || st.reason == f.Reason {
@@ -177,24 +177,24 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 	now := p.now()
 	p.writer.enqueue(key, &write{
 		base:   base,
-		landed: func(fresh *v1alpha1.QueueUnit) bool { return admissionLanded(fresh, a.Unit.Quota, now) },
-		mutate: func(x *v1alpha1.QueueUnit) bool {
+		landed: func(fresh *schedv1alpha1.QueueUnit) bool { return admissionLanded(fresh, a.Unit.Quota, now) },
+		mutate: func(x *schedv1alpha1.QueueUnit) bool {
 			queueunit.MarkAdmitted(x, string(a.Unit.Quota), string(a.Queue), admissions, checks, now)
 			return true
 		},
-		done: func(written *v1alpha1.QueueUnit, err error) { p.admitted(ctx, info, written, err) },
+		done: func(written *schedv1alpha1.QueueUnit, err error) { p.admitted(ctx, info, written, err) },
 	}, 0)
 }
 
 // admissionLanded reports whether fresh carries the admission to quotaName
 // made at now: it holds quota there since then.
-func admissionLanded(fresh *v1alpha1.QueueUnit, quotaName schedtypes.QuotaName, now metav1.Time) bool {
+func admissionLanded(fresh *schedv1alpha1.QueueUnit, quotaName schedtypes.QuotaName, now metav1.Time) bool {
 	t := fresh.Status.LastAllocateTime
 	return queueunit.HoldsQuota(fresh.Status.Phase) && schedtypes.QuotaName(fresh.Status.Quota) == quotaName && t != nil && t.Unix() == now.Unix()
 }
 
 // admitted learns how an admission write ended.
-func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, written *v1alpha1.QueueUnit, err error) {
+func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, written *schedv1alpha1.QueueUnit, err error) {
 	key := info.Key
 	ok := err == nil && written != nil
 	if !ok {
@@ -246,7 +246,7 @@ func refusalBackoff(n int) time.Duration {
 }
 
 // checksFor lists the admission checks the unit's queue requires of it.
-func (p *passDriver) checksFor(u *v1alpha1.QueueUnit, queueName schedtypes.QueueName) []string {
+func (p *passDriver) checksFor(u *schedv1alpha1.QueueUnit, queueName schedtypes.QueueName) []string {
 	q := p.registry.get(queueName)
 	if q == nil || len(q.Spec.AdmissionChecks) == 0 {
 		return nil

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -19,8 +19,8 @@ import (
 // first) until the returned function is called.
 func (f *fixture) failAdmissions() (stop func()) {
 	f.failPatches(func(obj client.Object) error {
-		if u, ok := obj.(*v1alpha1.QueueUnit); ok && u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued {
-			return apierrors.NewConflict(schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "queueunits"},
+		if u, ok := obj.(*schedv1alpha1.QueueUnit); ok && u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued {
+			return apierrors.NewConflict(schema.GroupResource{Group: schedv1alpha1.GroupVersion.Group, Resource: "queueunits"},
 				u.Name, fmt.Errorf("injected"))
 		}
 		return nil
@@ -39,7 +39,7 @@ func TestPassAdmitsAFittingUnit(t *testing.T) {
 	f.pass(t)
 
 	u := f.get(t, "a")
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseDequeued || u.Status.Quota != "team-a" {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued || u.Status.Quota != "team-a" {
 		t.Fatalf("status = %+v, want Dequeued charged to team-a", u.Status)
 	}
 	if len(u.Status.Admissions) != 1 || u.Status.Admissions[0].Name != "worker" || u.Status.Admissions[0].Replicas != 2 ||
@@ -49,7 +49,7 @@ func TestPassAdmitsAFittingUnit(t *testing.T) {
 	if u.Status.LastAllocateTime == nil || !u.Status.LastAllocateTime.Time.Equal(testStart) {
 		t.Errorf("lastAllocateTime = %v, want the clock's time", u.Status.LastAllocateTime)
 	}
-	for _, ct := range []string{v1alpha1.ConditionQuotaReserved, v1alpha1.ConditionAdmitted} {
+	for _, ct := range []string{schedv1alpha1.ConditionQuotaReserved, schedv1alpha1.ConditionAdmitted} {
 		if c := condition(u, ct); c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("%s = %+v, want True", ct, c)
 		}
@@ -123,7 +123,7 @@ func TestPassAdmitsUpToTheCapacity(t *testing.T) {
 	f.addUnit(t, makeUnit("d", "team-a", "2").Priority(1).Obj())
 	f.pass(t)
 	for _, name := range []string{"a", "b", "c"} {
-		if got := f.get(t, name).Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+		if got := f.get(t, name).Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 			t.Errorf("%s: phase = %s, want Dequeued", name, got)
 		}
 	}
@@ -134,13 +134,13 @@ func TestPassAdmitsUpToTheCapacity(t *testing.T) {
 	}
 
 	// A holder finishes: room is freed and d is admitted.
-	f.extension(t, "a", func(u *v1alpha1.QueueUnit) { u.Status.Phase = v1alpha1.QueueUnitPhaseSucceed })
-	f.extension(t, "b", func(u *v1alpha1.QueueUnit) { u.Status.Phase = v1alpha1.QueueUnitPhaseSucceed })
+	f.extension(t, "a", func(u *schedv1alpha1.QueueUnit) { u.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed })
+	f.extension(t, "b", func(u *schedv1alpha1.QueueUnit) { u.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed })
 	f.pass(t)
-	if got := f.get(t, "d").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "d").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("d: phase = %s, want admitted once room was freed", got)
 	}
-	if c := condition(f.get(t, "d"), v1alpha1.ConditionQuotaReserved); c == nil || c.Status != metav1.ConditionTrue {
+	if c := condition(f.get(t, "d"), schedv1alpha1.ConditionQuotaReserved); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("d: QuotaReserved = %+v, want True", c)
 	}
 }
@@ -161,7 +161,7 @@ func TestPassFailedAdmissionWriteGivesQuotaBackAndDecidesAgain(t *testing.T) {
 	if _, un, _ := f.plugin.counts(); un != 1 {
 		t.Fatalf("%d unreserves, want 1", un)
 	}
-	if got := f.get(t, "a").Status.Phase; got == v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatal("the failed admission reached the API")
 	}
 	if !f.pendingIn("team-a", "ns/a") {
@@ -176,7 +176,7 @@ func TestPassFailedAdmissionWriteGivesQuotaBackAndDecidesAgain(t *testing.T) {
 
 	stop()
 	f.pass(t)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s, want admitted on the second decision", got)
 	}
 	if r, _, _ := f.plugin.counts(); r != 2 {
@@ -200,7 +200,7 @@ func TestPassAdmissionConflictDecidesAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.drain(t)
-	if got := f.get(t, "a"); got.Status.Phase == v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a"); got.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatal("an admission on a stale object overwrote a newer one")
 	}
 	if _, ok := f.plugin.chargedTo("ns/a"); ok {
@@ -208,7 +208,7 @@ func TestPassAdmissionConflictDecidesAgain(t *testing.T) {
 	}
 	f.feed(t, "a")
 	f.pass(t)
-	if got := f.get(t, "a"); got.Status.Phase != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a"); got.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s, want admitted on the fresh object", got.Status.Phase)
 	}
 }
@@ -224,13 +224,13 @@ func TestPassAdmissionChecksPutTheUnitInReserved(t *testing.T) {
 	f.pass(t)
 
 	u := f.get(t, "a")
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseReserved {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseReserved {
 		t.Fatalf("phase = %s, want Reserved", u.Status.Phase)
 	}
 	var names []string
 	for _, c := range u.Status.AdmissionChecks {
 		names = append(names, c.Name)
-		if c.State != v1alpha1.CheckStatePending {
+		if c.State != schedv1alpha1.CheckStatePending {
 			t.Errorf("check %s = %s, want Pending", c.Name, c.State)
 		}
 	}
@@ -240,10 +240,10 @@ func TestPassAdmissionChecksPutTheUnitInReserved(t *testing.T) {
 	if u.Status.Message != "waiting for admission checks prov, budget" {
 		t.Errorf("message = %q", u.Status.Message)
 	}
-	if c := condition(u, v1alpha1.ConditionAdmitted); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "AdmissionChecksPending" {
+	if c := condition(u, schedv1alpha1.ConditionAdmitted); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "AdmissionChecksPending" {
 		t.Errorf("Admitted = %+v, want False AdmissionChecksPending", c)
 	}
-	if c := condition(u, v1alpha1.ConditionQuotaReserved); c == nil || c.Status != metav1.ConditionTrue {
+	if c := condition(u, schedv1alpha1.ConditionQuotaReserved); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("QuotaReserved = %+v, want True", c)
 	}
 	if h, ok := f.plugin.chargedTo("ns/a"); !ok || h.Used["cpu"] != 1000 {
@@ -257,14 +257,14 @@ func TestPassAdmittedAgainClearsEvicted(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 4)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
-	u := makeUnit("a", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj()
-	queueunit.SetCondition(u, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "to admit ns/p", metav1.NewTime(testStart))
+	u := makeUnit("a", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
+	queueunit.SetCondition(u, schedv1alpha1.ConditionEvicted, metav1.ConditionTrue, schedv1alpha1.ReasonPreempted, "to admit ns/p", metav1.NewTime(testStart))
 	count := int32(2)
-	u.Status.RequeueState = &v1alpha1.RequeueState{Count: &count, RequeueAt: &metav1.Time{Time: testStart}}
+	u.Status.RequeueState = &schedv1alpha1.RequeueState{Count: &count, RequeueAt: &metav1.Time{Time: testStart}}
 	f.addUnit(t, u)
 	f.pass(t)
 	got := f.get(t, "a")
-	if c := condition(got, v1alpha1.ConditionEvicted); c == nil || c.Status != metav1.ConditionFalse {
+	if c := condition(got, schedv1alpha1.ConditionEvicted); c == nil || c.Status != metav1.ConditionFalse {
 		t.Fatalf("Evicted = %+v, want False after admission", c)
 	}
 	if rs := got.Status.RequeueState; rs == nil || rs.Count == nil || *rs.Count != 2 || rs.RequeueAt != nil {
@@ -300,13 +300,13 @@ func TestPassNeverFitsIsReportedOnce(t *testing.T) {
 func TestPassBlockQueueHoldsLaterUnits(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 2)
-	f.addQueue(t, utiltesting.MakeQueue("team-a").Policy(v1alpha1.QueuePolicyBlock).Obj())
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Policy(schedv1alpha1.QueuePolicyBlock).Obj())
 	f.addUnit(t, makeUnit("head", "team-a", "2").Priority(10).Obj())
-	f.addUnit(t, makeUnit("holder", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addUnit(t, makeUnit("holder", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj())
 	f.addUnit(t, makeUnit("small", "team-a", "1").Priority(5).Obj())
 	f.pass(t)
 	f.step(t, waitingWriteDelay, f.informDue)
-	if got := f.get(t, "small").Status.Phase; got == v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "small").Status.Phase; got == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatal("a later unit jumped the blocked head of a Block queue")
 	}
 	wantWaiting(t, f.get(t, "head"), "InsufficientQuota", "insufficient quota")
@@ -325,7 +325,7 @@ func TestPassInferredRefusalIsToldWithItsOwnNumbers(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 4)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
-	f.addUnit(t, makeUnit("h", "team-a", "3").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addUnit(t, makeUnit("h", "team-a", "3").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj())
 	f.addUnit(t, makeUnit("a", "team-a", "2").Priority(10).Obj())
 	f.addUnit(t, makeUnit("b", "team-a", "3").Priority(5).Obj())
 	f.pass(t)
@@ -340,8 +340,8 @@ func TestPassInferredRefusalIsToldWithItsOwnNumbers(t *testing.T) {
 func TestPassMaxWaitWakesAndReserves(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 1)
-	f.addQueue(t, utiltesting.MakeQueue("team-a").Annotation(v1alpha1.MaxWaitAnnotation, "30m").Obj())
-	f.addUnit(t, makeUnit("h", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Annotation(schedv1alpha1.MaxWaitAnnotation, "30m").Obj())
+	f.addUnit(t, makeUnit("h", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj())
 	f.addUnit(t, makeUnit("a", "team-a", "1").Priority(10).Created(testStart).Obj())
 	f.addUnit(t, makeUnit("b", "team-a", "1").Priority(5).Created(testStart).Obj())
 	f.timerSet(t, func() { f.pass(t) })

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -55,7 +55,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 		t.Fatal(err)
 	}
 	wf.c = fake.NewClientBuilder().WithScheme(scheme).
-		WithStatusSubresource(&v1alpha1.QueueUnit{}, &v1alpha1.Queue{}).
+		WithStatusSubresource(&schedv1alpha1.QueueUnit{}, &schedv1alpha1.Queue{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 				f.failMu.Lock()
@@ -66,7 +66,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 						return err
 					}
 				}
-				if _, ok := obj.(*v1alpha1.Queue); ok {
+				if _, ok := obj.(*schedv1alpha1.Queue); ok {
 					f.queuePatches.Add(1)
 				} else {
 					wf.mu.Lock()
@@ -116,12 +116,12 @@ func makeUnit(name, q string, cpu string) *utiltesting.QueueUnitWrapper {
 }
 
 // addQueue creates a served Queue and gives it to the scheduler.
-func (f *fixture) addQueue(t *testing.T, q *v1alpha1.Queue) *v1alpha1.Queue {
+func (f *fixture) addQueue(t *testing.T, q *schedv1alpha1.Queue) *schedv1alpha1.Queue {
 	t.Helper()
 	if err := f.c.Create(f.ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	got := &v1alpha1.Queue{}
+	got := &schedv1alpha1.Queue{}
 	if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(q), got); err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +131,13 @@ func (f *fixture) addQueue(t *testing.T, q *v1alpha1.Queue) *v1alpha1.Queue {
 
 // addUnit creates u (with its status) and hands the stored object to the
 // scheduler, as the informer would.
-func (f *fixture) addUnit(t *testing.T, u *v1alpha1.QueueUnit) *v1alpha1.QueueUnit {
+func (f *fixture) addUnit(t *testing.T, u *schedv1alpha1.QueueUnit) *schedv1alpha1.QueueUnit {
 	t.Helper()
 	status := u.Status
 	if err := f.c.Create(f.ctx, u); err != nil {
 		t.Fatal(err)
 	}
-	stored := &v1alpha1.QueueUnit{}
+	stored := &schedv1alpha1.QueueUnit{}
 	if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(u), stored); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func (f *fixture) addUnit(t *testing.T, u *v1alpha1.QueueUnit) *v1alpha1.QueueUn
 }
 
 // feed hands the stored unit to the scheduler, as the informer would.
-func (f *fixture) feed(t *testing.T, name string) *v1alpha1.QueueUnit {
+func (f *fixture) feed(t *testing.T, name string) *schedv1alpha1.QueueUnit {
 	t.Helper()
 	u := f.get(t, name)
 	f.s.intake.onUnit(u)
@@ -160,7 +160,7 @@ func (f *fixture) feed(t *testing.T, name string) *v1alpha1.QueueUnit {
 }
 
 // extension changes a unit's status as the job extension would, and feeds it.
-func (f *fixture) extension(t *testing.T, name string, mutate func(u *v1alpha1.QueueUnit)) *v1alpha1.QueueUnit {
+func (f *fixture) extension(t *testing.T, name string, mutate func(u *schedv1alpha1.QueueUnit)) *schedv1alpha1.QueueUnit {
 	t.Helper()
 	u := f.get(t, name)
 	mutate(u)
@@ -183,7 +183,7 @@ func (f *fixture) pass(t *testing.T) {
 // as the informer would.
 func (f *fixture) sync(t *testing.T) {
 	t.Helper()
-	list := &v1alpha1.QueueUnitList{}
+	list := &schedv1alpha1.QueueUnitList{}
 	if err := f.c.List(f.ctx, list); err != nil {
 		t.Fatal(err)
 	}
@@ -274,19 +274,19 @@ func eventually(t *testing.T, cond func() bool, what string, args ...any) {
 }
 
 // condition returns u's condition of type ct, or nil.
-func condition(u *v1alpha1.QueueUnit, ct string) *metav1.Condition {
+func condition(u *schedv1alpha1.QueueUnit, ct string) *metav1.Condition {
 	return meta.FindStatusCondition(u.Status.Conditions, ct)
 }
 
 // wantWaiting fails unless u says it waits with condition reason reason and a
 // message starting with prefix.
-func wantWaiting(t *testing.T, u *v1alpha1.QueueUnit, reason, prefix string) {
+func wantWaiting(t *testing.T, u *schedv1alpha1.QueueUnit, reason, prefix string) {
 	t.Helper()
-	c := condition(u, v1alpha1.ConditionQuotaReserved)
+	c := condition(u, schedv1alpha1.ConditionQuotaReserved)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason {
 		t.Fatalf("%s: QuotaReserved = %+v, want False with reason %s", u.Name, c, reason)
 	}
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Errorf("%s: phase = %s, want Enqueued", u.Name, u.Status.Phase)
 	}
 	if !strings.HasPrefix(u.Status.Message, prefix) || c.Message != u.Status.Message {

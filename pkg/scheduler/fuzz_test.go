@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -45,7 +45,7 @@ func newProtocolRun(t *testing.T) *protocolRun {
 	}
 	// Each write may be answered by an injected failure, first come first served.
 	r.f.failPatches(func(obj client.Object) error {
-		if _, ok := obj.(*v1alpha1.QueueUnit); !ok || len(r.fails) == 0 {
+		if _, ok := obj.(*schedv1alpha1.QueueUnit); !ok || len(r.fails) == 0 {
 			return nil
 		}
 		err := r.fails[0]
@@ -55,9 +55,9 @@ func newProtocolRun(t *testing.T) *protocolRun {
 	return r
 }
 
-func (r *protocolRun) units(t *testing.T) []v1alpha1.QueueUnit {
+func (r *protocolRun) units(t *testing.T) []schedv1alpha1.QueueUnit {
 	t.Helper()
-	list := &v1alpha1.QueueUnitList{}
+	list := &schedv1alpha1.QueueUnitList{}
 	if err := r.f.c.List(context.Background(), list); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func (r *protocolRun) units(t *testing.T) []v1alpha1.QueueUnit {
 }
 
 // first returns the first unit (by name, from seed) for which pick holds.
-func (r *protocolRun) first(t *testing.T, seed byte, pick func(u *v1alpha1.QueueUnit) bool) *v1alpha1.QueueUnit {
+func (r *protocolRun) first(t *testing.T, seed byte, pick func(u *schedv1alpha1.QueueUnit) bool) *schedv1alpha1.QueueUnit {
 	us := r.units(t)
 	for i := range us {
 		u := &us[(i+int(seed))%len(us)]
@@ -78,7 +78,7 @@ func (r *protocolRun) first(t *testing.T, seed byte, pick func(u *v1alpha1.Queue
 }
 
 // extension writes a unit's status as the job extension does.
-func (r *protocolRun) extension(t *testing.T, u *v1alpha1.QueueUnit, mutate func(u *v1alpha1.QueueUnit)) {
+func (r *protocolRun) extension(t *testing.T, u *schedv1alpha1.QueueUnit, mutate func(u *schedv1alpha1.QueueUnit)) {
 	t.Helper()
 	mutate(u)
 	if err := r.f.c.Status().Update(context.Background(), u); err != nil && !apierrors.IsConflict(err) {
@@ -102,25 +102,25 @@ func (r *protocolRun) step(t *testing.T, op, arg byte) {
 	case 1:
 		f.pass(t)
 	case 2: // the extension starts an admitted job
-		if u := r.first(t, arg, func(u *v1alpha1.QueueUnit) bool { return u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued }); u != nil {
-			r.extension(t, u, func(u *v1alpha1.QueueUnit) { u.Status.Phase = v1alpha1.QueueUnitPhaseRunning })
+		if u := r.first(t, arg, func(u *schedv1alpha1.QueueUnit) bool { return u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued }); u != nil {
+			r.extension(t, u, func(u *schedv1alpha1.QueueUnit) { u.Status.Phase = schedv1alpha1.QueueUnitPhaseRunning })
 		}
 	case 3: // a job ends
-		if u := r.first(t, arg, func(u *v1alpha1.QueueUnit) bool { return u.Status.Phase == v1alpha1.QueueUnitPhaseRunning }); u != nil {
-			r.extension(t, u, func(u *v1alpha1.QueueUnit) { queueunit.MarkFinished(u, arg%4 == 0, "done", now) })
+		if u := r.first(t, arg, func(u *schedv1alpha1.QueueUnit) bool { return u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning }); u != nil {
+			r.extension(t, u, func(u *schedv1alpha1.QueueUnit) { queueunit.MarkFinished(u, arg%4 == 0, "done", now) })
 		}
 	case 4: // the scheduler evicts a holder
-		if u := r.first(t, arg, func(u *v1alpha1.QueueUnit) bool { return queueunit.HoldsQuota(u.Status.Phase) }); u != nil {
-			f.s.reports.evict(u, v1alpha1.ReasonPreempted, "fuzz")
+		if u := r.first(t, arg, func(u *schedv1alpha1.QueueUnit) bool { return queueunit.HoldsQuota(u.Status.Phase) }); u != nil {
+			f.s.reports.evict(u, schedv1alpha1.ReasonPreempted, "fuzz")
 			f.drain(t)
 			f.sync(t)
 		}
 	case 5: // the extension gives an evicted unit back
 		if u := r.first(t, arg, queueunit.IsEvicting); u != nil {
-			r.extension(t, u, func(u *v1alpha1.QueueUnit) { queueunit.Requeue(u, queueunit.ReasonRequeued, "evicted", now) })
+			r.extension(t, u, func(u *schedv1alpha1.QueueUnit) { queueunit.Requeue(u, queueunit.ReasonRequeued, "evicted", now) })
 		}
 	case 6: // a unit is deleted
-		if u := r.first(t, arg, func(*v1alpha1.QueueUnit) bool { return true }); u != nil {
+		if u := r.first(t, arg, func(*schedv1alpha1.QueueUnit) bool { return true }); u != nil {
 			if err := f.c.Delete(context.Background(), u); err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func (r *protocolRun) restart(t *testing.T) {
 	s.writer.decide, s.writer.inform = newClockQueue(f.clk), newClockQueue(f.clk)
 	t.Cleanup(func() { s.lifecycle.queue.ShutDown() })
 	f.w, f.s, f.plugin = s.writer, s, plugin
-	queues := &v1alpha1.QueueList{}
+	queues := &schedv1alpha1.QueueList{}
 	if err := f.c.List(context.Background(), queues); err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +204,9 @@ func (r *protocolRun) settle(t *testing.T) {
 			u := u
 			switch {
 			case queueunit.IsEvicting(&u):
-				r.extension(t, &u, func(u *v1alpha1.QueueUnit) { queueunit.Requeue(u, queueunit.ReasonRequeued, "evicted", now) })
+				r.extension(t, &u, func(u *schedv1alpha1.QueueUnit) { queueunit.Requeue(u, queueunit.ReasonRequeued, "evicted", now) })
 			case queueunit.HoldsQuota(u.Status.Phase):
-				r.extension(t, &u, func(u *v1alpha1.QueueUnit) { queueunit.MarkFinished(u, false, "done", now) })
+				r.extension(t, &u, func(u *schedv1alpha1.QueueUnit) { queueunit.MarkFinished(u, false, "done", now) })
 			case !queueunit.IsFinished(u.Status.Phase):
 				waiting = true
 			}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -43,18 +43,18 @@ func newLifecycleQueue(clk Clock) workqueue.TypedRateLimitingInterface[schedtype
 }
 
 // needsLifecycle reports whether the controller has something to watch on u.
-func (l *lifecycle) needs(u *v1alpha1.QueueUnit) bool {
+func (l *lifecycle) needs(u *schedv1alpha1.QueueUnit) bool {
 	g := l.opts.Gates
 	switch {
 	case u.DeletionTimestamp != nil:
 		return false
-	case u.Status.Phase == v1alpha1.QueueUnitPhaseReserved, admissioncheck.OwnBackoff(u):
+	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved, admissioncheck.OwnBackoff(u):
 		return true
 	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
 		return true
-	case g.MaximumExecutionTime && u.Status.Phase == v1alpha1.QueueUnitPhaseRunning && admissioncheck.Budget(u) > 0:
+	case g.MaximumExecutionTime && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && admissioncheck.Budget(u) > 0:
 		return true
-	case g.QueueUnitRequeueState && u.Status.Phase == v1alpha1.QueueUnitPhaseRunning && u.Status.RequeueState != nil:
+	case g.QueueUnitRequeueState && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && u.Status.RequeueState != nil:
 		return true
 	}
 	return false
@@ -77,7 +77,7 @@ func (l *lifecycle) admissionCheckHandlers() toolscache.ResourceEventHandler {
 func (l *lifecycle) recheckReserved() {
 	var keys []schedtypes.UnitKey
 	l.cache.each(func(key schedtypes.UnitKey, st *unitState) {
-		if st.obj.Status.Phase == v1alpha1.QueueUnitPhaseReserved {
+		if st.obj.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved {
 			keys = append(keys, key)
 		}
 	})
@@ -116,21 +116,21 @@ func (l *lifecycle) processNext(ctx context.Context) bool {
 }
 
 // reconcile acts on one unit and returns when to look again (0: on change).
-func (l *lifecycle) reconcile(ctx context.Context, u *v1alpha1.QueueUnit) time.Duration {
+func (l *lifecycle) reconcile(ctx context.Context, u *schedv1alpha1.QueueUnit) time.Duration {
 	now := l.clock.Now()
 	g := l.opts.Gates
 	switch {
 	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
-		l.reports.evict(u, v1alpha1.ReasonDeactivated, "Deactivated: spec.active is false")
+		l.reports.evict(u, schedv1alpha1.ReasonDeactivated, "Deactivated: spec.active is false")
 		return 0
-	case u.Status.Phase == v1alpha1.QueueUnitPhaseReserved:
+	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved:
 		return l.reconcileReserved(ctx, u, now)
 	case admissioncheck.OwnBackoff(u):
 		return l.reconcileBackoff(u, now)
-	case u.Status.Phase == v1alpha1.QueueUnitPhaseRunning:
+	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning:
 		if g.QueueUnitRequeueState && u.Status.RequeueState != nil {
-			l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
-				if x.Status.Phase != v1alpha1.QueueUnitPhaseRunning || x.Status.RequeueState == nil {
+			l.reports.writeStatus(u, func(x *schedv1alpha1.QueueUnit) bool {
+				if x.Status.Phase != schedv1alpha1.QueueUnitPhaseRunning || x.Status.RequeueState == nil {
 					return false
 				}
 				x.Status.RequeueState = nil
@@ -140,7 +140,7 @@ func (l *lifecycle) reconcile(ctx context.Context, u *v1alpha1.QueueUnit) time.D
 		if budget := admissioncheck.Budget(u); g.MaximumExecutionTime && budget > 0 {
 			used := admissioncheck.ExecutionUsed(u, now)
 			if used >= budget {
-				l.reports.evict(u, v1alpha1.ReasonMaximumExecutionTimeExceeded,
+				l.reports.evict(u, schedv1alpha1.ReasonMaximumExecutionTimeExceeded,
 					fmt.Sprintf("Execution budget of %s used up", budget))
 				return 0
 			}
@@ -150,10 +150,10 @@ func (l *lifecycle) reconcile(ctx context.Context, u *v1alpha1.QueueUnit) time.D
 	return 0
 }
 
-func (l *lifecycle) checksOf(u *v1alpha1.QueueUnit) map[string]admissioncheck.Check {
+func (l *lifecycle) checksOf(u *schedv1alpha1.QueueUnit) map[string]admissioncheck.Check {
 	out := map[string]admissioncheck.Check{}
 	for _, st := range u.Status.AdmissionChecks {
-		ac := &v1alpha1.AdmissionCheck{}
+		ac := &schedv1alpha1.AdmissionCheck{}
 		if err := l.client.Get(context.Background(), client.ObjectKey{Name: st.Name}, ac); err != nil {
 			continue
 		}
@@ -162,7 +162,7 @@ func (l *lifecycle) checksOf(u *v1alpha1.QueueUnit) map[string]admissioncheck.Ch
 	return out
 }
 
-func (l *lifecycle) backoffFor(u *v1alpha1.QueueUnit) (time.Duration, int32) {
+func (l *lifecycle) backoffFor(u *schedv1alpha1.QueueUnit) (time.Duration, int32) {
 	if !l.opts.Gates.QueueUnitRequeueState {
 		return admissioncheck.BackoffBase, 0
 	}
@@ -173,16 +173,16 @@ func (l *lifecycle) backoffFor(u *v1alpha1.QueueUnit) (time.Duration, int32) {
 	return admissioncheck.BackoffFor(n, admissioncheck.RandomJitter()), n
 }
 
-func (l *lifecycle) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit, now time.Time) time.Duration {
+func (l *lifecycle) reconcileReserved(ctx context.Context, u *schedv1alpha1.QueueUnit, now time.Time) time.Duration {
 	backoff, count := l.backoffFor(u)
 	d := admissioncheck.Decide(u, l.checksOf(u), now, l.opts.Config.AdmissionCheckTimeout.Duration, backoff)
 	switch d.Action {
 	case admissioncheck.Admit:
 		for _, c := range u.Status.AdmissionChecks {
-			l.opts.Metrics.AdmissionCheck(c.Name, string(v1alpha1.CheckStateReady))
+			l.opts.Metrics.AdmissionCheck(c.Name, string(schedv1alpha1.CheckStateReady))
 		}
-		l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
-			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved || admissioncheck.Decide(x, l.checksOf(x), now, 0, 0).Action != admissioncheck.Admit {
+		l.reports.writeStatus(u, func(x *schedv1alpha1.QueueUnit) bool {
+			if x.Status.Phase != schedv1alpha1.QueueUnitPhaseReserved || admissioncheck.Decide(x, l.checksOf(x), now, 0, 0).Action != admissioncheck.Admit {
 				return false
 			}
 			return queueunit.MarkChecksReady(x, metav1.NewTime(now))
@@ -192,15 +192,15 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit
 		outcome := map[string]string{admissioncheck.ReasonCheckRetry: "Retry", admissioncheck.ReasonCheckRejected: "Rejected", admissioncheck.ReasonCheckTimeout: "Timeout"}[d.Reason]
 		// Told once the move is in the API: a unit looked at again before
 		// that (an AdmissionCheck changed) is not told twice.
-		moved := func(x *v1alpha1.QueueUnit) {
+		moved := func(x *schedv1alpha1.QueueUnit) {
 			for _, c := range u.Status.AdmissionChecks {
-				if c.State != v1alpha1.CheckStateReady {
+				if c.State != schedv1alpha1.CheckStateReady {
 					l.opts.Metrics.AdmissionCheck(c.Name, outcome)
 				}
 			}
 			l.recorder.Event(x, corev1.EventTypeWarning, d.Reason, d.Message+"; the reservation is released until "+d.RequeueAt.UTC().Format(time.RFC3339))
 		}
-		l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
+		l.reports.writeStatus(u, func(x *schedv1alpha1.QueueUnit) bool {
 			return queueunit.MarkChecksBackoff(x, d.Reason, d.Message, d.RequeueAt, count, metav1.NewTime(now))
 		}, moved)
 		return 0
@@ -219,8 +219,8 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit
 	if u.Status.Message != d.Message {
 		msg := d.Message
 		// Only informs: it yields to decisions and is replaced by any later write.
-		l.reports.inform(u, func(x *v1alpha1.QueueUnit) bool {
-			if x.Status.Phase != v1alpha1.QueueUnitPhaseReserved || x.Status.Message == msg {
+		l.reports.inform(u, func(x *schedv1alpha1.QueueUnit) bool {
+			if x.Status.Phase != schedv1alpha1.QueueUnitPhaseReserved || x.Status.Message == msg {
 				return false
 			}
 			x.Status.Message = msg
@@ -230,11 +230,11 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *v1alpha1.QueueUnit
 	return d.RequeueAfter
 }
 
-func (l *lifecycle) reconcileBackoff(u *v1alpha1.QueueUnit, now time.Time) time.Duration {
+func (l *lifecycle) reconcileBackoff(u *schedv1alpha1.QueueUnit, now time.Time) time.Duration {
 	if rs := u.Status.RequeueState; rs != nil && rs.RequeueAt != nil && now.Before(rs.RequeueAt.Time) {
 		return rs.RequeueAt.Sub(now)
 	}
-	l.reports.writeStatus(u, func(x *v1alpha1.QueueUnit) bool {
+	l.reports.writeStatus(u, func(x *schedv1alpha1.QueueUnit) bool {
 		return queueunit.EndChecksBackoff(x, metav1.NewTime(now))
 	}, nil)
 	return 0
@@ -242,7 +242,7 @@ func (l *lifecycle) reconcileBackoff(u *v1alpha1.QueueUnit, now time.Time) time.
 
 // budgetUsedUp reports whether a unit may not run again: its execution
 // budget is spent (feature gate MaximumExecutionTime).
-func (l *lifecycle) budgetUsedUp(u *v1alpha1.QueueUnit) bool {
+func (l *lifecycle) budgetUsedUp(u *schedv1alpha1.QueueUnit) bool {
 	b := admissioncheck.Budget(u)
 	return l.opts.Gates.MaximumExecutionTime && b > 0 && admissioncheck.ExecutionUsed(u, l.clock.Now()) >= b
 }

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -19,8 +19,8 @@ import (
 func reservedFixture(t *testing.T, retryDelayMinutes *int64) *fixture {
 	t.Helper()
 	f := newFixture(t, nil)
-	ac := &v1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"},
-		Spec: v1alpha1.AdmissionCheckSpec{ControllerName: "test", RetryDelayMinutes: retryDelayMinutes}}
+	ac := &schedv1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"},
+		Spec: schedv1alpha1.AdmissionCheckSpec{ControllerName: "test", RetryDelayMinutes: retryDelayMinutes}}
 	if err := f.c.Create(f.ctx, ac); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func reservedFixture(t *testing.T, retryDelayMinutes *int64) *fixture {
 	f.addQueue(t, utiltesting.MakeQueue("team-a").AdmissionCheck("prov", nil).Obj())
 	f.addUnit(t, makeUnit("a", "team-a", "1").Obj())
 	f.pass(t)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseReserved {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseReserved {
 		t.Fatalf("phase = %s, want Reserved", got)
 	}
 	if !f.lifecycleDue() {
@@ -39,9 +39,9 @@ func reservedFixture(t *testing.T, retryDelayMinutes *int64) *fixture {
 }
 
 // answer writes check prov's state as its controller would, and feeds it.
-func (f *fixture) answer(t *testing.T, state v1alpha1.AdmissionCheckStateType, message string) {
+func (f *fixture) answer(t *testing.T, state schedv1alpha1.AdmissionCheckStateType, message string) {
 	t.Helper()
-	f.extension(t, "a", func(u *v1alpha1.QueueUnit) {
+	f.extension(t, "a", func(u *schedv1alpha1.QueueUnit) {
 		u.Status.AdmissionChecks[0].State = state
 		u.Status.AdmissionChecks[0].Message = message
 	})
@@ -51,13 +51,13 @@ func (f *fixture) lifecycleDue() bool { return f.s.lifecycle.queue.Len() > 0 }
 
 func TestLifecycleChecksReadyDequeueTheUnit(t *testing.T) {
 	f := reservedFixture(t, nil)
-	f.answer(t, v1alpha1.CheckStateReady, "")
+	f.answer(t, schedv1alpha1.CheckStateReady, "")
 	f.lifecycleRun(t)
 	u := f.get(t, "a")
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseDequeued || u.Status.Message != "" {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued || u.Status.Message != "" {
 		t.Fatalf("status = %s %q, want Dequeued with no message", u.Status.Phase, u.Status.Message)
 	}
-	if c := condition(u, v1alpha1.ConditionAdmitted); c == nil || c.Status != metav1.ConditionTrue {
+	if c := condition(u, schedv1alpha1.ConditionAdmitted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("Admitted = %+v, want True", c)
 	}
 	if h, ok := f.plugin.chargedTo("ns/a"); !ok || h.Used["cpu"] != 1000 {
@@ -71,17 +71,17 @@ func TestLifecycleChecksReadyDequeueTheUnit(t *testing.T) {
 func TestLifecycleRetryOrRejectBacksOffThenRequeues(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		state      v1alpha1.AdmissionCheckStateType
+		state      schedv1alpha1.AdmissionCheckStateType
 		retryDelay *int64
 		reason     string
 		message    string
 		backoff    time.Duration
 	}{
-		{"retry", v1alpha1.CheckStateRetry, nil, admissioncheck.ReasonCheckRetry,
+		{"retry", schedv1alpha1.CheckStateRetry, nil, admissioncheck.ReasonCheckRetry,
 			"admission check prov asked to retry: no capacity", admissioncheck.BackoffBase},
-		{"retry after the check's delay", v1alpha1.CheckStateRetry, ptr.To[int64](2), admissioncheck.ReasonCheckRetry,
+		{"retry after the check's delay", schedv1alpha1.CheckStateRetry, ptr.To[int64](2), admissioncheck.ReasonCheckRetry,
 			"admission check prov asked to retry: no capacity", 2 * time.Minute},
-		{"rejected", v1alpha1.CheckStateRejected, ptr.To[int64](2), admissioncheck.ReasonCheckRejected,
+		{"rejected", schedv1alpha1.CheckStateRejected, ptr.To[int64](2), admissioncheck.ReasonCheckRejected,
 			"admission check prov rejected the unit: no capacity", admissioncheck.BackoffBase},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,14 +89,14 @@ func TestLifecycleRetryOrRejectBacksOffThenRequeues(t *testing.T) {
 			f.answer(t, tc.state, "no capacity")
 			f.lifecycleRun(t)
 			u := f.get(t, "a")
-			if u.Status.Phase != v1alpha1.QueueUnitPhaseTimeoutBackoff || len(u.Status.Admissions) != 0 {
+			if u.Status.Phase != schedv1alpha1.QueueUnitPhaseTimeoutBackoff || len(u.Status.Admissions) != 0 {
 				t.Fatalf("status = %s with %d admissions, want TimeoutBackoff with none", u.Status.Phase, len(u.Status.Admissions))
 			}
 			requeueAt := testStart.Add(tc.backoff)
 			if rs := u.Status.RequeueState; rs == nil || rs.RequeueAt == nil || !rs.RequeueAt.Time.Equal(requeueAt) {
 				t.Fatalf("requeueState = %+v, want requeueAt %v", rs, requeueAt)
 			}
-			for _, ct := range []string{v1alpha1.ConditionQuotaReserved, v1alpha1.ConditionAdmitted} {
+			for _, ct := range []string{schedv1alpha1.ConditionQuotaReserved, schedv1alpha1.ConditionAdmitted} {
 				if c := condition(u, ct); c == nil || c.Status != metav1.ConditionFalse || c.Reason != tc.reason || c.Message != tc.message {
 					t.Errorf("%s = %+v, want False %s %q", ct, c, tc.reason, tc.message)
 				}
@@ -126,7 +126,7 @@ func TestLifecycleRetryOrRejectBacksOffThenRequeues(t *testing.T) {
 			f.lifecycleRun(t)
 			f.sync(t)
 			u = f.get(t, "a")
-			if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || u.Status.AdmissionChecks != nil {
+			if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || u.Status.AdmissionChecks != nil {
 				t.Fatalf("status = %s checks %v, want Enqueued, checks cleared", u.Status.Phase, u.Status.AdmissionChecks)
 			}
 			if !f.pendingIn("team-a", "ns/a") {
@@ -141,8 +141,8 @@ func TestLifecycleRetryOrRejectBacksOffThenRequeues(t *testing.T) {
 // clock.
 func TestLifecycleCheckTimeoutBacksOff(t *testing.T) {
 	f := newFixture(t, nil)
-	if err := f.c.Create(f.ctx, &v1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"},
-		Spec: v1alpha1.AdmissionCheckSpec{ControllerName: "test"}}); err != nil {
+	if err := f.c.Create(f.ctx, &schedv1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"},
+		Spec: schedv1alpha1.AdmissionCheckSpec{ControllerName: "test"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.plugin.setCapacity("team-a", 4)
@@ -158,8 +158,8 @@ func TestLifecycleCheckTimeoutBacksOff(t *testing.T) {
 	f.step(t, time.Second, f.lifecycleDue)
 	f.lifecycleRun(t)
 	u := f.get(t, "a")
-	c := condition(u, v1alpha1.ConditionQuotaReserved)
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseTimeoutBackoff || c == nil || c.Reason != admissioncheck.ReasonCheckTimeout {
+	c := condition(u, schedv1alpha1.ConditionQuotaReserved)
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseTimeoutBackoff || c == nil || c.Reason != admissioncheck.ReasonCheckTimeout {
 		t.Fatalf("status = %s, QuotaReserved %+v; want TimeoutBackoff, AdmissionCheckTimeout", u.Status.Phase, c)
 	}
 	if want := "admission checks prov did not answer within 10m0s"; c.Message != want {
@@ -191,9 +191,9 @@ func TestLifecycleMissingCheckIsToldOnce(t *testing.T) {
 // An AdmissionCheck that changes makes every Reserved unit looked at again.
 func TestLifecycleAdmissionCheckChangeRechecksReservedUnits(t *testing.T) {
 	f := reservedFixture(t, nil)
-	f.addUnit(t, holder("h", v1alpha1.QueueUnitPhaseRunning))
+	f.addUnit(t, holder("h", schedv1alpha1.QueueUnitPhaseRunning))
 	f.lifecycleRun(t)
-	f.s.lifecycle.admissionCheckHandlers().OnAdd(&v1alpha1.AdmissionCheck{}, false)
+	f.s.lifecycle.admissionCheckHandlers().OnAdd(&schedv1alpha1.AdmissionCheck{}, false)
 	if got := f.s.lifecycle.queue.Len(); got != 1 {
 		t.Fatalf("%d units to look at, want the reserved one", got)
 	}
@@ -203,22 +203,22 @@ func TestLifecycleAdmissionCheckChangeRechecksReservedUnits(t *testing.T) {
 // evicts the unit at its deadline on the clock, with the time banked.
 func TestLifecycleExecutionBudgetEvictsAtTheDeadline(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Gates.MaximumExecutionTime = true })
-	u := holder("a", v1alpha1.QueueUnitPhaseRunning)
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
 	u.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](60)
-	queueunit.SetCondition(u, v1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart))
+	queueunit.SetCondition(u, schedv1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart))
 	f.timerSet(t, func() {
 		f.addUnit(t, u)
 		f.lifecycleRun(t)
 	})
 	f.step(t, 59*time.Second, nil)
-	if f.lifecycleDue() || condition(f.get(t, "a"), v1alpha1.ConditionEvicted) != nil {
+	if f.lifecycleDue() || condition(f.get(t, "a"), schedv1alpha1.ConditionEvicted) != nil {
 		t.Fatal("evicted before the budget was used up")
 	}
 	f.step(t, time.Second, f.lifecycleDue)
 	f.lifecycleRun(t)
 	got := f.get(t, "a")
-	c := condition(got, v1alpha1.ConditionEvicted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonMaximumExecutionTimeExceeded {
+	c := condition(got, schedv1alpha1.ConditionEvicted)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != schedv1alpha1.ReasonMaximumExecutionTimeExceeded {
 		t.Fatalf("Evicted = %+v, want True MaximumExecutionTimeExceeded", c)
 	}
 	if c.Message != "Execution budget of 1m0s used up" {
@@ -235,9 +235,9 @@ func TestLifecycleExecutionBudgetEvictsAtTheDeadline(t *testing.T) {
 // Without its gate, the budget is not kept.
 func TestLifecycleExecutionBudgetNeedsItsGate(t *testing.T) {
 	f := newFixture(t, nil)
-	u := holder("a", v1alpha1.QueueUnitPhaseRunning)
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
 	u.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](60)
-	queueunit.SetCondition(u, v1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart.Add(-time.Hour)))
+	queueunit.SetCondition(u, schedv1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart.Add(-time.Hour)))
 	f.addUnit(t, u)
 	if f.lifecycleDue() {
 		t.Fatal("a budget is kept with the gate off")
@@ -248,12 +248,12 @@ func TestLifecycleExecutionBudgetNeedsItsGate(t *testing.T) {
 // waiting, it says it is inactive (see the intake tests).
 func TestLifecycleDeactivationEvicts(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Gates.QueueUnitActive = true })
-	u := holder("a", v1alpha1.QueueUnitPhaseRunning)
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
 	u.Spec.Active = ptr.To(false)
 	f.addUnit(t, u)
 	f.lifecycleRun(t)
-	c := condition(f.get(t, "a"), v1alpha1.ConditionEvicted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonDeactivated || c.Message != "Deactivated: spec.active is false" {
+	c := condition(f.get(t, "a"), schedv1alpha1.ConditionEvicted)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != schedv1alpha1.ReasonDeactivated || c.Message != "Deactivated: spec.active is false" {
 		t.Fatalf("Evicted = %+v, want True Deactivated", c)
 	}
 	if ev := eventsWith(f.takeEvents(), "Warning Deactivated"); len(ev) != 1 {
@@ -270,8 +270,8 @@ func TestLifecycleDeactivationEvicts(t *testing.T) {
 // With the requeue-state gate, a running unit's requeue state is cleared.
 func TestLifecycleRunningUnitDropsItsRequeueState(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Gates.QueueUnitRequeueState = true })
-	u := holder("a", v1alpha1.QueueUnitPhaseRunning)
-	u.Status.RequeueState = &v1alpha1.RequeueState{Count: ptr.To[int32](3)}
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
+	u.Status.RequeueState = &schedv1alpha1.RequeueState{Count: ptr.To[int32](3)}
 	f.addUnit(t, u)
 	f.lifecycleRun(t)
 	if rs := f.get(t, "a").Status.RequeueState; rs != nil {
@@ -283,17 +283,17 @@ func TestLifecycleRunningUnitDropsItsRequeueState(t *testing.T) {
 // count is recorded, and the wait grows.
 func TestLifecycleBackoffCountsRequeues(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Gates.QueueUnitRequeueState = true })
-	if err := f.c.Create(f.ctx, &v1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"},
-		Spec: v1alpha1.AdmissionCheckSpec{ControllerName: "test"}}); err != nil {
+	if err := f.c.Create(f.ctx, &schedv1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov"},
+		Spec: schedv1alpha1.AdmissionCheckSpec{ControllerName: "test"}}); err != nil {
 		t.Fatal(err)
 	}
 	f.plugin.setCapacity("team-a", 4)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").AdmissionCheck("prov", nil).Obj())
-	u := makeUnit("a", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj()
-	u.Status.RequeueState = &v1alpha1.RequeueState{Count: ptr.To[int32](2)}
+	u := makeUnit("a", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
+	u.Status.RequeueState = &schedv1alpha1.RequeueState{Count: ptr.To[int32](2)}
 	f.addUnit(t, u)
 	f.pass(t)
-	f.answer(t, v1alpha1.CheckStateRejected, "no")
+	f.answer(t, schedv1alpha1.CheckStateRejected, "no")
 	f.lifecycleRun(t)
 	rs := f.get(t, "a").Status.RequeueState
 	if rs == nil || ptr.Deref(rs.Count, 0) != 3 || rs.RequeueAt == nil {
@@ -311,7 +311,7 @@ func TestLifecycleBackoffCountsRequeues(t *testing.T) {
 // changed meanwhile) is not told twice.
 func TestLifecycleBackoffEventOncePerMove(t *testing.T) {
 	f := reservedFixture(t, nil)
-	f.answer(t, v1alpha1.CheckStateRetry, "no capacity")
+	f.answer(t, schedv1alpha1.CheckStateRetry, "no capacity")
 	f.s.lifecycle.processNext(f.ctx)
 	f.s.lifecycle.recheckReserved()
 	f.lifecycleRun(t)

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
@@ -117,7 +117,7 @@ func (ns *nodes) misfit(st *unitState) *queue.Failure {
 
 // podSetsOf is what the node fit check needs of a unit's pod sets. A unit
 // described only by spec.resource has no pods to place and is not checked.
-func podSetsOf(u *v1alpha1.QueueUnit) []nodefit.PodSet {
+func podSetsOf(u *schedv1alpha1.QueueUnit) []nodefit.PodSet {
 	out := make([]nodefit.PodSet, 0, len(u.Spec.PodSet))
 	for i := range u.Spec.PodSet {
 		ps := &u.Spec.PodSet[i]

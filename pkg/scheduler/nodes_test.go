@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -45,7 +45,7 @@ func TestNodeFitRefusesUntilANodeFits(t *testing.T) {
 
 	h.OnAdd(node("big", "8"), false)
 	f.pass(t)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s, want admitted once a node fits its pods", got)
 	}
 	want := "Normal Scheduled Admitted by queue team-a; quota team-a charged cpu=4"
@@ -81,7 +81,7 @@ func TestNodeFitSkipsUnitsWithoutPodSets(t *testing.T) {
 	f.s.nodes.handlers().OnAdd(node("small", "1"), false)
 	f.addUnit(t, makeUnit("a", "team-a", "4").Obj())
 	f.pass(t)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s, want admitted: it has no pods to place", got)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
@@ -33,7 +33,7 @@ func (st *unitState) holdingFor(key schedtypes.UnitKey, ceiling *int32) *quota.H
 // priorityOf is a unit's priority, bounded by its queue's ceiling
 // (koord-queue/max-priority) when it has one: a tenant who writes a higher
 // priority on a job gets the ceiling, in its queue and as a victim.
-func priorityOf(u *v1alpha1.QueueUnit, ceiling *int32) int32 {
+func priorityOf(u *schedv1alpha1.QueueUnit, ceiling *int32) int32 {
 	p := queueunit.Priority(u)
 	if ceiling != nil && p > *ceiling {
 		return *ceiling
@@ -41,7 +41,7 @@ func priorityOf(u *v1alpha1.QueueUnit, ceiling *int32) int32 {
 	return p
 }
 
-func holdingOf(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, u *v1alpha1.QueueUnit) *quota.Holding {
+func holdingOf(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, u *schedv1alpha1.QueueUnit) *quota.Holding {
 	used := queueunit.Usage(u)
 	if used.IsZero() {
 		return nil
@@ -106,7 +106,7 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 			continue
 		}
 		names = append(names, string(h.Key))
-		p.reports.evict(st.obj, v1alpha1.ReasonPreempted,
+		p.reports.evict(st.obj, schedv1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
 	return &queue.Failure{Reason: "preempting/" + string(info.Quota), Preempting: true,

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
@@ -27,10 +27,10 @@ func preemptionFixture(t *testing.T, mod func(*Options)) *fixture {
 	f.plugin.setCapacity("team-b", 4)
 	f.plugin.cohorts["team-a"], f.plugin.cohorts["team-b"] = "org", "org"
 	q := utiltesting.MakeQueue("team-a").Obj()
-	q.Spec.PreemptionPolicy = v1alpha1.PreemptionLowerPriority
+	q.Spec.PreemptionPolicy = schedv1alpha1.PreemptionLowerPriority
 	f.addQueue(t, q)
 	f.addQueue(t, utiltesting.MakeQueue("team-b").Obj())
-	v := makeUnit("v", "team-a", "2").Priority(1).Phase(v1alpha1.QueueUnitPhaseRunning).Obj()
+	v := makeUnit("v", "team-a", "2").Priority(1).Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj()
 	v.Status.Quota = "team-a"
 	v.Status.LastAllocateTime = &metav1.Time{Time: testStart.Add(-time.Hour)}
 	f.addUnit(t, v)
@@ -55,8 +55,8 @@ func TestPreemptEvictsVictimsAndAdmitsOnceTheyAreBack(t *testing.T) {
 	f.pass(t)
 
 	v := f.get(t, "v")
-	c := condition(v, v1alpha1.ConditionEvicted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonPreempted {
+	c := condition(v, schedv1alpha1.ConditionEvicted)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != schedv1alpha1.ReasonPreempted {
 		t.Fatalf("victim's Evicted = %+v, want True Preempted", c)
 	}
 	wantText := "Preempted to admit ns/p (priority 10) in quota team-a"
@@ -78,7 +78,7 @@ func TestPreemptEvictsVictimsAndAdmitsOnceTheyAreBack(t *testing.T) {
 	// Passes before the victim is back evict nobody else and admit nothing.
 	f.s.env.queues.Invalidate()
 	f.pass(t)
-	if got := f.get(t, "p").Status.Phase; got == v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "p").Status.Phase; got == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatal("the preemptor was admitted while its victim still holds the quota")
 	}
 	if got := eventsWith(f.takeEvents(), "Preempted to admit"); len(got) != 0 {
@@ -86,12 +86,12 @@ func TestPreemptEvictsVictimsAndAdmitsOnceTheyAreBack(t *testing.T) {
 	}
 
 	// The extension finishes the eviction: the preemptor is admitted.
-	f.extension(t, "v", func(u *v1alpha1.QueueUnit) {
-		u.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+	f.extension(t, "v", func(u *schedv1alpha1.QueueUnit) {
+		u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
 		u.Status.Admissions = nil
 	})
 	f.pass(t)
-	if got := f.get(t, "p").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "p").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("preemptor phase = %s, want admitted", got)
 	}
 	if f.s.preemptor.isNominated("ns/p") {
@@ -109,7 +109,7 @@ func TestPreemptNominationPausesBorrowingInTheCohort(t *testing.T) {
 	f.pass(t)
 	f.addUnit(t, makeUnit("b", "team-b", "1").Obj())
 	f.pass(t)
-	if got := f.get(t, "b").Status.Phase; got == v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "b").Status.Phase; got == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatal("a unit that would borrow was admitted while room is made in its cohort")
 	}
 	f.step(t, waitingWriteDelay, f.informDue)
@@ -127,7 +127,7 @@ func TestPreemptNominationPausesBorrowingInTheCohort(t *testing.T) {
 	f.addQueue(t, utiltesting.MakeQueue("team-c").Obj())
 	f.addUnit(t, makeUnit("c", "team-c", "1").Obj())
 	f.pass(t)
-	if got := f.get(t, "c").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "c").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("c: phase = %s, want admitted: it borrows nothing", got)
 	}
 
@@ -137,7 +137,7 @@ func TestPreemptNominationPausesBorrowingInTheCohort(t *testing.T) {
 		t.Fatal("a deleted preemptor is still nominated")
 	}
 	f.pass(t)
-	if got := f.get(t, "b").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "b").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("b: phase = %s, want admitted once the nomination ended", got)
 	}
 }
@@ -225,7 +225,7 @@ func TestPreemptProtectedVictimsWakeAPassAtRetryAt(t *testing.T) {
 	if got := len(f.plugin.searches()); got != searches+1 {
 		t.Fatalf("%d victim searches at the deadline, want one more", got-searches)
 	}
-	if c := condition(f.get(t, "v"), v1alpha1.ConditionEvicted); c == nil || c.Status != metav1.ConditionTrue {
+	if c := condition(f.get(t, "v"), schedv1alpha1.ConditionEvicted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("the victim was not evicted once its protection ended: %+v", c)
 	}
 }
@@ -236,20 +236,20 @@ func TestPreemptProtectedVictimsWakeAPassAtRetryAt(t *testing.T) {
 func TestPreemptWhatTheQueueAndTheConfigurationAllow(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		policy     v1alpha1.PreemptionPolicy
+		policy     schedv1alpha1.PreemptionPolicy
 		annotation string
 		preempt    *bool
 		reclaim    *bool
 		want       []string
 	}{
-		{name: "LowerPriority queue", policy: v1alpha1.PreemptionLowerPriority, want: []string{"ns/p preempt=true reclaim=true"}},
+		{name: "LowerPriority queue", policy: schedv1alpha1.PreemptionLowerPriority, want: []string{"ns/p preempt=true reclaim=true"}},
 		{name: "default is Never", want: []string{"ns/p preempt=false reclaim=true"}},
 		{name: "annotation", annotation: "LowerPriority", want: []string{"ns/p preempt=true reclaim=true"}},
-		{name: "spec wins over annotation", policy: v1alpha1.PreemptionNever, annotation: "LowerPriority",
+		{name: "spec wins over annotation", policy: schedv1alpha1.PreemptionNever, annotation: "LowerPriority",
 			want: []string{"ns/p preempt=false reclaim=true"}},
-		{name: "preemption off", policy: v1alpha1.PreemptionLowerPriority, preempt: ptr.To(false),
+		{name: "preemption off", policy: schedv1alpha1.PreemptionLowerPriority, preempt: ptr.To(false),
 			want: []string{"ns/p preempt=false reclaim=true"}},
-		{name: "both off", policy: v1alpha1.PreemptionLowerPriority, preempt: ptr.To(false), reclaim: ptr.To(false)},
+		{name: "both off", policy: schedv1alpha1.PreemptionLowerPriority, preempt: ptr.To(false), reclaim: ptr.To(false)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) {
@@ -265,10 +265,10 @@ func TestPreemptWhatTheQueueAndTheConfigurationAllow(t *testing.T) {
 			q := utiltesting.MakeQueue("team-a").Obj()
 			q.Spec.PreemptionPolicy = tc.policy
 			if tc.annotation != "" {
-				q.Annotations = map[string]string{v1alpha1.PreemptionPolicyAnnotation: tc.annotation}
+				q.Annotations = map[string]string{schedv1alpha1.PreemptionPolicyAnnotation: tc.annotation}
 			}
 			f.addQueue(t, q)
-			f.addUnit(t, makeUnit("h", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+			f.addUnit(t, makeUnit("h", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj())
 			f.addUnit(t, makeUnit("p", "team-a", "1").Priority(10).Obj())
 			f.pass(t)
 			if diff := cmp.Diff(tc.want, f.plugin.searches()); diff != "" {
@@ -286,14 +286,14 @@ func TestPreemptSkipsUnitsBeingAdmittedOrDeleted(t *testing.T) {
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
 	f.addUnit(t, makeUnit("w", "team-a", "1").Obj())
 	f.s.pass.schedule(f.ctx) // w's admission is in flight
-	d := makeUnit("d", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseRunning).Obj()
+	d := makeUnit("d", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj()
 	d.Finalizers = []string{"scheduling.x-k8s.io/pods-gone"}
 	f.addUnit(t, d)
 	if err := f.c.Delete(f.ctx, f.get(t, "d")); err != nil {
 		t.Fatal(err)
 	}
 	f.feed(t, "d")
-	f.addUnit(t, makeUnit("r", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addUnit(t, makeUnit("r", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj())
 
 	f.s.cache.mu.Lock()
 	got := map[string]bool{"ns/w": f.s.cache.candidateLocked("ns/w"), "ns/d": f.s.cache.candidateLocked("ns/d"),
@@ -316,13 +316,13 @@ func TestPreemptHeldBackPreemptorIsNoLongerNominated(t *testing.T) {
 		t.Fatal("the preemptor is not nominated")
 	}
 	f.s.env.queues.Invalidate()
-	q := &v1alpha1.Queue{}
-	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: "team-a"}, q); err != nil {
+	q := &schedv1alpha1.Queue{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: "team-a"}, q); err != nil {
 		t.Fatal(err)
 	}
-	q.Annotations = map[string]string{v1alpha1.WaitForPodsRunningAnnotation: "true"}
+	q.Annotations = map[string]string{schedv1alpha1.WaitForPodsRunningAnnotation: "true"}
 	f.s.queueSync.onQueue(q)
-	f.addUnit(t, makeUnit("d", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseDequeued).Obj())
+	f.addUnit(t, makeUnit("d", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseDequeued).Obj())
 	f.pass(t)
 	if f.s.preemptor.isNominated("ns/p") {
 		t.Fatal("a preemptor held back by its queue is still nominated")

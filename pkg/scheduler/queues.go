@@ -15,7 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
@@ -24,21 +24,21 @@ import (
 const maxQueueItemDetails = 50
 
 // queueRegistry owns the served Queue objects (namespace
-// v1alpha1.QueueNamespace) by name, for their admission checks, and their
+// schedv1alpha1.QueueNamespace) by name, for their admission checks, and their
 // priority ceilings (koord-queue/max-priority), when set. Its lock is a leaf.
 type queueRegistry struct {
 	mu       sync.RWMutex
-	objs     map[schedtypes.QueueName]*v1alpha1.Queue
+	objs     map[schedtypes.QueueName]*schedv1alpha1.Queue
 	ceilings map[schedtypes.QueueName]*int32
 }
 
 func newQueueRegistry() *queueRegistry {
-	return &queueRegistry{objs: map[schedtypes.QueueName]*v1alpha1.Queue{}, ceilings: map[schedtypes.QueueName]*int32{}}
+	return &queueRegistry{objs: map[schedtypes.QueueName]*schedv1alpha1.Queue{}, ceilings: map[schedtypes.QueueName]*int32{}}
 }
 
 // set records q and its ceiling and reports whether a known queue's ceiling
 // changed.
-func (r *queueRegistry) set(q *v1alpha1.Queue, ceiling *int32) (ceilingChanged bool) {
+func (r *queueRegistry) set(q *schedv1alpha1.Queue, ceiling *int32) (ceilingChanged bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	name := schedtypes.QueueName(q.Name)
@@ -56,7 +56,7 @@ func (r *queueRegistry) remove(name schedtypes.QueueName) {
 }
 
 // get returns the served Queue name, or nil.
-func (r *queueRegistry) get(name schedtypes.QueueName) *v1alpha1.Queue {
+func (r *queueRegistry) get(name schedtypes.QueueName) *schedv1alpha1.Queue {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.objs[name]
@@ -70,14 +70,14 @@ func (r *queueRegistry) ceiling(name schedtypes.QueueName) *int32 {
 }
 
 // list returns the served Queues, sorted by name.
-func (r *queueRegistry) list() []*v1alpha1.Queue {
+func (r *queueRegistry) list() []*schedv1alpha1.Queue {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]*v1alpha1.Queue, 0, len(r.objs))
+	out := make([]*schedv1alpha1.Queue, 0, len(r.objs))
 	for _, q := range r.objs {
 		out = append(out, q)
 	}
-	slices.SortFunc(out, func(a, b *v1alpha1.Queue) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *schedv1alpha1.Queue) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -95,10 +95,10 @@ type queueSync struct {
 
 // settingsOf reads a Queue's policy and tuning annotations. A malformed
 // annotation is ignored with a warning event on the Queue.
-func (qs *queueSync) settingsOf(q *v1alpha1.Queue) queue.Settings {
-	set := queue.Settings{Name: schedtypes.QueueName(q.Name), Policy: q.Spec.QueuePolicy, Threshold: v1alpha1.DefaultPriorityThreshold}
+func (qs *queueSync) settingsOf(q *schedv1alpha1.Queue) queue.Settings {
+	set := queue.Settings{Name: schedtypes.QueueName(q.Name), Policy: q.Spec.QueuePolicy, Threshold: schedv1alpha1.DefaultPriorityThreshold}
 	if set.Policy == "" {
-		set.Policy = v1alpha1.QueuePolicyPriority
+		set.Policy = schedv1alpha1.QueuePolicyPriority
 	}
 	switch {
 	case q.Spec.Priority != nil:
@@ -117,42 +117,42 @@ func (qs *queueSync) settingsOf(q *v1alpha1.Queue) queue.Settings {
 			qs.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not %s; ignored", key, value, want)
 		}
 	}
-	if v, ok := q.Annotations[v1alpha1.PriorityThresholdAnnotation]; ok {
+	if v, ok := q.Annotations[schedv1alpha1.PriorityThresholdAnnotation]; ok {
 		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil {
 			set.Threshold = int32(n)
 		} else {
-			bad(v1alpha1.PriorityThresholdAnnotation, v, "a 32-bit integer")
+			bad(schedv1alpha1.PriorityThresholdAnnotation, v, "a 32-bit integer")
 		}
 	}
-	if v, ok := q.Annotations[v1alpha1.MaxDepthAnnotation]; ok {
+	if v, ok := q.Annotations[schedv1alpha1.MaxDepthAnnotation]; ok {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
 			set.MaxDepth = n
 		} else {
-			bad(v1alpha1.MaxDepthAnnotation, v, "a non-negative integer")
+			bad(schedv1alpha1.MaxDepthAnnotation, v, "a non-negative integer")
 		}
 	}
 	policy := q.Spec.PreemptionPolicy
-	if v, ok := q.Annotations[v1alpha1.PreemptionPolicyAnnotation]; ok && policy == "" {
-		switch p := v1alpha1.PreemptionPolicy(strings.TrimSpace(v)); p {
-		case v1alpha1.PreemptionNever, v1alpha1.PreemptionLowerPriority:
+	if v, ok := q.Annotations[schedv1alpha1.PreemptionPolicyAnnotation]; ok && policy == "" {
+		switch p := schedv1alpha1.PreemptionPolicy(strings.TrimSpace(v)); p {
+		case schedv1alpha1.PreemptionNever, schedv1alpha1.PreemptionLowerPriority:
 			policy = p
 		default:
-			bad(v1alpha1.PreemptionPolicyAnnotation, v, "Never or LowerPriority")
+			bad(schedv1alpha1.PreemptionPolicyAnnotation, v, "Never or LowerPriority")
 		}
 	}
-	set.Preempt = policy == v1alpha1.PreemptionLowerPriority
-	if v, ok := q.Annotations[v1alpha1.MaxWaitAnnotation]; ok {
+	set.Preempt = policy == schedv1alpha1.PreemptionLowerPriority
+	if v, ok := q.Annotations[schedv1alpha1.MaxWaitAnnotation]; ok {
 		if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil && d > 0 {
 			set.MaxWait = d
 		} else {
-			bad(v1alpha1.MaxWaitAnnotation, v, "a positive duration such as 30m")
+			bad(schedv1alpha1.MaxWaitAnnotation, v, "a positive duration such as 30m")
 		}
 	}
-	if v, ok := q.Annotations[v1alpha1.WaitForPodsRunningAnnotation]; ok {
+	if v, ok := q.Annotations[schedv1alpha1.WaitForPodsRunningAnnotation]; ok {
 		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
 			set.WaitForPodsRunning = b
 		} else {
-			bad(v1alpha1.WaitForPodsRunningAnnotation, v, "true or false")
+			bad(schedv1alpha1.WaitForPodsRunningAnnotation, v, "true or false")
 		}
 	}
 	return set
@@ -161,15 +161,15 @@ func (qs *queueSync) settingsOf(q *v1alpha1.Queue) queue.Settings {
 // ceilingOf reads a Queue's koord-queue/max-priority: the highest priority
 // its units get, whatever they ask; nil when it has none. A malformed value
 // is ignored with a warning event.
-func (qs *queueSync) ceilingOf(q *v1alpha1.Queue) *int32 {
-	v, ok := q.Annotations[v1alpha1.MaxPriorityAnnotation]
+func (qs *queueSync) ceilingOf(q *schedv1alpha1.Queue) *int32 {
+	v, ok := q.Annotations[schedv1alpha1.MaxPriorityAnnotation]
 	if !ok {
 		return nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 	if err != nil {
 		if qs.leader() {
-			qs.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not a 32-bit integer; ignored", v1alpha1.MaxPriorityAnnotation, v)
+			qs.recorder.Eventf(q, corev1.EventTypeWarning, "InvalidAnnotation", "annotation %s=%q is not a 32-bit integer; ignored", schedv1alpha1.MaxPriorityAnnotation, v)
 		}
 		return nil
 	}
@@ -182,21 +182,21 @@ func equalCeiling(a, b *int32) bool {
 }
 
 // served reports whether koord-queue serves Queue q: only Queues in
-// v1alpha1.QueueNamespace are; a same-named Queue elsewhere changes nothing.
-func (qs *queueSync) served(q *v1alpha1.Queue) bool {
-	if q.Namespace == v1alpha1.QueueNamespace {
+// schedv1alpha1.QueueNamespace are; a same-named Queue elsewhere changes nothing.
+func (qs *queueSync) served(q *schedv1alpha1.Queue) bool {
+	if q.Namespace == schedv1alpha1.QueueNamespace {
 		return true
 	}
 	if qs.leader() {
 		qs.recorder.Eventf(q, corev1.EventTypeWarning, "QueueIgnored",
 			"only Queues in namespace %s are served; units of quota %s wait in Queue %s/%s, and this Queue changes nothing",
-			v1alpha1.QueueNamespace, q.Name, v1alpha1.QueueNamespace, q.Name)
+			schedv1alpha1.QueueNamespace, q.Name, schedv1alpha1.QueueNamespace, q.Name)
 	}
 	return false
 }
 
 func (qs *queueSync) onQueue(obj any) {
-	q, ok := obj.(*v1alpha1.Queue)
+	q, ok := obj.(*schedv1alpha1.Queue)
 	if !ok || !qs.served(q) {
 		return
 	}
@@ -218,8 +218,8 @@ func (qs *queueSync) onQueueDelete(obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	q, ok := obj.(*v1alpha1.Queue)
-	if !ok || q.Namespace != v1alpha1.QueueNamespace {
+	q, ok := obj.(*schedv1alpha1.Queue)
+	if !ok || q.Namespace != schedv1alpha1.QueueNamespace {
 		return
 	}
 	name := schedtypes.QueueName(q.Name)
@@ -262,17 +262,17 @@ func (qs *queueSync) updateStatuses(ctx context.Context) {
 		if !ok {
 			continue
 		}
-		status := v1alpha1.QueueStatus{Pending: int32(len(pending)), Admitted: admitted[name]}
+		status := schedv1alpha1.QueueStatus{Pending: int32(len(pending)), Admitted: admitted[name]}
 		for i, p := range pending {
 			if i >= maxQueueItemDetails {
 				break
 			}
-			status.QueueItemDetails = append(status.QueueItemDetails, v1alpha1.QueueItemDetail{
+			status.QueueItemDetails = append(status.QueueItemDetails, schedv1alpha1.QueueItemDetail{
 				Name: p.Name, Namespace: p.Namespace, Priority: p.Priority, Position: int32(p.Position),
 			})
 		}
-		q := &v1alpha1.Queue{}
-		if err := qs.client.Get(ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: string(name)}, q); err != nil {
+		q := &schedv1alpha1.Queue{}
+		if err := qs.client.Get(ctx, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: string(name)}, q); err != nil {
 			continue
 		}
 		if equality.Semantic.DeepEqual(q.Status, status) {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -21,41 +21,41 @@ import (
 func TestQueueSyncSettingsFromAnnotations(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
-		queue       *v1alpha1.Queue
+		queue       *schedv1alpha1.Queue
 		want        queue.Settings
 		invalid     []string
 		wantCeiling *int32
 	}{
 		{
 			name:  "defaults",
-			queue: &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: v1alpha1.QueueNamespace}},
-			want:  queue.Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, Threshold: v1alpha1.DefaultPriorityThreshold},
+			queue: &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: schedv1alpha1.QueueNamespace}},
+			want:  queue.Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, Threshold: schedv1alpha1.DefaultPriorityThreshold},
 		},
 		{
 			name: "every annotation",
-			queue: utiltesting.MakeQueue("q").Policy(v1alpha1.QueuePolicyIntelligent).Priority(7).
-				Annotation(v1alpha1.PriorityThresholdAnnotation, " 9 ").
-				Annotation(v1alpha1.MaxDepthAnnotation, "20").
-				Annotation(v1alpha1.PreemptionPolicyAnnotation, "LowerPriority").
-				Annotation(v1alpha1.MaxWaitAnnotation, "30m").
-				Annotation(v1alpha1.WaitForPodsRunningAnnotation, "true").
-				Annotation(v1alpha1.MaxPriorityAnnotation, "100").Obj(),
-			want: queue.Settings{Name: "q", Policy: v1alpha1.QueuePolicyIntelligent, Priority: 7, Threshold: 9, MaxDepth: 20,
+			queue: utiltesting.MakeQueue("q").Policy(schedv1alpha1.QueuePolicyIntelligent).Priority(7).
+				Annotation(schedv1alpha1.PriorityThresholdAnnotation, " 9 ").
+				Annotation(schedv1alpha1.MaxDepthAnnotation, "20").
+				Annotation(schedv1alpha1.PreemptionPolicyAnnotation, "LowerPriority").
+				Annotation(schedv1alpha1.MaxWaitAnnotation, "30m").
+				Annotation(schedv1alpha1.WaitForPodsRunningAnnotation, "true").
+				Annotation(schedv1alpha1.MaxPriorityAnnotation, "100").Obj(),
+			want: queue.Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyIntelligent, Priority: 7, Threshold: 9, MaxDepth: 20,
 				Preempt: true, MaxWait: 30 * time.Minute, WaitForPodsRunning: true},
 			wantCeiling: ptr.To[int32](100),
 		},
 		{
 			name: "malformed",
 			queue: utiltesting.MakeQueue("q").Priority(3).
-				Annotation(v1alpha1.PriorityThresholdAnnotation, "high").
-				Annotation(v1alpha1.MaxDepthAnnotation, "-1").
-				Annotation(v1alpha1.PreemptionPolicyAnnotation, "Always").
-				Annotation(v1alpha1.MaxWaitAnnotation, "0s").
-				Annotation(v1alpha1.WaitForPodsRunningAnnotation, "maybe").
-				Annotation(v1alpha1.MaxPriorityAnnotation, "lots").Obj(),
-			want: queue.Settings{Name: "q", Policy: v1alpha1.QueuePolicyPriority, Priority: 3, Threshold: v1alpha1.DefaultPriorityThreshold},
-			invalid: []string{v1alpha1.PriorityThresholdAnnotation, v1alpha1.MaxDepthAnnotation, v1alpha1.PreemptionPolicyAnnotation,
-				v1alpha1.MaxWaitAnnotation, v1alpha1.WaitForPodsRunningAnnotation, v1alpha1.MaxPriorityAnnotation},
+				Annotation(schedv1alpha1.PriorityThresholdAnnotation, "high").
+				Annotation(schedv1alpha1.MaxDepthAnnotation, "-1").
+				Annotation(schedv1alpha1.PreemptionPolicyAnnotation, "Always").
+				Annotation(schedv1alpha1.MaxWaitAnnotation, "0s").
+				Annotation(schedv1alpha1.WaitForPodsRunningAnnotation, "maybe").
+				Annotation(schedv1alpha1.MaxPriorityAnnotation, "lots").Obj(),
+			want: queue.Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 3, Threshold: schedv1alpha1.DefaultPriorityThreshold},
+			invalid: []string{schedv1alpha1.PriorityThresholdAnnotation, schedv1alpha1.MaxDepthAnnotation, schedv1alpha1.PreemptionPolicyAnnotation,
+				schedv1alpha1.MaxWaitAnnotation, schedv1alpha1.WaitForPodsRunningAnnotation, schedv1alpha1.MaxPriorityAnnotation},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,9 +108,9 @@ func TestQueueSyncIgnoresQueuesOutsideItsNamespace(t *testing.T) {
 // charged again so victim selection sees it.
 func TestQueueSyncCeilingChangeRequeuesAndRecharges(t *testing.T) {
 	f := newFixture(t, nil)
-	q := f.addQueue(t, utiltesting.MakeQueue("team-a").Annotation(v1alpha1.MaxPriorityAnnotation, "50").Obj())
+	q := f.addQueue(t, utiltesting.MakeQueue("team-a").Annotation(schedv1alpha1.MaxPriorityAnnotation, "50").Obj())
 	f.addUnit(t, makeUnit("p", "team-a", "1").Priority(40).Obj())
-	f.addUnit(t, makeUnit("h", "team-a", "1").Priority(40).Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addUnit(t, makeUnit("h", "team-a", "1").Priority(40).Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj())
 	if u, _ := f.s.env.queues.Get("ns/p"); u == nil || u.Priority != 40 {
 		t.Fatalf("pending unit = %+v, want priority 40 under a ceiling of 50", u)
 	}
@@ -119,7 +119,7 @@ func TestQueueSyncCeilingChangeRequeuesAndRecharges(t *testing.T) {
 	}
 
 	lowered := q.DeepCopy()
-	lowered.Annotations[v1alpha1.MaxPriorityAnnotation] = "10"
+	lowered.Annotations[schedv1alpha1.MaxPriorityAnnotation] = "10"
 	f.s.queueSync.onQueue(lowered)
 	if u, _ := f.s.env.queues.Get("ns/p"); u == nil || u.Priority != 10 {
 		t.Fatalf("pending unit = %+v, want priority 10 under the new ceiling", u)
@@ -136,7 +136,7 @@ func TestQueueSyncCeilingChangeRequeuesAndRecharges(t *testing.T) {
 	}
 	// No ceiling: the units' own priority.
 	none := lowered.DeepCopy()
-	delete(none.Annotations, v1alpha1.MaxPriorityAnnotation)
+	delete(none.Annotations, schedv1alpha1.MaxPriorityAnnotation)
 	f.s.queueSync.onQueue(none)
 	if u, _ := f.s.env.queues.Get("ns/p"); u == nil || u.Priority != 40 {
 		t.Fatalf("pending unit = %+v, want its own priority 40 without a ceiling", u)
@@ -149,7 +149,7 @@ func TestQueueSyncDeletedQueueOrphansItsUnits(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 1)
 	q := f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
-	f.addUnit(t, makeUnit("a", "team-a", "2").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj())
+	f.addUnit(t, makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj())
 	f.s.queueSync.onQueueDelete(toolscache.DeletedFinalStateUnknown{Key: "koord-queue/team-a", Obj: q})
 	if f.s.registry.get("team-a") != nil {
 		t.Fatal("the deleted Queue is still registered")
@@ -165,7 +165,7 @@ func TestQueueSyncDeletedQueueOrphansItsUnits(t *testing.T) {
 	back.ResourceVersion = ""
 	f.s.queueSync.onQueue(back)
 	f.pass(t)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s, want admitted once the queue is back", got)
 	}
 }
@@ -177,14 +177,14 @@ func TestQueueSyncStatusWrittenOnlyWhenChanged(t *testing.T) {
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
 	f.addUnit(t, makeUnit("low", "team-a", "1").Priority(1).Obj())
 	f.addUnit(t, makeUnit("high", "team-a", "1").Priority(9).Obj())
-	f.addUnit(t, makeUnit("h", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseRunning).Obj())
+	f.addUnit(t, makeUnit("h", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj())
 	f.s.queueSync.updateStatuses(f.ctx)
 
-	got := &v1alpha1.Queue{}
-	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: "team-a"}, got); err != nil {
+	got := &schedv1alpha1.Queue{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: "team-a"}, got); err != nil {
 		t.Fatal(err)
 	}
-	want := v1alpha1.QueueStatus{Pending: 2, Admitted: 1, QueueItemDetails: []v1alpha1.QueueItemDetail{
+	want := schedv1alpha1.QueueStatus{Pending: 2, Admitted: 1, QueueItemDetails: []schedv1alpha1.QueueItemDetail{
 		{Name: "high", Namespace: "ns", Priority: 9, Position: 1},
 		{Name: "low", Namespace: "ns", Priority: 1, Position: 2},
 	}}
@@ -248,17 +248,17 @@ func TestQueueSyncRelabelledHolderCountsWhereItWasAdmitted(t *testing.T) {
 	f := newFixture(t, nil)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
 	f.addQueue(t, utiltesting.MakeQueue("team-b").Obj())
-	f.addUnit(t, holder("h", v1alpha1.QueueUnitPhaseRunning))
+	f.addUnit(t, holder("h", schedv1alpha1.QueueUnitPhaseRunning))
 	u := f.get(t, "h")
-	u.Labels[v1alpha1.QuotaNameLabel] = "team-b"
+	u.Labels[schedv1alpha1.QuotaNameLabel] = "team-b"
 	if err := f.c.Update(f.ctx, u); err != nil {
 		t.Fatal(err)
 	}
 	f.feed(t, "h")
 	f.s.queueSync.updateStatuses(f.ctx)
 	for name, want := range map[string]int32{"team-a": 1, "team-b": 0} {
-		q := &v1alpha1.Queue{}
-		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: name}, q); err != nil {
+		q := &schedv1alpha1.Queue{}
+		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: name}, q); err != nil {
 			t.Fatal(err)
 		}
 		if q.Status.Admitted != want {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -25,9 +25,9 @@ func TestPassRefusedAdmissionBacksOff(t *testing.T) {
 	f.addUnit(t, makeUnit("a", "team-a", "1").Obj())
 	refused := 0
 	f.failPatches(func(obj client.Object) error {
-		if u, ok := obj.(*v1alpha1.QueueUnit); ok && u.Name == "a" && u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued {
+		if u, ok := obj.(*schedv1alpha1.QueueUnit); ok && u.Name == "a" && u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued {
 			refused++
-			return apierrors.NewInvalid(schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "QueueUnit"}, "a",
+			return apierrors.NewInvalid(schema.GroupKind{Group: schedv1alpha1.GroupVersion.Group, Kind: "QueueUnit"}, "a",
 				field.ErrorList{field.Invalid(field.NewPath("status", "admissions"), "x", "injected")})
 		}
 		return nil
@@ -48,7 +48,7 @@ func TestPassRefusedAdmissionBacksOff(t *testing.T) {
 	// Other units keep moving meanwhile.
 	f.addUnit(t, makeUnit("b", "team-a", "1").Obj())
 	f.pass(t)
-	if got := f.get(t, "b").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "b").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("another unit is %s while the refused one backs off, want Dequeued", got)
 	}
 
@@ -70,7 +70,7 @@ func TestPassRefusedAdmissionBacksOff(t *testing.T) {
 	f.failPatches(nil)
 	f.step(t, time.Second, func() bool { return f.pendingIn("team-a", "ns/a") })
 	f.pass(t)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s once the API accepts it, want Dequeued", got)
 	}
 }

@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -35,7 +35,7 @@ type reporter struct {
 
 // markEnqueued gives a new unit its first phase. The write waits a moment: a
 // unit admitted at once is written once, as Dequeued.
-func (r *reporter) markEnqueued(u *v1alpha1.QueueUnit) {
+func (r *reporter) markEnqueued(u *schedv1alpha1.QueueUnit) {
 	if !r.leader() {
 		return
 	}
@@ -45,7 +45,7 @@ func (r *reporter) markEnqueued(u *v1alpha1.QueueUnit) {
 	}
 	r.writer.enqueue(key, &write{
 		base: u, retryOnConflict: true, info: true,
-		mutate: func(x *v1alpha1.QueueUnit) bool {
+		mutate: func(x *schedv1alpha1.QueueUnit) bool {
 			return queueunit.MarkEnqueued(x, r.now())
 		},
 	}, enqueueWriteDelay)
@@ -56,12 +56,12 @@ func (r *reporter) markEnqueued(u *v1alpha1.QueueUnit) {
 // QueueNotFound) event for a refusal, only when the reason changed. A reason
 // that comes back before the report of the one in between was written costs
 // nothing: that report is dropped.
-func (r *reporter) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
+func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) {
 	if f.Reason == reasonStale || !r.leader() {
 		return
 	}
 	key := keyOf(u)
-	var base *v1alpha1.QueueUnit
+	var base *schedv1alpha1.QueueUnit
 	var shown, told bool
 	r.cache.update(key, func(st *unitState) {
 		if st.inflight || st.reason == f.Reason {
@@ -88,7 +88,7 @@ func (r *reporter) reportWaiting(u *v1alpha1.QueueUnit, f *queue.Failure) {
 
 // writeWaiting queues the report of f after delay: a unit admitted
 // meanwhile, or told something else, costs no write.
-func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *v1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
+func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
 	message, reason := f.Message, conditionReason(f.Reason)
 	var event string
 	switch {
@@ -100,13 +100,13 @@ func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *v1alpha1.QueueUnit
 	}
 	r.writer.enqueue(key, &write{
 		base: base, retryOnConflict: true, info: true,
-		written: func(x *v1alpha1.QueueUnit) {
+		written: func(x *schedv1alpha1.QueueUnit) {
 			if event != "" {
 				r.recorder.Event(x, corev1.EventTypeWarning, event, message)
 			}
 			r.shown(key, f)
 		},
-		mutate: func(x *v1alpha1.QueueUnit) bool {
+		mutate: func(x *schedv1alpha1.QueueUnit) bool {
 			if !queueunit.IsPending(x.Status.Phase) || !queueunit.SetWaiting(x, reason, message, r.now()) {
 				return false
 			}
@@ -123,7 +123,7 @@ func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *v1alpha1.QueueUnit
 // written), that is reported in turn.
 func (r *reporter) shown(key schedtypes.UnitKey, f *queue.Failure) {
 	var wanted *queue.Failure
-	var base *v1alpha1.QueueUnit
+	var base *schedv1alpha1.QueueUnit
 	r.cache.update(key, func(st *unitState) {
 		st.shown, st.shownMessage = f.Reason, f.Message
 		wanted, base = st.wanted, st.obj
@@ -136,14 +136,14 @@ func (r *reporter) shown(key schedtypes.UnitKey, f *queue.Failure) {
 // evict asks a unit to give its quota back: condition Evicted and the
 // reclaim state of its admissions. The job extension suspends the job and
 // returns the unit to Enqueued (docs/protocol.md).
-func (r *reporter) evict(u *v1alpha1.QueueUnit, reason, message string) {
+func (r *reporter) evict(u *schedv1alpha1.QueueUnit, reason, message string) {
 	if !r.leader() {
 		return
 	}
 	r.writer.enqueue(keyOf(u), &write{
 		base: u, retryOnConflict: true,
-		written: func(x *v1alpha1.QueueUnit) { r.recorder.Event(x, corev1.EventTypeWarning, reason, message) },
-		mutate: func(x *v1alpha1.QueueUnit) bool {
+		written: func(x *schedv1alpha1.QueueUnit) { r.recorder.Event(x, corev1.EventTypeWarning, reason, message) },
+		mutate: func(x *schedv1alpha1.QueueUnit) bool {
 			now := r.now()
 			if !queueunit.MarkEvicted(x, reason, message, now) {
 				return false
@@ -159,7 +159,7 @@ func (r *reporter) evict(u *v1alpha1.QueueUnit, reason, message string) {
 // writeStatus queues a decision made only if mutate still wants it on the
 // freshest object; written (may be nil) runs once it is in the API, so an
 // event about it is recorded once per move, however often it was decided.
-func (r *reporter) writeStatus(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit) bool, written func(*v1alpha1.QueueUnit)) {
+func (r *reporter) writeStatus(u *schedv1alpha1.QueueUnit, mutate func(*schedv1alpha1.QueueUnit) bool, written func(*schedv1alpha1.QueueUnit)) {
 	if !r.leader() {
 		return
 	}
@@ -168,7 +168,7 @@ func (r *reporter) writeStatus(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.Queu
 
 // inform queues a write that only informs: it yields to decisions and is
 // replaced by any later write.
-func (r *reporter) inform(u *v1alpha1.QueueUnit, mutate func(*v1alpha1.QueueUnit) bool) {
+func (r *reporter) inform(u *schedv1alpha1.QueueUnit, mutate func(*schedv1alpha1.QueueUnit) bool) {
 	if !r.leader() {
 		return
 	}

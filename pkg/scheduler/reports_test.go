@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -27,7 +27,7 @@ func reporterFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t, nil)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
-	f.addUnit(t, makeUnit("a", "team-a", "2").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj())
+	f.addUnit(t, makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj())
 	return f
 }
 
@@ -59,7 +59,7 @@ func TestReporterWritesAReasonOnce(t *testing.T) {
 		t.Errorf("attempts = %d, want 1", u.Status.Attempts)
 	}
 	// The condition dates from the unit's creation: it never held quota.
-	if c := condition(u, v1alpha1.ConditionQuotaReserved); !c.LastTransitionTime.Time.Equal(u.CreationTimestamp.Time) {
+	if c := condition(u, schedv1alpha1.ConditionQuotaReserved); !c.LastTransitionTime.Time.Equal(u.CreationTimestamp.Time) {
 		t.Errorf("QuotaReserved dates from %v, want the creation %v", c.LastTransitionTime, u.CreationTimestamp)
 	}
 	if got := eventsWith(f.takeEvents(), "Warning FailedScheduling "+shortA.Message); len(got) != 1 {
@@ -86,14 +86,14 @@ func TestReporterNewReasonIsWrittenAndKeepsTheWaitsStart(t *testing.T) {
 	f := reporterFixture(t)
 	f.report(t, shortA)
 	f.step(t, waitingWriteDelay, f.informDue)
-	first := condition(f.get(t, "a"), v1alpha1.ConditionQuotaReserved).LastTransitionTime
+	first := condition(f.get(t, "a"), schedv1alpha1.ConditionQuotaReserved).LastTransitionTime
 
 	f.clk.Step(time.Hour)
 	f.report(t, neverA)
 	f.step(t, waitingWriteDelay, f.informDue)
 	u := f.get(t, "a")
 	wantWaiting(t, u, "NeverFits", neverA.Message)
-	if c := condition(u, v1alpha1.ConditionQuotaReserved); !c.LastTransitionTime.Equal(&first) {
+	if c := condition(u, schedv1alpha1.ConditionQuotaReserved); !c.LastTransitionTime.Equal(&first) {
 		t.Errorf("QuotaReserved moved from %v to %v, want the wait's start kept", first, c.LastTransitionTime)
 	}
 	if u.Status.Attempts != 2 || f.patches != 2 {
@@ -217,20 +217,20 @@ func TestReporterIgnoresWhatIsNotWaiting(t *testing.T) {
 // one event. With the execution budget gate, the run so far is banked.
 func TestReporterEvictOnce(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Gates.MaximumExecutionTime = true })
-	h := holder("h", v1alpha1.QueueUnitPhaseRunning)
-	queueunit.SetCondition(h, v1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart.Add(-90*time.Second)))
+	h := holder("h", schedv1alpha1.QueueUnitPhaseRunning)
+	queueunit.SetCondition(h, schedv1alpha1.ConditionPodsReady, metav1.ConditionTrue, "PodsReady", "", metav1.NewTime(testStart.Add(-90*time.Second)))
 	h.Status.AccumulatedPastExecutionTimeSeconds = ptr.To[int32](30)
 	f.addUnit(t, h)
-	w := f.addUnit(t, makeUnit("w", "team-a", "1").Phase(v1alpha1.QueueUnitPhaseEnqueued).Obj())
+	w := f.addUnit(t, makeUnit("w", "team-a", "1").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj())
 	held, _ := f.s.cache.object("ns/h")
 
-	f.s.reports.evict(held, v1alpha1.ReasonPreempted, "to admit ns/p")
-	f.s.reports.evict(held, v1alpha1.ReasonPreempted, "to admit ns/p")
-	f.s.reports.evict(w, v1alpha1.ReasonPreempted, "to admit ns/p")
+	f.s.reports.evict(held, schedv1alpha1.ReasonPreempted, "to admit ns/p")
+	f.s.reports.evict(held, schedv1alpha1.ReasonPreempted, "to admit ns/p")
+	f.s.reports.evict(w, schedv1alpha1.ReasonPreempted, "to admit ns/p")
 	f.drain(t)
 	got := f.get(t, "h")
-	c := condition(got, v1alpha1.ConditionEvicted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonPreempted || c.Message != "to admit ns/p" {
+	c := condition(got, schedv1alpha1.ConditionEvicted)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != schedv1alpha1.ReasonPreempted || c.Message != "to admit ns/p" {
 		t.Fatalf("Evicted = %+v", c)
 	}
 	if rs := got.Status.Admissions[0].ReclaimState; rs == nil || rs.Replicas != 3 {
@@ -245,11 +245,11 @@ func TestReporterEvictOnce(t *testing.T) {
 	if got := eventsWith(f.takeEvents(), "Warning Preempted to admit ns/p"); len(got) != 1 {
 		t.Errorf("want one Preempted event")
 	}
-	if condition(f.get(t, "w"), v1alpha1.ConditionEvicted) != nil {
+	if condition(f.get(t, "w"), schedv1alpha1.ConditionEvicted) != nil {
 		t.Error("a waiting unit was evicted")
 	}
 	// Evicted already: nothing more.
-	f.s.reports.evict(got, v1alpha1.ReasonDeactivated, "again")
+	f.s.reports.evict(got, schedv1alpha1.ReasonDeactivated, "again")
 	f.drain(t)
 	if f.patches != 1 {
 		t.Error("an evicted unit was evicted again")

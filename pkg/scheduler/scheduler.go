@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
@@ -131,7 +131,7 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 	s.cache = newUnitCache(s.registry, fw.SetUsage)
 	s.writer = newStatusWriter(e.client, e.reader)
 	s.writer.fence = opts.Fence
-	s.writer.refused = func(u *v1alpha1.QueueUnit, err error) {
+	s.writer.refused = func(u *schedv1alpha1.QueueUnit, err error) {
 		e.recorder.Eventf(u, corev1.EventTypeWarning, "StatusWriteRefused",
 			"the API server refuses the unit's status write: %v; it is made again with a backoff", err)
 	}
@@ -155,12 +155,12 @@ func (s *Scheduler) watch(ctx context.Context) error {
 		what string
 		h    toolscache.ResourceEventHandler
 	}{
-		{&v1alpha1.QueueUnit{}, "QueueUnits", toolscache.ResourceEventHandlerFuncs{
+		{&schedv1alpha1.QueueUnit{}, "QueueUnits", toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { s.intake.onUnit(obj) },
 			UpdateFunc: func(_, obj any) { s.intake.onUnit(obj) },
 			DeleteFunc: s.intake.onUnitDelete,
 		}},
-		{&v1alpha1.Queue{}, "Queues", toolscache.ResourceEventHandlerFuncs{
+		{&schedv1alpha1.Queue{}, "Queues", toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { s.queueSync.onQueue(obj) },
 			UpdateFunc: func(_, obj any) { s.queueSync.onQueue(obj) },
 			DeleteFunc: s.queueSync.onQueueDelete,
@@ -182,7 +182,7 @@ func (s *Scheduler) watch(ctx context.Context) error {
 		obj  client.Object
 		what string
 		h    toolscache.ResourceEventHandler
-	}{&v1alpha1.AdmissionCheck{}, "AdmissionChecks", s.lifecycle.admissionCheckHandlers()})
+	}{&schedv1alpha1.AdmissionCheck{}, "AdmissionChecks", s.lifecycle.admissionCheckHandlers()})
 	for _, h := range handlers {
 		inf, err := s.informer.GetInformer(ctx, h.obj)
 		if err != nil {

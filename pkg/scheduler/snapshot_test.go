@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -78,7 +78,7 @@ func TestViewReturnsCopies(t *testing.T) {
 func TestViewQuotas(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 4)
-	f.addUnit(t, holder("h", v1alpha1.QueueUnitPhaseRunning))
+	f.addUnit(t, holder("h", schedv1alpha1.QueueUnitPhaseRunning))
 	qs := f.s.View().Quotas()
 	if len(qs) != 1 || qs[0].Name != "team-a" || qs[0].Used["cpu"] != 4000 || qs[0].Max["cpu"] != 4000 {
 		t.Fatalf("quotas = %+v, want team-a using its 4 CPUs", qs)
@@ -91,13 +91,13 @@ func TestMetricsSnapshot(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 10)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
-	h := holder("h", v1alpha1.QueueUnitPhaseRunning)
+	h := holder("h", schedv1alpha1.QueueUnitPhaseRunning)
 	h.Status.Admissions[0].Resources[corev1.ResourceMemory] = resource.MustParse("1Gi")
 	f.addUnit(t, h)
-	r := makeUnit("r", "team-a", "1").ConsumerRef("kubeflow.org/v1", "TFJob", "r").Phase(v1alpha1.QueueUnitPhaseDequeued).Obj()
+	r := makeUnit("r", "team-a", "1").ConsumerRef("kubeflow.org/v1", "TFJob", "r").Phase(schedv1alpha1.QueueUnitPhaseDequeued).Obj()
 	f.addUnit(t, r)
 	f.addUnit(t, makeUnit("w", "team-a", "1").Obj())
-	other := utiltesting.MakeQueueUnit("o", "other").Quota("team-a").Request("cpu", "500m").Phase(v1alpha1.QueueUnitPhaseRunning).Obj()
+	other := utiltesting.MakeQueueUnit("o", "other").Quota("team-a").Request("cpu", "500m").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj()
 	f.addUnit(t, other)
 
 	snap := f.s.MetricsSnapshot()

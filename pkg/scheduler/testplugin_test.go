@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
@@ -66,8 +66,8 @@ func (p *testPlugin) registry() framework.Registry {
 	}}
 }
 
-func (p *testPlugin) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
-	name := u.Labels[v1alpha1.QuotaNameLabel]
+func (p *testPlugin) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
+	name := u.Labels[schedv1alpha1.QuotaNameLabel]
 	if name == "" {
 		name = u.Spec.Queue
 	}

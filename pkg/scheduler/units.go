@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
@@ -22,7 +22,7 @@ const (
 	reasonStale = "stale"
 )
 
-func keyOf(u *v1alpha1.QueueUnit) schedtypes.UnitKey {
+func keyOf(u *schedv1alpha1.QueueUnit) schedtypes.UnitKey {
 	return schedtypes.NewUnitKey(u.Namespace, u.Name)
 }
 
@@ -39,7 +39,7 @@ type intake struct {
 }
 
 func (in *intake) onUnit(obj any) {
-	u, ok := obj.(*v1alpha1.QueueUnit)
+	u, ok := obj.(*schedv1alpha1.QueueUnit)
 	if !ok {
 		return
 	}
@@ -55,7 +55,7 @@ func (in *intake) onUnit(obj any) {
 		// The admission write in flight decides what happens next.
 		return
 	}
-	if o.prev == nil && u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
+	if o.prev == nil && u.Status.Phase == schedv1alpha1.QueueUnitPhaseNone {
 		in.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
 	}
 	if o.prev != nil && queueunit.IsFinished(u.Status.Phase) && !queueunit.IsFinished(o.prev.Status.Phase) {
@@ -83,7 +83,7 @@ func (in *intake) onUnit(obj any) {
 		in.enqueue(u, o.st, queueName, o.quota, changed)
 	default:
 		in.queues.Delete(key)
-		if phase == v1alpha1.QueueUnitPhaseReserved || phase == v1alpha1.QueueUnitPhaseDequeued {
+		if phase == schedv1alpha1.QueueUnitPhaseReserved || phase == schedv1alpha1.QueueUnitPhaseDequeued {
 			// Rebuilt from the API, so wait-for-pods-running survives a restart.
 			in.queues.AdmittedNotRunning(queueName, key)
 		} else {
@@ -93,7 +93,7 @@ func (in *intake) onUnit(obj any) {
 }
 
 // enqueue puts a pending unit in its queue and reports where it cannot be.
-func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName, changed bool) {
+func (in *intake) enqueue(u *schedv1alpha1.QueueUnit, st *unitState, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName, changed bool) {
 	qu := &queue.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
 		Quota: quotaName, Cohort: in.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: in.clock.Now(),
@@ -118,8 +118,8 @@ func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName schedt
 	if queueName == "" {
 		in.queues.Delete(qu.Key)
 		in.reports.reportWaiting(u, &queue.Failure{Reason: reasonNoQuota,
-			Message: "no quota: the unit names no ElasticQuota (label " + v1alpha1.QuotaNameLabel + ") and no queue, so it cannot be admitted; add the label " +
-				v1alpha1.QuotaNameLabel + " to the job, or start koord-queue-controllers with --default-quota=<quota>"})
+			Message: "no quota: the unit names no ElasticQuota (label " + schedv1alpha1.QuotaNameLabel + ") and no queue, so it cannot be admitted; add the label " +
+				schedv1alpha1.QuotaNameLabel + " to the job, or start koord-queue-controllers with --default-quota=<quota>"})
 		return
 	}
 	if !in.queues.Upsert(qu, queueName, changed) {
@@ -127,14 +127,14 @@ func (in *intake) enqueue(u *v1alpha1.QueueUnit, st *unitState, queueName schedt
 			Message: "queue " + string(queueName) + " not found: the unit is admitted as soon as it exists"})
 		return
 	}
-	if u.Status.Phase == v1alpha1.QueueUnitPhaseNone {
+	if u.Status.Phase == schedv1alpha1.QueueUnitPhaseNone {
 		in.reports.markEnqueued(u)
 	}
 }
 
 // refuseInvalid keeps a unit whose demand cannot be counted out of its queue
 // and says why; it reports whether it did.
-func (in *intake) refuseInvalid(u *v1alpha1.QueueUnit, key schedtypes.UnitKey) bool {
+func (in *intake) refuseInvalid(u *schedv1alpha1.QueueUnit, key schedtypes.UnitKey) bool {
 	err := invalidRequest(u)
 	if err == nil {
 		return false
@@ -148,7 +148,7 @@ func (in *intake) onUnitDelete(obj any) {
 	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	u, ok := obj.(*v1alpha1.QueueUnit)
+	u, ok := obj.(*schedv1alpha1.QueueUnit)
 	if !ok {
 		return
 	}
@@ -178,7 +178,7 @@ func (in *intake) resyncAll() {
 	}
 }
 
-func jobType(u *v1alpha1.QueueUnit) string {
+func jobType(u *schedv1alpha1.QueueUnit) string {
 	if u.Spec.ConsumerRef == nil {
 		return ""
 	}

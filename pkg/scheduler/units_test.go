@@ -10,7 +10,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -26,12 +26,12 @@ func TestIntakeNewUnitIsEnqueuedAndMarkedAfterTheDelay(t *testing.T) {
 		t.Fatal("the new unit is not in its queue")
 	}
 	f.step(t, enqueueWriteDelay-time.Millisecond, nil)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseNone {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseNone {
 		t.Fatalf("phase = %q before the delay ended", got)
 	}
 	f.step(t, time.Millisecond, f.informDue)
 	u := f.get(t, "a")
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || u.Status.LastUpdateTime == nil {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || u.Status.LastUpdateTime == nil {
 		t.Fatalf("status = %+v, want Enqueued with its time", u.Status)
 	}
 	if !u.Status.LastUpdateTime.Time.Equal(testStart.Add(enqueueWriteDelay).Truncate(time.Second)) {
@@ -57,7 +57,7 @@ func TestIntakeUnitAdmittedAtOnceIsWrittenOnce(t *testing.T) {
 	f.addUnit(t, makeUnit("a", "team-a", "1").Obj())
 	f.pass(t)
 	f.step(t, enqueueWriteDelay, nil)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s, want Dequeued", got)
 	}
 	if f.patches != 1 {
@@ -70,17 +70,17 @@ func TestIntakeUnitAdmittedAtOnceIsWrittenOnce(t *testing.T) {
 func TestIntakeReasonsAUnitCannotWait(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		unit   *v1alpha1.QueueUnit
+		unit   *schedv1alpha1.QueueUnit
 		reason string
 		prefix string
 		event  string
 	}{
 		{"inactive", makeUnit("a", "team-a", "1").Active(false).Obj(), "Inactive",
 			"inactive: spec.active is false; the unit is not admitted until it is set back to true", "FailedScheduling"},
-		{"budget used up", func() *v1alpha1.QueueUnit {
+		{"budget used up", func() *schedv1alpha1.QueueUnit {
 			u := makeUnit("a", "team-a", "1").Obj()
 			u.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](60)
-			u.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+			u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
 			u.Status.AccumulatedPastExecutionTimeSeconds = ptr.To[int32](60)
 			return u
 		}(), "ExecutionBudgetUsedUp", "execution budget used up: raise spec.maximumExecutionTimeSeconds", "FailedScheduling"},
@@ -88,7 +88,7 @@ func TestIntakeReasonsAUnitCannotWait(t *testing.T) {
 			"no quota: the unit names no ElasticQuota", "FailedScheduling"},
 		{"queue not found", makeUnit("a", "team-x", "1").Obj(), "QueueNotFound",
 			"queue team-x not found: the unit is admitted as soon as it exists", "QueueNotFound"},
-		{"invalid request", func() *v1alpha1.QueueUnit {
+		{"invalid request", func() *schedv1alpha1.QueueUnit {
 			u := makeUnit("a", "team-a", "1").Obj()
 			u.Spec.Resource[corev1.ResourceCPU] = resource.MustParse("-1")
 			return u
@@ -137,7 +137,7 @@ func TestIntakeOrphanIsQueuedWhenItsQueueComes(t *testing.T) {
 	}
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
 	f.pass(t)
-	if got := f.get(t, "a").Status.Phase; got != v1alpha1.QueueUnitPhaseDequeued {
+	if got := f.get(t, "a").Status.Phase; got != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("phase = %s, want admitted once its queue exists", got)
 	}
 }
@@ -148,7 +148,7 @@ func TestIntakeHolderBackInQueueIsReclaimed(t *testing.T) {
 	f := newFixture(t, nil)
 	f.plugin.setCapacity("team-a", 8)
 	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
-	f.addUnit(t, holder("a", v1alpha1.QueueUnitPhaseRunning))
+	f.addUnit(t, holder("a", schedv1alpha1.QueueUnitPhaseRunning))
 	if h, ok := f.plugin.chargedTo("ns/a"); !ok || h.Used["cpu"] != 4000 {
 		t.Fatalf("the running unit is charged %+v, want 4 CPUs", h)
 	}
@@ -157,8 +157,8 @@ func TestIntakeHolderBackInQueueIsReclaimed(t *testing.T) {
 	}
 	f.takeEvents()
 
-	f.extension(t, "a", func(u *v1alpha1.QueueUnit) {
-		u.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+	f.extension(t, "a", func(u *schedv1alpha1.QueueUnit) {
+		u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
 		u.Status.Admissions, u.Status.ReclaimablePods = nil, nil
 	})
 	if _, ok := f.plugin.chargedTo("ns/a"); ok {
@@ -202,7 +202,7 @@ func TestIntakeDeletedUnitsLeaveTheQueue(t *testing.T) {
 	a := f.addUnit(t, makeUnit("a", "team-a", "1").Obj())
 	b := f.addUnit(t, makeUnit("b", "team-a", "1").Obj())
 	c := f.addUnit(t, makeUnit("c", "team-a", "1").Obj())
-	h := f.addUnit(t, holder("h", v1alpha1.QueueUnitPhaseRunning))
+	h := f.addUnit(t, holder("h", schedv1alpha1.QueueUnitPhaseRunning))
 
 	f.s.intake.onUnitDelete(a)
 	f.s.intake.onUnitDelete(toolscache.DeletedFinalStateUnknown{Key: "ns/b", Obj: b})
@@ -240,11 +240,11 @@ func TestIntakeDeletedUnitsLeaveTheQueue(t *testing.T) {
 // where it was admitted, and the user is told once.
 func TestIntakeQuotaChangeIgnoredWhileHolding(t *testing.T) {
 	f := newFixture(t, nil)
-	f.addUnit(t, holder("a", v1alpha1.QueueUnitPhaseRunning))
+	f.addUnit(t, holder("a", schedv1alpha1.QueueUnitPhaseRunning))
 	f.takeEvents()
 	relabel := func(q string) {
 		u := f.get(t, "a")
-		u.Labels[v1alpha1.QuotaNameLabel] = q
+		u.Labels[schedv1alpha1.QuotaNameLabel] = q
 		if err := f.c.Update(f.ctx, u); err != nil {
 			t.Fatal(err)
 		}

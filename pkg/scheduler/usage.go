@@ -3,7 +3,7 @@ package scheduler
 import (
 	"fmt"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
@@ -11,7 +11,7 @@ import (
 // invalidRequest says why a unit's demand cannot be counted (a negative
 // amount, or one beyond resources.MaxAmount once multiplied and summed), or
 // nil. Such a unit is never admitted.
-func invalidRequest(u *v1alpha1.QueueUnit) error {
+func invalidRequest(u *schedv1alpha1.QueueUnit) error {
 	if _, err := quota.FromListChecked(u.Spec.Resource); err != nil {
 		return fmt.Errorf("spec.resource: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -19,10 +19,10 @@ type write struct {
 	// base is the object the decision was made on; the patch is computed
 	// against it and carries its resourceVersion, so a unit that changed
 	// since is not overwritten.
-	base *v1alpha1.QueueUnit
+	base *schedv1alpha1.QueueUnit
 	// mutate applies the change to a copy of base; false means the change is
 	// no longer wanted on this object (nothing is written).
-	mutate func(u *v1alpha1.QueueUnit) bool
+	mutate func(u *schedv1alpha1.QueueUnit) bool
 	// retryOnConflict re-reads and re-applies mutate on a conflict; a write
 	// that carries a decision (an admission) must not, and is reported instead.
 	retryOnConflict bool
@@ -33,13 +33,13 @@ type write struct {
 	// done learns the outcome: the written object, or the error. A write
 	// with done is an admission: its owner keeps the room charged until done
 	// runs, so done runs only once the outcome is known (see processNext).
-	done func(written *v1alpha1.QueueUnit, err error)
+	done func(written *schedv1alpha1.QueueUnit, err error)
 	// landed tells, from a fresh read after a conflict, whether this write
 	// was made after all (an earlier attempt whose answer was lost landed).
-	landed func(fresh *v1alpha1.QueueUnit) bool
+	landed func(fresh *schedv1alpha1.QueueUnit) bool
 	// written runs once the change is in the API (events go here, so a write
 	// that never happens records nothing).
-	written func(u *v1alpha1.QueueUnit)
+	written func(u *schedv1alpha1.QueueUnit)
 }
 
 // then is a made first and b after it, as one write on b's newer base. Each
@@ -52,14 +52,14 @@ func (a *write) then(b *write) *write {
 		retryOnConflict: a.retryOnConflict && b.retryOnConflict,
 		done:            b.done,
 		landed:          b.landed,
-		mutate: func(u *v1alpha1.QueueUnit) bool {
+		mutate: func(u *schedv1alpha1.QueueUnit) bool {
 			aChanged = a.mutate(u)
 			bChanged = b.mutate(u)
 			return aChanged || bChanged
 		},
 	}
 	if a.written != nil || b.written != nil {
-		both.written = func(u *v1alpha1.QueueUnit) {
+		both.written = func(u *schedv1alpha1.QueueUnit) {
 			if aChanged && a.written != nil {
 				a.written(u)
 			}
@@ -94,7 +94,7 @@ type statusWriter struct {
 	// fence reports whether this replica may write (nil: always).
 	fence func() bool
 	// refused is told of a permanent refusal, once per unit and error.
-	refused func(u *v1alpha1.QueueUnit, err error)
+	refused func(u *schedv1alpha1.QueueUnit, err error)
 
 	mu      sync.Mutex
 	pending map[schedtypes.UnitKey]*write
@@ -274,7 +274,7 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 	switch {
 	case wr.done != nil && apierrors.IsConflict(err):
 		// An earlier attempt may have landed with its answer lost.
-		fresh := &v1alpha1.QueueUnit{}
+		fresh := &schedv1alpha1.QueueUnit{}
 		switch gerr := w.reader.Get(ctx, client.ObjectKeyFromObject(wr.base), fresh); {
 		case gerr == nil && wr.landed != nil && wr.landed(fresh):
 			w.finish(key, q, wr, fresh, nil)
@@ -303,7 +303,7 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 }
 
 // finish ends a write whose outcome is known.
-func (w *statusWriter) finish(key schedtypes.UnitKey, q workqueue.TypedRateLimitingInterface[schedtypes.UnitKey], wr *write, written *v1alpha1.QueueUnit, err error) {
+func (w *statusWriter) finish(key schedtypes.UnitKey, q workqueue.TypedRateLimitingInterface[schedtypes.UnitKey], wr *write, written *schedv1alpha1.QueueUnit, err error) {
 	q.Forget(key)
 	if err == nil {
 		w.mu.Lock()
@@ -348,7 +348,7 @@ func permanent(err error) bool {
 		apierrors.IsBadRequest(err) || apierrors.IsUnauthorized(err) || apierrors.IsMethodNotSupported(err)
 }
 
-func (w *statusWriter) apply(ctx context.Context, wr *write) (*v1alpha1.QueueUnit, error) {
+func (w *statusWriter) apply(ctx context.Context, wr *write) (*schedv1alpha1.QueueUnit, error) {
 	base := wr.base
 	for attempt := 0; ; attempt++ {
 		obj := base.DeepCopy()
@@ -362,7 +362,7 @@ func (w *statusWriter) apply(ctx context.Context, wr *write) (*v1alpha1.QueueUni
 		if !apierrors.IsConflict(err) || !wr.retryOnConflict || attempt >= 3 {
 			return nil, err
 		}
-		fresh := &v1alpha1.QueueUnit{}
+		fresh := &schedv1alpha1.QueueUnit{}
 		if err := w.reader.Get(ctx, client.ObjectKeyFromObject(base), fresh); err != nil {
 			return nil, err
 		}

@@ -15,23 +15,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
+	if err := schedv1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func unitObj(name string, phase v1alpha1.QueueUnitPhase) *v1alpha1.QueueUnit {
-	return &v1alpha1.QueueUnit{
+func unitObj(name string, phase schedv1alpha1.QueueUnitPhase) *schedv1alpha1.QueueUnit {
+	return &schedv1alpha1.QueueUnit{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
-		Status:     v1alpha1.QueueUnitStatus{Phase: phase},
+		Status:     schedv1alpha1.QueueUnitStatus{Phase: phase},
 	}
 }
 
@@ -48,7 +48,7 @@ func newWriterFixture(t *testing.T, objs ...client.Object) *writerFixture {
 	t.Helper()
 	f := &writerFixture{}
 	f.c = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&v1alpha1.QueueUnit{}).
+		WithStatusSubresource(&schedv1alpha1.QueueUnit{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 				f.mu.Lock()
@@ -78,17 +78,17 @@ func (f *writerFixture) drain(t *testing.T) {
 	t.Fatal("the writer did not run dry")
 }
 
-func (f *writerFixture) get(t *testing.T, name string) *v1alpha1.QueueUnit {
+func (f *writerFixture) get(t *testing.T, name string) *schedv1alpha1.QueueUnit {
 	t.Helper()
-	u := &v1alpha1.QueueUnit{}
+	u := &schedv1alpha1.QueueUnit{}
 	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, u); err != nil {
 		t.Fatal(err)
 	}
 	return u
 }
 
-func setMessage(msg string) func(*v1alpha1.QueueUnit) bool {
-	return func(x *v1alpha1.QueueUnit) bool {
+func setMessage(msg string) func(*schedv1alpha1.QueueUnit) bool {
+	return func(x *schedv1alpha1.QueueUnit) bool {
 		if x.Status.Message == msg {
 			return false
 		}
@@ -97,22 +97,22 @@ func setMessage(msg string) func(*v1alpha1.QueueUnit) bool {
 	}
 }
 
-func setEvicted(x *v1alpha1.QueueUnit) bool {
-	if meta.IsStatusConditionTrue(x.Status.Conditions, v1alpha1.ConditionEvicted) {
+func setEvicted(x *schedv1alpha1.QueueUnit) bool {
+	if meta.IsStatusConditionTrue(x.Status.Conditions, schedv1alpha1.ConditionEvicted) {
 		return false
 	}
-	queueunit.SetCondition(x, v1alpha1.ConditionEvicted, metav1.ConditionTrue, v1alpha1.ReasonPreempted, "to admit ns/p", metav1.Now())
+	queueunit.SetCondition(x, schedv1alpha1.ConditionEvicted, metav1.ConditionTrue, schedv1alpha1.ReasonPreempted, "to admit ns/p", metav1.Now())
 	return true
 }
 
 func TestWriterDecisionIsNotReplacedByInformation(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseRunning)
 	f := newWriterFixture(t, base)
 	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted}, 0)
 	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("why")}, 0)
 	f.drain(t)
 	got := f.get(t, "a")
-	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionEvicted) {
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, schedv1alpha1.ConditionEvicted) {
 		t.Fatalf("the eviction was lost to an informational write: %+v", got.Status)
 	}
 	if got.Status.Message == "why" {
@@ -121,7 +121,7 @@ func TestWriterDecisionIsNotReplacedByInformation(t *testing.T) {
 }
 
 func TestWriterInformationIsReplacedByTheNewest(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued)
 	f := newWriterFixture(t, base)
 	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("first")}, 0)
 	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("second")}, 0)
@@ -135,14 +135,14 @@ func TestWriterInformationIsReplacedByTheNewest(t *testing.T) {
 }
 
 func TestWriterAdmissionIsNeverReplaced(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued)
 	f := newWriterFixture(t, base)
 	var outcome error
 	done := false
-	f.w.enqueue("ns/a", &write{base: base, mutate: func(x *v1alpha1.QueueUnit) bool {
-		x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+	f.w.enqueue("ns/a", &write{base: base, mutate: func(x *schedv1alpha1.QueueUnit) bool {
+		x.Status.Phase = schedv1alpha1.QueueUnitPhaseDequeued
 		return true
-	}, done: func(_ *v1alpha1.QueueUnit, err error) { done, outcome = true, err }}, 0)
+	}, done: func(_ *schedv1alpha1.QueueUnit, err error) { done, outcome = true, err }}, 0)
 	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setMessage("a decision")}, 0)
 	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("information")}, 0)
 	f.drain(t)
@@ -150,7 +150,7 @@ func TestWriterAdmissionIsNeverReplaced(t *testing.T) {
 		t.Fatalf("admission done=%v err=%v, want it made", done, outcome)
 	}
 	got := f.get(t, "a")
-	if got.Status.Phase != v1alpha1.QueueUnitPhaseDequeued || got.Status.Message != "" {
+	if got.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued || got.Status.Message != "" {
 		t.Fatalf("status = %+v, want the admission alone", got.Status)
 	}
 }
@@ -159,22 +159,22 @@ func TestWriterAdmissionIsNeverReplaced(t *testing.T) {
 // both land, in one write, and each records its event only because it
 // changed the object.
 func TestWriterTwoDecisionsAreBothMade(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
-	base.Status.RequeueState = &v1alpha1.RequeueState{}
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseRunning)
+	base.Status.RequeueState = &schedv1alpha1.RequeueState{}
 	f := newWriterFixture(t, base)
 	var events []string
 	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted,
-		written: func(*v1alpha1.QueueUnit) { events = append(events, "Preempted") }}, time.Hour)
-	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: func(x *v1alpha1.QueueUnit) bool {
+		written: func(*schedv1alpha1.QueueUnit) { events = append(events, "Preempted") }}, time.Hour)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: func(x *schedv1alpha1.QueueUnit) bool {
 		if x.Status.RequeueState == nil {
 			return false
 		}
 		x.Status.RequeueState = nil
 		return true
-	}, written: func(*v1alpha1.QueueUnit) { events = append(events, "RequeueStateCleared") }}, 0)
+	}, written: func(*schedv1alpha1.QueueUnit) { events = append(events, "RequeueStateCleared") }}, 0)
 	f.drain(t)
 	got := f.get(t, "a")
-	if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionEvicted) {
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, schedv1alpha1.ConditionEvicted) {
 		t.Fatalf("the pending eviction was replaced by the lifecycle write: %+v", got.Status)
 	}
 	if got.Status.RequeueState != nil {
@@ -189,9 +189,9 @@ func TestWriterTwoDecisionsAreBothMade(t *testing.T) {
 
 	// A decision no longer wanted records nothing, the other still lands.
 	f.w.enqueue("ns/a", &write{base: got, retryOnConflict: true, mutate: setEvicted,
-		written: func(*v1alpha1.QueueUnit) { events = append(events, "Preempted again") }}, 0)
+		written: func(*schedv1alpha1.QueueUnit) { events = append(events, "Preempted again") }}, 0)
 	f.w.enqueue("ns/a", &write{base: got, retryOnConflict: true, mutate: setMessage("moved"),
-		written: func(*v1alpha1.QueueUnit) { events = append(events, "Moved") }}, 0)
+		written: func(*schedv1alpha1.QueueUnit) { events = append(events, "Moved") }}, 0)
 	f.drain(t)
 	if got := f.get(t, "a"); got.Status.Message != "moved" {
 		t.Fatalf("message = %q, want the second decision made", got.Status.Message)
@@ -202,7 +202,7 @@ func TestWriterTwoDecisionsAreBothMade(t *testing.T) {
 }
 
 func TestWriterRetriesAConflictOnFreshData(t *testing.T) {
-	stored := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	stored := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued)
 	f := newWriterFixture(t, stored)
 	stale := f.get(t, "a")
 	// Someone else writes first: the writer's base is now stale.
@@ -220,21 +220,21 @@ func TestWriterRetriesAConflictOnFreshData(t *testing.T) {
 
 	// An admission is not retried on a conflict: its owner hears of it.
 	var outcome error
-	f.w.enqueue("ns/a", &write{base: stale, mutate: func(x *v1alpha1.QueueUnit) bool {
-		x.Status.Phase = v1alpha1.QueueUnitPhaseDequeued
+	f.w.enqueue("ns/a", &write{base: stale, mutate: func(x *schedv1alpha1.QueueUnit) bool {
+		x.Status.Phase = schedv1alpha1.QueueUnitPhaseDequeued
 		return true
-	}, done: func(_ *v1alpha1.QueueUnit, err error) { outcome = err }}, 0)
+	}, done: func(_ *schedv1alpha1.QueueUnit, err error) { outcome = err }}, 0)
 	f.drain(t)
 	if outcome == nil {
 		t.Fatal("an admission on a stale object was written; want a conflict for its owner")
 	}
-	if got := f.get(t, "a"); got.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+	if got := f.get(t, "a"); got.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("phase = %s, want the admission not made", got.Status.Phase)
 	}
 }
 
 func TestWriterDropInfoAndHas(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued)
 	f := newWriterFixture(t, base)
 	if f.w.has("ns/a") {
 		t.Fatal("has before any write")
@@ -258,7 +258,7 @@ func TestWriterDropInfoAndHas(t *testing.T) {
 // Information steps aside while decisions wait, so the write budget goes to
 // admissions under load.
 func TestWriterInformationWaitsForDecisions(t *testing.T) {
-	a, b := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued), unitObj("b", v1alpha1.QueueUnitPhaseEnqueued)
+	a, b := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued), unitObj("b", schedv1alpha1.QueueUnitPhaseEnqueued)
 	f := newWriterFixture(t, a, b)
 	f.w.enqueue("ns/a", &write{base: a, retryOnConflict: true, info: true, mutate: setMessage("why")}, 0)
 	f.w.enqueue("ns/b", &write{base: b, retryOnConflict: true, mutate: setMessage("decided")}, 0)
@@ -278,8 +278,8 @@ func TestWriterInformationWaitsForDecisions(t *testing.T) {
 func TestWriterNotFoundEndsTheWrite(t *testing.T) {
 	f := newWriterFixture(t)
 	var outcome error
-	f.w.enqueue("ns/gone", &write{base: unitObj("gone", v1alpha1.QueueUnitPhaseEnqueued), mutate: setMessage("x"),
-		done: func(_ *v1alpha1.QueueUnit, err error) { outcome = err }}, 0)
+	f.w.enqueue("ns/gone", &write{base: unitObj("gone", schedv1alpha1.QueueUnitPhaseEnqueued), mutate: setMessage("x"),
+		done: func(_ *schedv1alpha1.QueueUnit, err error) { outcome = err }}, 0)
 	f.drain(t)
 	if outcome == nil {
 		t.Fatal("a write to a deleted unit reported success")
@@ -295,7 +295,7 @@ func faultyFixture(t *testing.T, fail func(n int, obj client.Object) error, objs
 	t.Helper()
 	f := &writerFixture{}
 	f.c = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&v1alpha1.QueueUnit{}).
+		WithStatusSubresource(&schedv1alpha1.QueueUnit{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 				f.mu.Lock()
@@ -339,7 +339,7 @@ var errServer = apierrors.NewInternalError(errors.New("etcd leader changed"))
 // An eviction that fails is made again until it lands: left unwritten, the
 // victim stays marked evicting and its preemptor waits forever.
 func TestWriterRetriesAFailedEviction(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseRunning)
 	f := faultyFixture(t, func(n int, _ client.Object) error {
 		if n < 2 {
 			return errServer
@@ -347,9 +347,9 @@ func TestWriterRetriesAFailedEviction(t *testing.T) {
 		return nil
 	}, base)
 	var events int
-	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted, written: func(*v1alpha1.QueueUnit) { events++ }}, 0)
+	f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, mutate: setEvicted, written: func(*schedv1alpha1.QueueUnit) { events++ }}, 0)
 	f.drainRetries(t)
-	if !meta.IsStatusConditionTrue(f.get(t, "a").Status.Conditions, v1alpha1.ConditionEvicted) {
+	if !meta.IsStatusConditionTrue(f.get(t, "a").Status.Conditions, schedv1alpha1.ConditionEvicted) {
 		t.Fatal("the eviction was dropped after a server error")
 	}
 	if f.patches != 3 || events != 1 {
@@ -361,7 +361,7 @@ func TestWriterRetriesAFailedEviction(t *testing.T) {
 // broke) is not given away: made again on its old base it conflicts, and a
 // fresh read shows it landed.
 func TestWriterLearnsTheOutcomeOfAnUncertainAdmission(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued)
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued)
 	var f *writerFixture
 	f = faultyFixture(t, func(n int, obj client.Object) error {
 		if n == 0 {
@@ -376,24 +376,24 @@ func TestWriterLearnsTheOutcomeOfAnUncertainAdmission(t *testing.T) {
 	}, base)
 	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC))
 	var outcome error
-	var got *v1alpha1.QueueUnit
+	var got *schedv1alpha1.QueueUnit
 	calls := 0
 	f.w.enqueue("ns/a", &write{base: base,
-		landed: func(fresh *v1alpha1.QueueUnit) bool { return admissionLanded(fresh, "team-a", at) },
-		mutate: func(x *v1alpha1.QueueUnit) bool {
-			x.Status.Phase, x.Status.Quota, x.Status.LastAllocateTime = v1alpha1.QueueUnitPhaseDequeued, "team-a", &at
+		landed: func(fresh *schedv1alpha1.QueueUnit) bool { return admissionLanded(fresh, "team-a", at) },
+		mutate: func(x *schedv1alpha1.QueueUnit) bool {
+			x.Status.Phase, x.Status.Quota, x.Status.LastAllocateTime = schedv1alpha1.QueueUnitPhaseDequeued, "team-a", &at
 			return true
 		},
-		done: func(w *v1alpha1.QueueUnit, err error) { calls++; got, outcome = w, err }}, 0)
+		done: func(w *schedv1alpha1.QueueUnit, err error) { calls++; got, outcome = w, err }}, 0)
 	f.drainRetries(t)
-	if calls != 1 || outcome != nil || got == nil || got.Status.Phase != v1alpha1.QueueUnitPhaseDequeued {
+	if calls != 1 || outcome != nil || got == nil || got.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("done called %d times, err=%v, written=%v: want the landed admission reported once", calls, outcome, got)
 	}
 }
 
 // A permanent refusal is told once and backed off; other units keep moving.
 func TestWriterBacksOffAPermanentRefusal(t *testing.T) {
-	a, b := unitObj("a", v1alpha1.QueueUnitPhaseEnqueued), unitObj("b", v1alpha1.QueueUnitPhaseEnqueued)
+	a, b := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued), unitObj("b", schedv1alpha1.QueueUnitPhaseEnqueued)
 	f := faultyFixture(t, func(_ int, obj client.Object) error {
 		if obj.GetName() == "a" {
 			return apierrors.NewRequestEntityTooLargeError("limit is 3145728")
@@ -401,7 +401,7 @@ func TestWriterBacksOffAPermanentRefusal(t *testing.T) {
 		return nil
 	}, a, b)
 	var told []string
-	f.w.refused = func(u *v1alpha1.QueueUnit, err error) { told = append(told, u.Name+": "+err.Error()) }
+	f.w.refused = func(u *schedv1alpha1.QueueUnit, err error) { told = append(told, u.Name+": "+err.Error()) }
 	f.w.enqueue("ns/a", &write{base: a, retryOnConflict: true, mutate: setMessage("x")}, 0)
 	for range 3 {
 		// Each failed attempt waits its unit's backoff, doubling.
@@ -428,7 +428,7 @@ func TestWriterBacksOffAPermanentRefusal(t *testing.T) {
 // A replica that may have lost its lease writes nothing, and keeps what it
 // wanted to write for when it renews.
 func TestWriterWritesNothingOutsideTheFence(t *testing.T) {
-	base := unitObj("a", v1alpha1.QueueUnitPhaseRunning)
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseRunning)
 	f := newWriterFixture(t, base)
 	allowed := false
 	f.w.fence = func() bool { return allowed }
@@ -445,7 +445,7 @@ func TestWriterWritesNothingOutsideTheFence(t *testing.T) {
 	f.w.decide.Done(key)
 	f.w.decide.Add(key)
 	f.w.processNext(context.Background(), f.w.decide, false)
-	if !meta.IsStatusConditionTrue(f.get(t, "a").Status.Conditions, v1alpha1.ConditionEvicted) {
+	if !meta.IsStatusConditionTrue(f.get(t, "a").Status.Conditions, schedv1alpha1.ConditionEvicted) {
 		t.Fatal("the write was not made once the lease was renewed")
 	}
 }

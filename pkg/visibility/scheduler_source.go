@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
@@ -75,11 +75,11 @@ func (a *schedulerSource) pending(match func(queue.QueueName, quota.QuotaName) b
 
 // admitted lists the cached units in phase, oldest allocation first.
 func (a *schedulerSource) admitted(ctx context.Context, match func(queue.QueueName, quota.QuotaName) bool, phase string) ([]visibilityv1alpha1.QueueUnitSummary, error) {
-	list := &v1alpha1.QueueUnitList{}
+	list := &schedv1alpha1.QueueUnitList{}
 	if err := a.s.Objects().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	var units []*v1alpha1.QueueUnit
+	var units []*schedv1alpha1.QueueUnit
 	for i := range list.Items {
 		u := &list.Items[i]
 		if string(u.Status.Phase) != phase {
@@ -89,7 +89,7 @@ func (a *schedulerSource) admitted(ctx context.Context, match func(queue.QueueNa
 			units = append(units, u)
 		}
 	}
-	slices.SortFunc(units, func(x, y *v1alpha1.QueueUnit) int {
+	slices.SortFunc(units, func(x, y *schedv1alpha1.QueueUnit) int {
 		if c := allocated(x).Compare(allocated(y).Time); c != 0 {
 			return c
 		}
@@ -107,7 +107,7 @@ func (a *schedulerSource) admitted(ctx context.Context, match func(queue.QueueNa
 	return items, nil
 }
 
-func allocated(u *v1alpha1.QueueUnit) metav1.Time {
+func allocated(u *schedv1alpha1.QueueUnit) metav1.Time {
 	if u.Status.LastAllocateTime != nil {
 		return *u.Status.LastAllocateTime
 	}
@@ -147,7 +147,7 @@ func (a *schedulerSource) Explain(ctx context.Context, items []visibilityv1alpha
 		if it.Message != "" || it.Phase != visibilityv1alpha1.PhaseEnqueued {
 			continue
 		}
-		u := &v1alpha1.QueueUnit{}
+		u := &schedv1alpha1.QueueUnit{}
 		if err := a.s.Objects().Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, u, client.UnsafeDisableDeepCopy); err == nil {
 			it.Message = u.Status.Message
 		}

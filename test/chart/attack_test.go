@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -37,9 +37,9 @@ var dequeue = client.RawPatch("application/merge-patch+json", []byte(`{"status":
 func checkStatusWriters(t *testing.T, env *framework.Env) {
 	ctx := t.Context()
 	const ns = "default"
-	unit := &v1alpha1.QueueUnit{
+	unit := &schedv1alpha1.QueueUnit{
 		ObjectMeta: metav1.ObjectMeta{Name: "attack", Namespace: ns},
-		Spec: v1alpha1.QueueUnitSpec{
+		Spec: schedv1alpha1.QueueUnitSpec{
 			Queue:       "team-a",
 			ConsumerRef: &corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "attack", Namespace: ns},
 		},
@@ -67,7 +67,7 @@ func checkStatusWriters(t *testing.T, env *framework.Env) {
 	}))
 	must(env.Client.Create(ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "queueunit-status-writer", Namespace: ns},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"queueunits/status"}, Verbs: []string{"update", "patch"}}},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{schedv1alpha1.GroupVersion.Group}, Resources: []string{"queueunits/status"}, Verbs: []string{"update", "patch"}}},
 	}))
 	must(env.Client.Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "mallory-status", Namespace: ns},
@@ -101,15 +101,15 @@ func checkStatusWriters(t *testing.T, env *framework.Env) {
 	if err := alice.Status().Patch(ctx, unit.DeepCopy(), dequeue); !apierrors.IsForbidden(err) {
 		t.Errorf("a tenant with the edit role wrote status.phase=Dequeued: %v", err)
 	}
-	if err := alice.List(ctx, &v1alpha1.QueueUnitList{}, client.InNamespace(ns)); err != nil {
+	if err := alice.List(ctx, &schedv1alpha1.QueueUnitList{}, client.InNamespace(ns)); err != nil {
 		t.Errorf("a tenant with the edit role cannot list QueueUnits: %v", err)
 	}
 	if err := alice.Patch(ctx, unit.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"a"}}}`))); err != nil {
 		t.Errorf("a tenant with the edit role cannot change a QueueUnit: %v", err)
 	}
-	got := &v1alpha1.QueueUnit{}
+	got := &schedv1alpha1.QueueUnit{}
 	must(env.Client.Get(ctx, client.ObjectKeyFromObject(unit), got))
-	if got.Status.Phase == v1alpha1.QueueUnitPhaseDequeued {
+	if got.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Errorf("the tenants' writes left the unit %s", got.Status.Phase)
 	}
 
@@ -117,8 +117,8 @@ func checkStatusWriters(t *testing.T, env *framework.Env) {
 	for _, w := range []struct {
 		who   string
 		c     client.Client
-		phase v1alpha1.QueueUnitPhase
-	}{{schedulerSA, as(schedulerSA), v1alpha1.QueueUnitPhaseReserved}, {controllersSA, as(controllersSA), v1alpha1.QueueUnitPhaseRunning}, {"system:masters", env.Client, v1alpha1.QueueUnitPhaseEnqueued}} {
+		phase schedv1alpha1.QueueUnitPhase
+	}{{schedulerSA, as(schedulerSA), schedv1alpha1.QueueUnitPhaseReserved}, {controllersSA, as(controllersSA), schedv1alpha1.QueueUnitPhaseRunning}, {"system:masters", env.Client, schedv1alpha1.QueueUnitPhaseEnqueued}} {
 		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"status":{"phase":%q}}`, w.phase))
 		if err := w.c.Status().Patch(ctx, unit.DeepCopy(), patch); err != nil {
 			t.Errorf("%s cannot write QueueUnit status: %v", w.who, err)

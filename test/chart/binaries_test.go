@@ -25,7 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -97,11 +97,11 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 		t.Fatal(err)
 	}
 	waitFor(t, "koord-queue to create Queue koord-queue/team-a", time.Minute, func(ctx context.Context) (bool, error) {
-		return get(ctx, c, Namespace, "team-a", &v1alpha1.Queue{})
+		return get(ctx, c, Namespace, "team-a", &schedv1alpha1.Queue{})
 	})
 
 	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "my-job", Namespace: "default", Labels: map[string]string{v1alpha1.QuotaNameLabel: "team-a"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "my-job", Namespace: "default", Labels: map[string]string{schedv1alpha1.QuotaNameLabel: "team-a"}},
 		Spec: batchv1.JobSpec{
 			Suspend: ptr.To(true),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -116,12 +116,12 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	if err := c.Create(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	unit := &v1alpha1.QueueUnit{}
+	unit := &schedv1alpha1.QueueUnit{}
 	waitFor(t, "QueueUnit default/my-job to be dequeued", time.Minute, func(ctx context.Context) (bool, error) {
 		if ok, err := get(ctx, c, "default", "my-job", unit); !ok {
 			return false, err
 		}
-		return unit.Status.Phase == v1alpha1.QueueUnitPhaseDequeued, nil
+		return unit.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued, nil
 	})
 	waitFor(t, "Job default/my-job to be resumed", time.Minute, func(ctx context.Context) (bool, error) {
 		if ok, err := get(ctx, c, "default", "my-job", job); !ok {

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -292,9 +292,9 @@ func checkImpersonatedCalls(t *testing.T, env *framework.Env) {
 	}
 
 	// The scheduler creates the Queue of a quota and writes its status.
-	q := &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: Namespace}}
+	q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: Namespace}}
 	expect("koord-queue creates a Queue", clients[schedulerSA].Create(ctx, q), false)
-	expect("koord-queue lists QueueUnits", clients[schedulerSA].List(ctx, &v1alpha1.QueueUnitList{}), false)
+	expect("koord-queue lists QueueUnits", clients[schedulerSA].List(ctx, &schedv1alpha1.QueueUnitList{}), false)
 	expect("koord-queue lists ElasticQuotas", clients[schedulerSA].List(ctx, &eqv1alpha1.ElasticQuotaList{}), false)
 	_, err := sets[schedulerSA].CoreV1().Secrets(Namespace).List(ctx, metav1.ListOptions{})
 	expect("koord-queue lists secrets", err, true)
@@ -304,9 +304,9 @@ func checkImpersonatedCalls(t *testing.T, env *framework.Env) {
 	expect("koord-queue updates a Job", clients[schedulerSA].Patch(ctx, job, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"suspend":false}}`))), true)
 
 	// The controllers own QueueUnits and nothing of Queues.
-	unit := &v1alpha1.QueueUnit{
+	unit := &schedv1alpha1.QueueUnit{
 		ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe", Namespace: "default"},
-		Spec: v1alpha1.QueueUnitSpec{
+		Spec: schedv1alpha1.QueueUnitSpec{
 			Queue:       "rbac-probe",
 			ConsumerRef: &corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "rbac-probe", Namespace: "default"},
 		},

@@ -26,7 +26,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
@@ -178,7 +178,7 @@ func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager
 		Cache: cache.Options{
 			// Managed fields are large and unused here.
 			ByObject: map[client.Object]cache.ByObject{
-				&v1alpha1.QueueUnit{}: {Transform: stripUnit},
+				&schedv1alpha1.QueueUnit{}: {Transform: stripUnit},
 				// The node fit check reads allocatable, labels and taints only.
 				&corev1.Node{}: {Transform: stripNode},
 			},
@@ -202,7 +202,7 @@ func stripNode(obj any) (any, error) {
 }
 
 func stripUnit(obj any) (any, error) {
-	if u, ok := obj.(*v1alpha1.QueueUnit); ok {
+	if u, ok := obj.(*schedv1alpha1.QueueUnit); ok {
 		u.ManagedFields = nil
 	}
 	return obj, nil

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -167,7 +167,7 @@ func (f *Framework) PriorityMajor() bool {
 }
 
 // Map returns the unit's queue and quota.
-func (f *Framework) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
+func (f *Framework) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
 	return f.mapper.Map(u)
 }
 

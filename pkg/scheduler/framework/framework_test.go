@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -46,7 +46,7 @@ func (s *majorSorter) PriorityMajor() bool { return s.major }
 
 type mapper struct{ fake }
 
-func (m *mapper) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
+func (m *mapper) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
 	return schedtypes.QueueName("q-" + u.Name), schedtypes.QuotaName("quota-" + u.Name)
 }
 func (m *mapper) Cohort(q schedtypes.QuotaName) schedtypes.CohortName {
@@ -458,7 +458,7 @@ func TestMapCohortListAndShare(t *testing.T) {
 	infos := []schedtypes.Info{{Name: "q1"}, {Name: "q2"}}
 	s := &sharer{fake{name: "Share"}}
 	f := newFramework(t, &mapper{fake{name: "Map"}}, &lister{fake: fake{name: "List"}, infos: infos}, s)
-	u := &v1alpha1.QueueUnit{}
+	u := &schedv1alpha1.QueueUnit{}
 	u.Name = "job"
 	if q, quota := f.Map(u); q != "q-job" || quota != "quota-job" {
 		t.Errorf("Map = %q, %q; want the mapper's answer", q, quota)

@@ -9,14 +9,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // UnitInfo is one QueueUnit as plugins see it in a scheduling attempt.
 type UnitInfo struct {
 	Key   schedtypes.UnitKey
-	Unit  *v1alpha1.QueueUnit
+	Unit  *schedv1alpha1.QueueUnit
 	Queue schedtypes.QueueName
 	Quota schedtypes.QuotaName
 	// Request is the unit's whole demand.
@@ -53,7 +53,7 @@ type PriorityMajorSorter interface {
 // Exactly one is used.
 type QueueMapPlugin interface {
 	Plugin
-	Map(u *v1alpha1.QueueUnit) (queueName schedtypes.QueueName, quotaName schedtypes.QuotaName)
+	Map(u *schedv1alpha1.QueueUnit) (queueName schedtypes.QueueName, quotaName schedtypes.QuotaName)
 	// Cohort is the group of quotas whose freed capacity can help quotaName.
 	Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName
 }

@@ -5,7 +5,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
@@ -39,7 +39,7 @@ type Reader interface {
 	// Quotas lists the quotas with their usage.
 	Quotas() []quota.Info
 	// Map returns the queue and the quota of a unit.
-	Map(u *v1alpha1.QueueUnit) (queueName queue.QueueName, quotaName quota.QuotaName)
+	Map(u *schedv1alpha1.QueueUnit) (queueName queue.QueueName, quotaName quota.QuotaName)
 	// Cohort returns the cohort of a quota.
 	Cohort(quotaName quota.QuotaName) quota.CohortName
 	// Objects reads the QueueUnits the scheduler is fed from (its informer

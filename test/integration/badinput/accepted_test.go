@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 )
 
@@ -114,8 +114,8 @@ var acceptances = []acceptance{
 	{"job labelled with a quota that does not exist", func(t *testing.T) []client.Object {
 		j := job(tenant, "no-such-quota", "absent", "1")
 		create(t, j)
-		u := unitOf(t, tenant, j.Name, "waiting for its queue", func(u *v1alpha1.QueueUnit) bool {
-			return u.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && u.Status.Message != ""
+		u := unitOf(t, tenant, j.Name, "waiting for its queue", func(u *schedv1alpha1.QueueUnit) bool {
+			return u.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued && u.Status.Message != ""
 		})
 		t.Logf("message: %s", u.Status.Message)
 		warning(t, "QueueUnit", tenant, u.Name, "QueueNotFound", "absent")
@@ -127,8 +127,8 @@ var acceptances = []acceptance{
 	{"job quota label that is not an object name", func(t *testing.T) []client.Object {
 		j := job(tenant, "bad-name", "Team_A", "1")
 		create(t, j)
-		u := unitOf(t, tenant, j.Name, "waiting", func(u *v1alpha1.QueueUnit) bool {
-			return u.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && u.Status.Message != ""
+		u := unitOf(t, tenant, j.Name, "waiting", func(u *schedv1alpha1.QueueUnit) bool {
+			return u.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued && u.Status.Message != ""
 		})
 		t.Logf("message: %s", u.Status.Message)
 		warning(t, "QueueUnit", tenant, u.Name, "QueueNotFound", "Team_A")
@@ -171,19 +171,19 @@ var acceptances = []acceptance{
 			t.Fatal(err)
 		}
 		eventually(t, "the unit of the deleted job gone", func(ctx context.Context) (bool, error) {
-			err := shared.c.Get(ctx, client.ObjectKeyFromObject(u), &v1alpha1.QueueUnit{})
+			err := shared.c.Get(ctx, client.ObjectKeyFromObject(u), &schedv1alpha1.QueueUnit{})
 			return err != nil && client.IgnoreNotFound(err) == nil, nil
 		})
 		return nil
 	}},
 	{"unit written by hand for a job that does not exist", func(t *testing.T) []client.Object {
-		u := unit("ghost", func(u *v1alpha1.QueueUnit) {
+		u := unit("ghost", func(u *schedv1alpha1.QueueUnit) {
 			u.Spec.ConsumerRef.APIVersion, u.Spec.ConsumerRef.Kind = "batch/v1", "Job"
 		})
 		create(t, u)
 		// koord-queue-controllers removes a Job's unit whose Job is not there.
 		eventually(t, "the ghost unit removed", func(ctx context.Context) (bool, error) {
-			err := shared.c.Get(ctx, client.ObjectKeyFromObject(u), &v1alpha1.QueueUnit{})
+			err := shared.c.Get(ctx, client.ObjectKeyFromObject(u), &schedv1alpha1.QueueUnit{})
 			return err != nil && client.IgnoreNotFound(err) == nil, nil
 		})
 		return nil
@@ -193,7 +193,7 @@ var acceptances = []acceptance{
 		victim := job(other, "victim", "nowhere", "1")
 		create(t, victim)
 		unitOf(t, other, victim.Name, "victim waiting", waitingWith("not found"))
-		u := unit("cross-ns", func(u *v1alpha1.QueueUnit) {
+		u := unit("cross-ns", func(u *schedv1alpha1.QueueUnit) {
 			u.Spec.ConsumerRef = &corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: other, Name: victim.Name, UID: victim.UID}
 		})
 		create(t, u)
@@ -212,10 +212,10 @@ var acceptances = []acceptance{
 		return []client.Object{u, victim}
 	}},
 	{"unit naming a Queue in another namespace", func(t *testing.T) []client.Object {
-		u := unit("other-queue", func(u *v1alpha1.QueueUnit) { u.Spec.Queue = "koord-queue/" + goodQuota })
+		u := unit("other-queue", func(u *schedv1alpha1.QueueUnit) { u.Spec.Queue = "koord-queue/" + goodQuota })
 		create(t, u)
 		eventually(t, "the unit waiting for its queue", func(ctx context.Context) (bool, error) {
-			got := &v1alpha1.QueueUnit{}
+			got := &schedv1alpha1.QueueUnit{}
 			if err := shared.c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
 				return false, err
 			}
@@ -233,7 +233,7 @@ var acceptances = []acceptance{
 	}},
 	{"queue policy label that is not a policy", func(t *testing.T) []client.Object {
 		eq := quota(tenant, "fifo", "", "", "10")
-		eq.Labels[v1alpha1.QueuePolicyLabel] = "Fifo"
+		eq.Labels[schedv1alpha1.QueuePolicyLabel] = "Fifo"
 		create(t, eq)
 		warning(t, "ElasticQuota", tenant, "fifo", "InvalidQueuePolicy", "Fifo")
 		j := job(tenant, "in-fifo", "fifo", "1")
@@ -263,9 +263,9 @@ var acceptances = []acceptance{
 	}},
 	{"max-depth annotation that is not a number", func(t *testing.T) []client.Object {
 		eq := quota(tenant, "deep", "", "", "10")
-		eq.Annotations = map[string]string{v1alpha1.MaxDepthAnnotation: "deep"}
+		eq.Annotations = map[string]string{schedv1alpha1.MaxDepthAnnotation: "deep"}
 		create(t, eq)
-		warning(t, "Queue", v1alpha1.QueueNamespace, "deep", "InvalidAnnotation", "deep")
+		warning(t, "Queue", schedv1alpha1.QueueNamespace, "deep", "InvalidAnnotation", "deep")
 		j := job(tenant, "in-deep", "deep", "1")
 		create(t, j)
 		unitOf(t, tenant, j.Name, "admitted", admitted)
@@ -282,8 +282,8 @@ var acceptances = []acceptance{
 		if err := shared.c.Delete(context.Background(), eq); err != nil {
 			t.Fatal(err)
 		}
-		u := unitOf(t, tenant, b.Name, "waiting for its queue", func(u *v1alpha1.QueueUnit) bool {
-			return u.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && strings.Contains(u.Status.Message, "doomed") && !strings.Contains(u.Status.Message, "insufficient")
+		u := unitOf(t, tenant, b.Name, "waiting for its queue", func(u *schedv1alpha1.QueueUnit) bool {
+			return u.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued && strings.Contains(u.Status.Message, "doomed") && !strings.Contains(u.Status.Message, "insufficient")
 		})
 		t.Logf("message: %s", u.Status.Message)
 		warning(t, "QueueUnit", tenant, u.Name, "QueueNotFound", "doomed")
@@ -291,7 +291,7 @@ var acceptances = []acceptance{
 	}},
 }
 
-func anyUnit(*v1alpha1.QueueUnit) bool { return true }
+func anyUnit(*schedv1alpha1.QueueUnit) bool { return true }
 
 // TestAccepted runs every accepted case, then checks its objects stay quiet
 // while other units are admitted.
@@ -315,8 +315,8 @@ func TestAccepted(t *testing.T) {
 }
 
 // findUnit is the unit of job j, nil when it has none.
-func findUnit(j *batchv1.Job) *v1alpha1.QueueUnit {
-	list := &v1alpha1.QueueUnitList{}
+func findUnit(j *batchv1.Job) *schedv1alpha1.QueueUnit {
+	list := &schedv1alpha1.QueueUnitList{}
 	if err := shared.c.List(context.Background(), list, client.InNamespace(j.Namespace)); err != nil {
 		return nil
 	}

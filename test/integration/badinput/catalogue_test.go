@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 )
 
@@ -57,13 +57,13 @@ func eqWith(name string, min, max corev1.ResourceList) *eqv1alpha1.ElasticQuota 
 
 // unit is a QueueUnit written by hand, for a kind no extension manages (so
 // koord-queue-controllers leaves it alone), in the good quota's queue.
-func unit(name string, mutate func(*v1alpha1.QueueUnit)) *v1alpha1.QueueUnit {
-	u := &v1alpha1.QueueUnit{
+func unit(name string, mutate func(*schedv1alpha1.QueueUnit)) *schedv1alpha1.QueueUnit {
+	u := &schedv1alpha1.QueueUnit{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenant},
-		Spec: v1alpha1.QueueUnitSpec{
+		Spec: schedv1alpha1.QueueUnitSpec{
 			ConsumerRef: &corev1.ObjectReference{APIVersion: "example.com/v1", Kind: "Widget", Name: name, Namespace: tenant},
 			Queue:       goodQuota,
-			PodSet:      []v1alpha1.PodSet{{Name: "main", Count: 1}},
+			PodSet:      []schedv1alpha1.PodSet{{Name: "main", Count: 1}},
 		},
 	}
 	mutate(u)
@@ -115,31 +115,31 @@ var refusals = []refusal{
 	}},
 
 	// QueueUnits written by hand, by the CRD's schema.
-	{"unit with a negative pod count", "spec.podSet[0].count", create1(unit("negative-count", func(u *v1alpha1.QueueUnit) { u.Spec.PodSet[0].Count = -1 }))},
-	{"unit with nine pod sets", "spec.podSet", create1(unit("nine-sets", func(u *v1alpha1.QueueUnit) {
+	{"unit with a negative pod count", "spec.podSet[0].count", create1(unit("negative-count", func(u *schedv1alpha1.QueueUnit) { u.Spec.PodSet[0].Count = -1 }))},
+	{"unit with nine pod sets", "spec.podSet", create1(unit("nine-sets", func(u *schedv1alpha1.QueueUnit) {
 		u.Spec.PodSet = nil
 		for _, n := range "abcdefghi" {
-			u.Spec.PodSet = append(u.Spec.PodSet, v1alpha1.PodSet{Name: string(n), Count: 1})
+			u.Spec.PodSet = append(u.Spec.PodSet, schedv1alpha1.PodSet{Name: string(n), Count: 1})
 		}
 	}))},
-	{"unit with two pod sets of one name", "spec.podSet[1]", create1(unit("dup-sets", func(u *v1alpha1.QueueUnit) {
-		u.Spec.PodSet = append(u.Spec.PodSet, v1alpha1.PodSet{Name: "main", Count: 2})
+	{"unit with two pod sets of one name", "spec.podSet[1]", create1(unit("dup-sets", func(u *schedv1alpha1.QueueUnit) {
+		u.Spec.PodSet = append(u.Spec.PodSet, schedv1alpha1.PodSet{Name: "main", Count: 2})
 	}))},
-	{"unit with minCount above count", "podSet[].minCount", create1(unit("mincount", func(u *v1alpha1.QueueUnit) { u.Spec.PodSet[0].MinCount = ptr.To[int32](3) }))},
-	{"unit with a negative resource", "spec.resource", create1(unit("negative-resource", func(u *v1alpha1.QueueUnit) {
+	{"unit with minCount above count", "podSet[].minCount", create1(unit("mincount", func(u *schedv1alpha1.QueueUnit) { u.Spec.PodSet[0].MinCount = ptr.To[int32](3) }))},
+	{"unit with a negative resource", "spec.resource", create1(unit("negative-resource", func(u *schedv1alpha1.QueueUnit) {
 		u.Spec.Resource = quotaList("cpu", "-2")
 	}))},
-	{"unit without consumerRef", "spec.consumerRef", create1(unit("no-consumer", func(u *v1alpha1.QueueUnit) { u.Spec.ConsumerRef = nil }))},
-	{"unit whose consumerRef has no kind", "spec.consumerRef", create1(unit("no-kind", func(u *v1alpha1.QueueUnit) { u.Spec.ConsumerRef.Kind = "" }))},
-	{"unit with a zero execution budget", "spec.maximumExecutionTimeSeconds", create1(unit("zero-budget", func(u *v1alpha1.QueueUnit) {
+	{"unit without consumerRef", "spec.consumerRef", create1(unit("no-consumer", func(u *schedv1alpha1.QueueUnit) { u.Spec.ConsumerRef = nil }))},
+	{"unit whose consumerRef has no kind", "spec.consumerRef", create1(unit("no-kind", func(u *schedv1alpha1.QueueUnit) { u.Spec.ConsumerRef.Kind = "" }))},
+	{"unit with a zero execution budget", "spec.maximumExecutionTimeSeconds", create1(unit("zero-budget", func(u *schedv1alpha1.QueueUnit) {
 		u.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](0)
 	}))},
-	{"unit with 1 MiB of annotations", "metadata.annotations", create1(unit("mib", func(u *v1alpha1.QueueUnit) {
+	{"unit with 1 MiB of annotations", "metadata.annotations", create1(unit("mib", func(u *schedv1alpha1.QueueUnit) {
 		u.Annotations = map[string]string{"note": strings.Repeat("x", 1<<20)}
 	}))},
-	{"queue with an unknown policy", "spec.queuePolicy", create1(&v1alpha1.Queue{
+	{"queue with an unknown policy", "spec.queuePolicy", create1(&schedv1alpha1.Queue{
 		ObjectMeta: metav1.ObjectMeta{Name: "fifo", Namespace: tenant},
-		Spec:       v1alpha1.QueueSpec{QueuePolicy: "Fifo"},
+		Spec:       schedv1alpha1.QueueSpec{QueuePolicy: "Fifo"},
 	})},
 
 	// A tenant bound to the chart's edit role.
@@ -154,7 +154,7 @@ var refusals = []refusal{
 	{"tenant with RBAC on queueunits/status writes status.phase Dequeued", "QueueUnit status is written only by koord-queue's ServiceAccounts", func(ctx context.Context, _ client.Client) error {
 		if err := shared.c.Create(ctx, &rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Name: "status-writer", Namespace: tenant},
-			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupName}, Resources: []string{"queueunits/status"}, Verbs: []string{"patch", "update"}}},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{schedv1alpha1.GroupName}, Resources: []string{"queueunits/status"}, Verbs: []string{"patch", "update"}}},
 		}); err != nil {
 			return err
 		}
@@ -183,9 +183,9 @@ var refusals = []refusal{
 		return asAlice(ctx).Create(ctx, quota(tenant, "mine", "", "100", "1000"))
 	}},
 	{"tenant changes a Queue", "queues", func(ctx context.Context, _ client.Client) error {
-		return asAlice(ctx).Create(ctx, &v1alpha1.Queue{
+		return asAlice(ctx).Create(ctx, &schedv1alpha1.Queue{
 			ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: tenant},
-			Spec:       v1alpha1.QueueSpec{QueuePolicy: v1alpha1.QueuePolicyPriority},
+			Spec:       schedv1alpha1.QueueSpec{QueuePolicy: schedv1alpha1.QueuePolicyPriority},
 		})
 	}},
 }
@@ -219,11 +219,11 @@ func TestStatusWriteLeavesUnitAlone(t *testing.T) {
 	if err := alice.Patch(ctx, u.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"a"}}}`))); err != nil {
 		t.Errorf("alice cannot change her unit: %v", err)
 	}
-	got := &v1alpha1.QueueUnit{}
+	got := &schedv1alpha1.QueueUnit{}
 	if err := shared.c.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+	if got.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Errorf("the unit is %s after the tenant's refused write, want Enqueued", got.Status.Phase)
 	}
 	j := &batchv1.Job{}
@@ -237,17 +237,17 @@ func TestStatusWriteLeavesUnitAlone(t *testing.T) {
 
 // waitingUnit creates a job that can never fit its quota ("held", 1 CPU)
 // and returns its unit once the unit waits: the tenant's own unit.
-func waitingUnit(ctx context.Context, name string) (*v1alpha1.QueueUnit, error) {
+func waitingUnit(ctx context.Context, name string) (*schedv1alpha1.QueueUnit, error) {
 	if err := shared.c.Create(ctx, quota(tenant, "held", "", "", "1")); client.IgnoreAlreadyExists(err) != nil {
 		return nil, err
 	}
 	if err := shared.c.Create(ctx, job(tenant, name, "held", "2")); err != nil {
 		return nil, err
 	}
-	var found *v1alpha1.QueueUnit
+	var found *schedv1alpha1.QueueUnit
 	err := waitFor(ctx, func(ctx context.Context) bool {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenant}}
-		if u := findUnit(j); u != nil && u.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued {
+		if u := findUnit(j); u != nil && u.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued {
 			found = u
 			return true
 		}
@@ -269,7 +269,7 @@ func impersonate(user string) client.Client {
 func asAlice(ctx context.Context) client.Client {
 	alice := impersonate("alice")
 	_ = waitFor(ctx, func(ctx context.Context) bool {
-		return alice.List(ctx, &v1alpha1.QueueUnitList{}, client.InNamespace(tenant)) == nil
+		return alice.List(ctx, &schedv1alpha1.QueueUnitList{}, client.InNamespace(tenant)) == nil
 	})
 	return alice
 }

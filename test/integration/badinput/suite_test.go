@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	jobextapp "github.com/koordinator-sh/koord-queue/pkg/jobext/app"
 	schedapp "github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
@@ -112,7 +112,7 @@ func start() (*harness, error) {
 	if err := installTenantRoles(ctx, c); err != nil {
 		return nil, err
 	}
-	for _, list := range []client.ObjectList{&v1alpha1.QueueUnitList{}, &batchv1.JobList{}, &eqv1alpha1.ElasticQuotaList{}} {
+	for _, list := range []client.ObjectList{&schedv1alpha1.QueueUnitList{}, &batchv1.JobList{}, &eqv1alpha1.ElasticQuotaList{}} {
 		w, err := c.Watch(ctx, list)
 		if err != nil {
 			return nil, fmt.Errorf("watch: %w", err)
@@ -367,7 +367,7 @@ func job(ns, name, q, cpu string) *batchv1.Job {
 		c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
 	}
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{v1alpha1.QuotaNameLabel: q}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{schedv1alpha1.QuotaNameLabel: q}},
 		Spec: batchv1.JobSpec{
 			Suspend: ptr.To(true),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -397,11 +397,11 @@ func waitJobResumed(t *testing.T, ns, name string) {
 }
 
 // unitOf waits for the QueueUnit of job ns/name and for cond on it.
-func unitOf(t *testing.T, ns, name, what string, cond func(*v1alpha1.QueueUnit) bool) *v1alpha1.QueueUnit {
+func unitOf(t *testing.T, ns, name, what string, cond func(*schedv1alpha1.QueueUnit) bool) *schedv1alpha1.QueueUnit {
 	t.Helper()
-	var found *v1alpha1.QueueUnit
+	var found *schedv1alpha1.QueueUnit
 	eventually(t, what+" (unit of job "+ns+"/"+name+")", func(ctx context.Context) (bool, error) {
-		list := &v1alpha1.QueueUnitList{}
+		list := &schedv1alpha1.QueueUnitList{}
 		if err := shared.c.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
@@ -418,14 +418,14 @@ func unitOf(t *testing.T, ns, name, what string, cond func(*v1alpha1.QueueUnit) 
 }
 
 // waitingWith is a unit that is not admitted and whose message says want.
-func waitingWith(want string) func(*v1alpha1.QueueUnit) bool {
-	return func(u *v1alpha1.QueueUnit) bool {
-		return u.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && strings.Contains(u.Status.Message, want)
+func waitingWith(want string) func(*schedv1alpha1.QueueUnit) bool {
+	return func(u *schedv1alpha1.QueueUnit) bool {
+		return u.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued && strings.Contains(u.Status.Message, want)
 	}
 }
 
-func admitted(u *v1alpha1.QueueUnit) bool {
-	return u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued || u.Status.Phase == v1alpha1.QueueUnitPhaseRunning
+func admitted(u *schedv1alpha1.QueueUnit) bool {
+	return u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued || u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning
 }
 
 // warning waits for a Warning event of reason on the object of kind ns/name

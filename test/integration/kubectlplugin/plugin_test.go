@@ -17,7 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/kubectlplugin"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -64,9 +64,9 @@ func plugin(t *testing.T, kubeconfig string, args ...string) (string, error) {
 	return out.String() + errOut.String(), err
 }
 
-func waitUnit(t *testing.T, name string, ok func(*v1alpha1.QueueUnit) bool) {
+func waitUnit(t *testing.T, name string, ok func(*schedv1alpha1.QueueUnit) bool) {
 	t.Helper()
-	u := &v1alpha1.QueueUnit{}
+	u := &schedv1alpha1.QueueUnit{}
 	err := framework.Eventually(context.Background(), 30*time.Second, func(c context.Context) (bool, error) {
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 			return false, err
@@ -95,8 +95,8 @@ func TestPluginReadsTheObjects(t *testing.T) {
 	if err := env.Client.Create(ctx, utiltesting.MakeQueueUnit("first", ns).Quota("team-a").Request("cpu", "4").Obj()); err != nil {
 		t.Fatal(err)
 	}
-	waitUnit(t, "first", func(u *v1alpha1.QueueUnit) bool { return u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued })
-	for _, u := range []*v1alpha1.QueueUnit{
+	waitUnit(t, "first", func(u *schedv1alpha1.QueueUnit) bool { return u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued })
+	for _, u := range []*schedv1alpha1.QueueUnit{
 		utiltesting.MakeQueueUnit("second", ns).Quota("team-a").Request("cpu", "4").Priority(5).Obj(),
 		utiltesting.MakeQueueUnit("third-tfjob", ns).Quota("team-a").Request("cpu", "1").Priority(1).
 			ConsumerRef("kubeflow.org/v1", "TFJob", "third").Obj(),
@@ -106,8 +106,8 @@ func TestPluginReadsTheObjects(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"second", "third-tfjob"} {
-		waitUnit(t, name, func(u *v1alpha1.QueueUnit) bool {
-			return u.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && u.Status.Message != ""
+		waitUnit(t, name, func(u *schedv1alpha1.QueueUnit) bool {
+			return u.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued && u.Status.Message != ""
 		})
 	}
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
@@ -188,7 +188,7 @@ func TestPluginReadsTheObjects(t *testing.T) {
 		if out, err := plugin(t, kubeconfig, "-n", ns, "stop", "second", "--force"); err != nil || !strings.Contains(out, "queueunit plugin/second stopped") {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		u := &v1alpha1.QueueUnit{}
+		u := &schedv1alpha1.QueueUnit{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "second"}, u); err != nil || u.Spec.Active == nil || *u.Spec.Active {
 			t.Errorf("spec.active %v (%v)", u.Spec.Active, err)
 		}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -27,9 +27,9 @@ func withClock(c *clocktesting.FakeClock) func(*app.Options) {
 
 // waitMessage waits until a unit says why it waits: the pass that refused it
 // is over (reports are written after the pass).
-func waitMessage(t *testing.T, ns, name string) *v1alpha1.QueueUnit {
+func waitMessage(t *testing.T, ns, name string) *schedv1alpha1.QueueUnit {
 	t.Helper()
-	var u *v1alpha1.QueueUnit
+	var u *schedv1alpha1.QueueUnit
 	if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
 		u = getUnit(t, ns, name)
 		return u.Status.Message != "", nil
@@ -75,7 +75,7 @@ func TestReclaimStartsWhenProtectionEnds(t *testing.T) {
 	// pe-a borrows the whole parent.
 	for _, name := range []string{"a-0", "a-1"} {
 		create(t, utiltesting.MakeQueueUnit(name, ns).Quota("pe-a").Request("cpu", "2").Obj())
-		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseRunning)
+		waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseRunning)
 	}
 	admittedAt := getUnit(t, ns, "a-1").Status.LastAllocateTime.Time
 	// pe-b asks for its min: the borrower is protected, so it waits, and says until when.
@@ -83,7 +83,7 @@ func TestReclaimStartsWhenProtectionEnds(t *testing.T) {
 	if m := waitMessage(t, ns, "b-0").Status.Message; !strings.Contains(m, "protected until "+admittedAt.Add(protection).UTC().Format(time.RFC3339)) {
 		t.Errorf("b-0 does not say until when the borrowers are protected: %q", m)
 	}
-	if p := getUnit(t, ns, "b-0").Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
+	if p := getUnit(t, ns, "b-0").Status.Phase; p != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("b-0 is %s during the protection period", p)
 	}
 	for _, name := range []string{"a-0", "a-1"} {
@@ -93,12 +93,12 @@ func TestReclaimStartsWhenProtectionEnds(t *testing.T) {
 	}
 	// The protection ends; only the clock moves.
 	fc.Step(protection)
-	u := waitPhase(t, ns, "b-0", v1alpha1.QueueUnitPhaseRunning)
+	u := waitPhase(t, ns, "b-0", schedv1alpha1.QueueUnitPhaseRunning)
 	evicted := 0
 	for _, name := range []string{"a-0", "a-1"} {
 		a := getUnit(t, ns, name)
-		c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionEvicted)
-		if c == nil || c.Reason != v1alpha1.ReasonPreempted {
+		c := meta.FindStatusCondition(a.Status.Conditions, schedv1alpha1.ConditionEvicted)
+		if c == nil || c.Reason != schedv1alpha1.ReasonPreempted {
 			continue
 		}
 		evicted++
@@ -125,24 +125,24 @@ func TestAdmissionCheckDeadlinesOnFakeClock(t *testing.T) {
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").Obj())
 	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
-		queue := &v1alpha1.Queue{}
-		if err := env.Client.Get(c, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: q}, queue); err != nil {
+		queue := &schedv1alpha1.Queue{}
+		if err := env.Client.Get(c, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: q}, queue); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		queue.Spec.AdmissionChecks = []v1alpha1.AdmissionCheckWithSelector{{Name: "no-such-check"}}
+		queue.Spec.AdmissionChecks = []schedv1alpha1.AdmissionCheckWithSelector{{Name: "no-such-check"}}
 		return true, env.Client.Update(c, queue)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	create(t, utiltesting.MakeQueueUnit("held", ns).Quota(q).Request("cpu", "1").Obj())
-	u := waitPhase(t, ns, "held", v1alpha1.QueueUnitPhaseReserved)
+	u := waitPhase(t, ns, "held", schedv1alpha1.QueueUnitPhaseReserved)
 	reservedAt := u.Status.LastAllocateTime.Time
 
 	stepUntil(t, fc, time.Second, 2*int(timeout/time.Second), func() bool {
-		return getUnit(t, ns, "held").Status.Phase == v1alpha1.QueueUnitPhaseTimeoutBackoff
+		return getUnit(t, ns, "held").Status.Phase == schedv1alpha1.QueueUnitPhaseTimeoutBackoff
 	})
 	u = getUnit(t, ns, "held")
-	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
+	c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved)
 	if c == nil || c.Reason != "AdmissionCheckTimeout" {
 		t.Fatalf("QuotaReserved = %+v, want reason AdmissionCheckTimeout", c)
 	}
@@ -156,7 +156,7 @@ func TestAdmissionCheckDeadlinesOnFakeClock(t *testing.T) {
 	// The backoff's end is a deadline too: the unit is queued and reserved again.
 	stepUntil(t, fc, time.Second, 60, func() bool {
 		x := getUnit(t, ns, "held")
-		return x.Status.Phase == v1alpha1.QueueUnitPhaseReserved && x.Status.LastAllocateTime != nil && x.Status.LastAllocateTime.After(reservedAt)
+		return x.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved && x.Status.LastAllocateTime != nil && x.Status.LastAllocateTime.After(reservedAt)
 	})
 	if again := getUnit(t, ns, "held").Status.LastAllocateTime.Time; again.Before(requeueAt.Truncate(time.Second)) {
 		t.Errorf("reserved again at %v, before requeueAt %v", again, requeueAt)
@@ -173,27 +173,27 @@ func TestExecutionBudgetOnFakeClock(t *testing.T) {
 	unit := utiltesting.MakeQueueUnit("budgeted", ns).Quota(q).Request("cpu", "1").Obj()
 	unit.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](60)
 	create(t, unit)
-	waitPhase(t, ns, "budgeted", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "budgeted", schedv1alpha1.QueueUnitPhaseDequeued)
 	// Play the extension: the pods run from the fake clock's now.
 	startedAt := fc.Now()
 	if err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
-		u := &v1alpha1.QueueUnit{}
+		u := &schedv1alpha1.QueueUnit{}
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: "budgeted"}, u); err != nil {
 			return false, err
 		}
-		u.Status.Phase = v1alpha1.QueueUnitPhaseRunning
-		meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionPodsReady, Status: metav1.ConditionTrue,
+		u.Status.Phase = schedv1alpha1.QueueUnitPhaseRunning
+		meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: schedv1alpha1.ConditionPodsReady, Status: metav1.ConditionTrue,
 			Reason: "PodsRunning", Message: "test", LastTransitionTime: metav1.NewTime(startedAt)})
 		return true, env.Client.Status().Update(c, u)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	stepUntil(t, fc, time.Second, 120, func() bool {
-		return meta.IsStatusConditionTrue(getUnit(t, ns, "budgeted").Status.Conditions, v1alpha1.ConditionEvicted)
+		return meta.IsStatusConditionTrue(getUnit(t, ns, "budgeted").Status.Conditions, schedv1alpha1.ConditionEvicted)
 	})
-	c := meta.FindStatusCondition(getUnit(t, ns, "budgeted").Status.Conditions, v1alpha1.ConditionEvicted)
-	if c.Reason != v1alpha1.ReasonMaximumExecutionTimeExceeded {
-		t.Errorf("Evicted reason %s, want %s", c.Reason, v1alpha1.ReasonMaximumExecutionTimeExceeded)
+	c := meta.FindStatusCondition(getUnit(t, ns, "budgeted").Status.Conditions, schedv1alpha1.ConditionEvicted)
+	if c.Reason != schedv1alpha1.ReasonMaximumExecutionTimeExceeded {
+		t.Errorf("Evicted reason %s, want %s", c.Reason, schedv1alpha1.ReasonMaximumExecutionTimeExceeded)
 	}
 	if c.LastTransitionTime.Time.Before(startedAt.Add(60 * time.Second).Truncate(time.Second)) {
 		t.Errorf("evicted at %v, before the budget ended at %v", c.LastTransitionTime, startedAt.Add(60*time.Second))
@@ -207,18 +207,18 @@ func TestWaitForPodsRunningSurvivesRestart(t *testing.T) {
 	stop := startScheduler(t)
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "10").
-		Annotation(v1alpha1.WaitForPodsRunningAnnotation, "true").Obj())
+		Annotation(schedv1alpha1.WaitForPodsRunningAnnotation, "true").Obj())
 	create(t, utiltesting.MakeQueueUnit("first", ns).Quota(q).Request("cpu", "1").Obj())
-	waitPhase(t, ns, "first", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "first", schedv1alpha1.QueueUnitPhaseDequeued)
 	stop()
 
 	startScheduler(t)
 	create(t, utiltesting.MakeQueueUnit("second", ns).Quota(q).Request("cpu", "1").Obj())
 	// The new scheduler keeps it waiting, and it says for what.
 	u := waitMessage(t, ns, "second")
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "waiting in queue "+q+": it admits its next unit once the pods of the unit it admitted last are running") {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "waiting in queue "+q+": it admits its next unit once the pods of the unit it admitted last are running") {
 		t.Fatalf("second: phase %s, message %q", u.Status.Phase, u.Status.Message)
 	}
-	setPhase(t, ns, "first", v1alpha1.QueueUnitPhaseRunning)
-	waitPhase(t, ns, "second", v1alpha1.QueueUnitPhaseDequeued)
+	setPhase(t, ns, "first", schedv1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "second", schedv1alpha1.QueueUnitPhaseDequeued)
 }

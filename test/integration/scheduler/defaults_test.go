@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -27,7 +27,7 @@ func TestPreemptionIsOptIn(t *testing.T) {
 	runFakeExtension(t, ns)
 
 	create(t, utiltesting.MakeQueueUnit("low", ns).Quota(q).Priority(0).Request("cpu", "2").Obj())
-	waitPhase(t, ns, "low", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "low", schedv1alpha1.QueueUnitPhaseRunning)
 	create(t, utiltesting.MakeQueueUnit("high", ns).Quota(q).Priority(100).Request("cpu", "4").Obj())
 	// The pass that refused high is over once high says why it waits.
 	u := waitMessage(t, ns, "high")
@@ -35,7 +35,7 @@ func TestPreemptionIsOptIn(t *testing.T) {
 		t.Errorf("high waits with %q, want the quota shortage", u.Status.Message)
 	}
 	low := getUnit(t, ns, "low")
-	if low.Status.Phase != v1alpha1.QueueUnitPhaseRunning || meta.IsStatusConditionTrue(low.Status.Conditions, v1alpha1.ConditionEvicted) {
+	if low.Status.Phase != schedv1alpha1.QueueUnitPhaseRunning || meta.IsStatusConditionTrue(low.Status.Conditions, schedv1alpha1.ConditionEvicted) {
 		t.Fatalf("low was preempted by default: phase %s, conditions %v", low.Status.Phase, low.Status.Conditions)
 	}
 	if n := len(events(t, ns, "low", "Preempted")); n != 0 {
@@ -44,11 +44,11 @@ func TestPreemptionIsOptIn(t *testing.T) {
 
 	// Opting in on the quota reaches its auto-created Queue; high preempts.
 	patchQuota(t, ns, q, func(eq *eqv1alpha1.ElasticQuota) {
-		eq.Annotations = map[string]string{v1alpha1.PreemptionPolicyAnnotation: string(v1alpha1.PreemptionLowerPriority)}
+		eq.Annotations = map[string]string{schedv1alpha1.PreemptionPolicyAnnotation: string(schedv1alpha1.PreemptionLowerPriority)}
 	})
-	waitPhase(t, ns, "high", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "high", schedv1alpha1.QueueUnitPhaseRunning)
 	low = getUnit(t, ns, "low")
-	if c := meta.FindStatusCondition(low.Status.Conditions, v1alpha1.ConditionEvicted); c == nil || c.Reason != v1alpha1.ReasonPreempted {
+	if c := meta.FindStatusCondition(low.Status.Conditions, schedv1alpha1.ConditionEvicted); c == nil || c.Reason != schedv1alpha1.ReasonPreempted {
 		t.Errorf("low's Evicted condition = %+v, want Preempted", c)
 	}
 }
@@ -66,17 +66,17 @@ func TestReclaimForIntelligentQueue(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota("ri-parent").Namespace(ns).Max("cpu", "4").Obj())
 	create(t, utiltesting.MakeElasticQuota("ri-a").Namespace(ns).Parent("ri-parent").Min("cpu", "2").Max("cpu", "4").Obj())
 	create(t, utiltesting.MakeElasticQuota("ri-b").Namespace(ns).Parent("ri-parent").Min("cpu", "2").Max("cpu", "4").
-		Policy(v1alpha1.QueuePolicyIntelligent).Obj())
+		Policy(schedv1alpha1.QueuePolicyIntelligent).Obj())
 	runFakeExtension(t, ns)
 	for _, name := range []string{"a-0", "a-1"} {
 		create(t, utiltesting.MakeQueueUnit(name, ns).Quota("ri-a").Request("cpu", "2").Obj())
-		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseRunning)
+		waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseRunning)
 	}
 	// Both bands of the Intelligent queue reclaim their min.
 	create(t, utiltesting.MakeQueueUnit("b-high", ns).Quota("ri-b").Priority(10).Request("cpu", "1").Obj())
 	create(t, utiltesting.MakeQueueUnit("b-low", ns).Quota("ri-b").Priority(0).Request("cpu", "1").Obj())
-	waitPhase(t, ns, "b-high", v1alpha1.QueueUnitPhaseRunning)
-	waitPhase(t, ns, "b-low", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "b-high", schedv1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "b-low", schedv1alpha1.QueueUnitPhaseRunning)
 }
 
 // Only Queues in namespace koord-queue are served: a same-named Queue
@@ -88,10 +88,10 @@ func TestSameNamedQueueElsewhereIsHarmless(t *testing.T) {
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").Obj())
 	waitQueue(t, q)
-	stray := &v1alpha1.Queue{
+	stray := &schedv1alpha1.Queue{
 		ObjectMeta: metav1.ObjectMeta{Name: q, Namespace: ns},
-		Spec: v1alpha1.QueueSpec{QueuePolicy: v1alpha1.QueuePolicyBlock,
-			AdmissionChecks: []v1alpha1.AdmissionCheckWithSelector{{Name: "never-answered"}}},
+		Spec: schedv1alpha1.QueueSpec{QueuePolicy: schedv1alpha1.QueuePolicyBlock,
+			AdmissionChecks: []schedv1alpha1.AdmissionCheckWithSelector{{Name: "never-answered"}}},
 	}
 	create(t, stray)
 	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
@@ -110,7 +110,7 @@ func TestSameNamedQueueElsewhereIsHarmless(t *testing.T) {
 	}
 	// The stray Queue's checks do not apply: the unit is dequeued directly.
 	create(t, utiltesting.MakeQueueUnit("one", ns).Quota(q).Request("cpu", "1").Obj())
-	if u := waitPhase(t, ns, "one", v1alpha1.QueueUnitPhaseDequeued); len(u.Status.AdmissionChecks) != 0 {
+	if u := waitPhase(t, ns, "one", schedv1alpha1.QueueUnitPhaseDequeued); len(u.Status.AdmissionChecks) != 0 {
 		t.Errorf("unit got the stray Queue's checks: %+v", u.Status.AdmissionChecks)
 	}
 	// Deleting the stray Queue strands nothing.
@@ -118,13 +118,13 @@ func TestSameNamedQueueElsewhereIsHarmless(t *testing.T) {
 		t.Fatal(err)
 	}
 	create(t, utiltesting.MakeQueueUnit("two", ns).Quota(q).Request("cpu", "1").Obj())
-	waitPhase(t, ns, "two", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "two", schedv1alpha1.QueueUnitPhaseDequeued)
 }
 
 func waitQueue(t *testing.T, name string) {
 	t.Helper()
 	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
-		err := env.Client.Get(c, client.ObjectKey{Namespace: v1alpha1.QueueNamespace, Name: name}, &v1alpha1.Queue{})
+		err := env.Client.Get(c, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: name}, &schedv1alpha1.Queue{})
 		return err == nil, client.IgnoreNotFound(err)
 	}); err != nil {
 		t.Fatalf("queue %s not created: %v", name, err)
@@ -152,7 +152,7 @@ func TestBrokenQuotaTreeWaits(t *testing.T) {
 	}
 	for q, msg := range want {
 		u := waitMessage(t, ns, "u-"+q)
-		if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "invalid quota tree") || !strings.Contains(u.Status.Message, msg) {
+		if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "invalid quota tree") || !strings.Contains(u.Status.Message, msg) {
 			t.Errorf("u-%s: phase %s, message %q; want Enqueued with %q", q, u.Status.Phase, u.Status.Message, msg)
 		}
 	}
@@ -167,7 +167,7 @@ func TestBrokenQuotaTreeWaits(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota("bt-missing").Namespace(ns).Max("cpu", "8").Obj())
 	patchQuota(t, ns, "cyc-a", func(eq *eqv1alpha1.ElasticQuota) { delete(eq.Labels, eqv1alpha1.ParentLabel) })
 	for q := range want {
-		waitPhase(t, ns, "u-"+q, v1alpha1.QueueUnitPhaseDequeued)
+		waitPhase(t, ns, "u-"+q, schedv1alpha1.QueueUnitPhaseDequeued)
 	}
 	for _, q := range []string{"orphan", "cyc-b"} {
 		if n := len(events(t, ns, q, "InvalidQuotaTree")); n != 1 {
@@ -184,7 +184,7 @@ func TestUnitWithoutQuotaSaysWhatToAdd(t *testing.T) {
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeQueueUnit("homeless", ns).Request("cpu", "1").Obj())
 	u := waitMessage(t, ns, "homeless")
-	for _, want := range []string{"no quota", "add the label " + v1alpha1.QuotaNameLabel + " to the job", "--default-quota"} {
+	for _, want := range []string{"no quota", "add the label " + schedv1alpha1.QuotaNameLabel + " to the job", "--default-quota"} {
 		if !strings.Contains(u.Status.Message, want) {
 			t.Errorf("message %q does not say %q", u.Status.Message, want)
 		}

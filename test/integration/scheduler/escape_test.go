@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -26,7 +26,7 @@ func TestOverflowingUnitNeverFits(t *testing.T) {
 	if !strings.Contains(u.Status.Message, "never fits: invalid request") || !strings.Contains(u.Status.Message, "1e30") {
 		t.Errorf("huge waits with %q, want the invalid request", u.Status.Message)
 	}
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Errorf("huge is %s", u.Status.Phase)
 	}
 }
@@ -47,13 +47,13 @@ func TestDeletedUnitHoldsQuotaUntilGone(t *testing.T) {
 	first := utiltesting.MakeQueueUnit("first", ns).Quota(q).Request("cpu", "4").Obj()
 	first.Finalizers = []string{"test.koord-queue/pods-terminating"}
 	create(t, first)
-	waitPhase(t, ns, "first", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "first", schedv1alpha1.QueueUnitPhaseRunning)
 	if err := env.Client.Delete(ctx(), getUnit(t, ns, "first")); err != nil {
 		t.Fatal(err)
 	}
 	create(t, utiltesting.MakeQueueUnit("second", ns).Quota(q).Request("cpu", "4").Obj())
 	u := waitMessage(t, ns, "second")
-	if !strings.Contains(u.Status.Message, "insufficient quota") || u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+	if !strings.Contains(u.Status.Message, "insufficient quota") || u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("second is %s (%q) while first's pods terminate", u.Status.Phase, u.Status.Message)
 	}
 
@@ -65,8 +65,8 @@ func TestDeletedUnitHoldsQuotaUntilGone(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, ns, "second", v1alpha1.QueueUnitPhaseRunning)
-	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "first"}, &v1alpha1.QueueUnit{}); client.IgnoreNotFound(err) != nil || err == nil {
+	waitPhase(t, ns, "second", schedv1alpha1.QueueUnitPhaseRunning)
+	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "first"}, &schedv1alpha1.QueueUnit{}); client.IgnoreNotFound(err) != nil || err == nil {
 		t.Errorf("first still there: %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -56,7 +56,7 @@ func TestStoppedLeaderReleasesItsLease(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota("failover-quota").Namespace("failover").Max("cpu", "4").Min("cpu", "4").Parent("").IsParent(false).Obj())
 	create(t, utiltesting.MakeQueueUnit("after-failover", "failover").Quota("failover-quota").Request("cpu", "1").Obj())
 	// Far less than the minute an unreleased lease would hold the new replica back.
-	waitPhase(t, "failover", "after-failover", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, "failover", "after-failover", schedv1alpha1.QueueUnitPhaseDequeued)
 	if second := leaseHolder(t, leaseNS, leaseName); second == "" || second == first {
 		t.Errorf("lease holder %q after the failover, want a new replica (the first was %q)", second, first)
 	}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	jobextapp "github.com/koordinator-sh/koord-queue/pkg/jobext/app"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -23,10 +23,10 @@ import (
 )
 
 // answer plays an external admission check controller: it sets a unit's check state.
-func answer(t *testing.T, ns, name, check string, state v1alpha1.AdmissionCheckStateType) {
+func answer(t *testing.T, ns, name, check string, state schedv1alpha1.AdmissionCheckStateType) {
 	t.Helper()
 	err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
-		u := &v1alpha1.QueueUnit{}
+		u := &schedv1alpha1.QueueUnit{}
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 			return false, err
 		}
@@ -46,15 +46,15 @@ func answer(t *testing.T, ns, name, check string, state v1alpha1.AdmissionCheckS
 
 func checkedQueue(t *testing.T, ns, quotaName string) {
 	t.Helper()
-	create(t, &v1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov-req-check-" + ns},
-		Spec: v1alpha1.AdmissionCheckSpec{ControllerName: "test.example/provisioning", RetryDelayMinutes: ptr.To[int64](0)}})
+	create(t, &schedv1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov-req-check-" + ns},
+		Spec: schedv1alpha1.AdmissionCheckSpec{ControllerName: "test.example/provisioning", RetryDelayMinutes: ptr.To[int64](0)}})
 	create(t, utiltesting.MakeElasticQuota(quotaName).Namespace(ns).Max("cpu", "4").Obj())
 	err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
-		q := &v1alpha1.Queue{}
+		q := &schedv1alpha1.Queue{}
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: "koord-queue", Name: quotaName}, q); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		q.Spec.AdmissionChecks = []v1alpha1.AdmissionCheckWithSelector{{Name: "prov-req-check-" + ns,
+		q.Spec.AdmissionChecks = []schedv1alpha1.AdmissionCheckWithSelector{{Name: "prov-req-check-" + ns,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"requires-provisioning": "true"}}}}
 		return true, env.Client.Update(c, q)
 	})
@@ -74,50 +74,50 @@ func TestAdmissionChecks(t *testing.T) {
 	check := "prov-req-check-" + ns
 
 	create(t, utiltesting.MakeQueueUnit("a", ns).Quota(q).Label("requires-provisioning", "true").Request("cpu", "4").Obj())
-	a := waitPhase(t, ns, "a", v1alpha1.QueueUnitPhaseReserved)
-	if len(a.Status.AdmissionChecks) != 1 || a.Status.AdmissionChecks[0].State != v1alpha1.CheckStatePending {
+	a := waitPhase(t, ns, "a", schedv1alpha1.QueueUnitPhaseReserved)
+	if len(a.Status.AdmissionChecks) != 1 || a.Status.AdmissionChecks[0].State != schedv1alpha1.CheckStatePending {
 		t.Fatalf("checks = %+v, want one Pending", a.Status.AdmissionChecks)
 	}
-	if !meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionQuotaReserved) || meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionAdmitted) {
+	if !meta.IsStatusConditionTrue(a.Status.Conditions, schedv1alpha1.ConditionQuotaReserved) || meta.IsStatusConditionTrue(a.Status.Conditions, schedv1alpha1.ConditionAdmitted) {
 		t.Errorf("conditions of a reserved unit: %+v", a.Status.Conditions)
 	}
 	// Quota is held while reserved.
 	create(t, utiltesting.MakeQueueUnit("unchecked", ns).Quota(q).Request("cpu", "1").Obj())
 	// Decided and refused: it says why it waits, and is not admitted.
-	if u := waitMessage(t, ns, "unchecked"); u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+	if u := waitMessage(t, ns, "unchecked"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("unchecked unit %s while a holds the quota", u.Status.Phase)
 	}
-	answer(t, ns, "a", check, v1alpha1.CheckStateReady)
-	a = waitPhase(t, ns, "a", v1alpha1.QueueUnitPhaseDequeued)
-	if !meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionAdmitted) {
+	answer(t, ns, "a", check, schedv1alpha1.CheckStateReady)
+	a = waitPhase(t, ns, "a", schedv1alpha1.QueueUnitPhaseDequeued)
+	if !meta.IsStatusConditionTrue(a.Status.Conditions, schedv1alpha1.ConditionAdmitted) {
 		t.Errorf("Admitted not True after all checks Ready: %+v", a.Status.Conditions)
 	}
-	setPhase(t, ns, "a", v1alpha1.QueueUnitPhaseSucceed)
-	waitPhase(t, ns, "unchecked", v1alpha1.QueueUnitPhaseDequeued)
-	setPhase(t, ns, "unchecked", v1alpha1.QueueUnitPhaseSucceed)
+	setPhase(t, ns, "a", schedv1alpha1.QueueUnitPhaseSucceed)
+	waitPhase(t, ns, "unchecked", schedv1alpha1.QueueUnitPhaseDequeued)
+	setPhase(t, ns, "unchecked", schedv1alpha1.QueueUnitPhaseSucceed)
 
-	for _, state := range []v1alpha1.AdmissionCheckStateType{v1alpha1.CheckStateRetry, v1alpha1.CheckStateRejected} {
+	for _, state := range []schedv1alpha1.AdmissionCheckStateType{schedv1alpha1.CheckStateRetry, schedv1alpha1.CheckStateRejected} {
 		name := "b-" + strings.ToLower(string(state))
 		create(t, utiltesting.MakeQueueUnit(name, ns).Quota(q).Label("requires-provisioning", "true").Request("cpu", "4").Obj())
-		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseReserved)
+		waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseReserved)
 		answer(t, ns, name, check, state)
-		b := waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseTimeoutBackoff)
+		b := waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseTimeoutBackoff)
 		if b.Status.RequeueState == nil || b.Status.RequeueState.RequeueAt == nil || len(b.Status.Admissions) != 0 {
 			t.Errorf("backoff status: %+v", b.Status)
 		}
 		// The quota is free during the backoff.
 		other := "meanwhile-" + strings.ToLower(string(state))
 		create(t, utiltesting.MakeQueueUnit(other, ns).Quota(q).Request("cpu", "4").Obj())
-		waitPhase(t, ns, other, v1alpha1.QueueUnitPhaseDequeued)
-		setPhase(t, ns, other, v1alpha1.QueueUnitPhaseSucceed)
+		waitPhase(t, ns, other, schedv1alpha1.QueueUnitPhaseDequeued)
+		setPhase(t, ns, other, schedv1alpha1.QueueUnitPhaseSucceed)
 		// After the backoff it is queued, reserved and asked again.
-		b = waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseReserved)
-		if b.Status.AdmissionChecks[0].State != v1alpha1.CheckStatePending {
+		b = waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseReserved)
+		if b.Status.AdmissionChecks[0].State != schedv1alpha1.CheckStatePending {
 			t.Errorf("check state after requeue = %s, want Pending", b.Status.AdmissionChecks[0].State)
 		}
-		answer(t, ns, name, check, v1alpha1.CheckStateReady)
-		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseDequeued)
-		setPhase(t, ns, name, v1alpha1.QueueUnitPhaseSucceed)
+		answer(t, ns, name, check, schedv1alpha1.CheckStateReady)
+		waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseDequeued)
+		setPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseSucceed)
 	}
 }
 
@@ -130,25 +130,25 @@ func TestAdmissionCheckTimeoutAndMissingCheck(t *testing.T) {
 	createNamespace(t, ns)
 	checkedQueue(t, ns, q)
 	create(t, utiltesting.MakeQueueUnit("quiet", ns).Quota(q).Label("requires-provisioning", "true").Request("cpu", "1").Obj())
-	waitPhase(t, ns, "quiet", v1alpha1.QueueUnitPhaseReserved)
-	u := waitPhase(t, ns, "quiet", v1alpha1.QueueUnitPhaseTimeoutBackoff)
-	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved); c == nil || c.Reason != "AdmissionCheckTimeout" {
+	waitPhase(t, ns, "quiet", schedv1alpha1.QueueUnitPhaseReserved)
+	u := waitPhase(t, ns, "quiet", schedv1alpha1.QueueUnitPhaseTimeoutBackoff)
+	if c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved); c == nil || c.Reason != "AdmissionCheckTimeout" {
 		t.Errorf("QuotaReserved = %+v, want reason AdmissionCheckTimeout", c)
 	}
-	if err := env.Client.Delete(ctx(), &v1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov-req-check-" + ns}}); err != nil {
+	if err := env.Client.Delete(ctx(), &schedv1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: "prov-req-check-" + ns}}); err != nil {
 		t.Fatal(err)
 	}
-	u = waitPhase(t, ns, "quiet", v1alpha1.QueueUnitPhaseReserved)
+	u = waitPhase(t, ns, "quiet", schedv1alpha1.QueueUnitPhaseReserved)
 	if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
 		u = getUnit(t, ns, "quiet")
-		return len(events(t, ns, "quiet", "AdmissionCheckNotFound")) == 1 && u.Status.Phase == v1alpha1.QueueUnitPhaseReserved &&
+		return len(events(t, ns, "quiet", "AdmissionCheckNotFound")) == 1 && u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved &&
 			u.Status.Message != "" && len(u.Status.AdmissionChecks) == 1, nil
 	}); err != nil {
 		dump(t, ns)
 		t.Fatalf("missing check not reported: %+v", u.Status)
 	}
-	u = waitPhase(t, ns, "quiet", v1alpha1.QueueUnitPhaseTimeoutBackoff)
-	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved); c == nil || c.Reason != "AdmissionCheckTimeout" ||
+	u = waitPhase(t, ns, "quiet", schedv1alpha1.QueueUnitPhaseTimeoutBackoff)
+	if c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved); c == nil || c.Reason != "AdmissionCheckTimeout" ||
 		!strings.Contains(c.Message, "not found") {
 		t.Errorf("QuotaReserved = %+v, want reason AdmissionCheckTimeout naming the missing check", c)
 	}
@@ -182,7 +182,7 @@ func startExtension(t *testing.T, ns string, gates string) {
 
 func suspendedJob(ns, name, quotaName string, annotations map[string]string) *batchv1.Job {
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{v1alpha1.QuotaNameLabel: quotaName}, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{schedv1alpha1.QuotaNameLabel: quotaName}, Annotations: annotations},
 		Spec: batchv1.JobSpec{
 			Suspend: ptr.To(true),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
@@ -238,36 +238,36 @@ func TestDeactivationSuspendsJob(t *testing.T) {
 	startExtension(t, ns, "QueueUnitActive=true")
 	create(t, utiltesting.MakeElasticQuota("deact").Namespace(ns).Max("cpu", "4").Obj())
 	create(t, suspendedJob(ns, "worker", "deact", nil))
-	waitPhase(t, ns, "worker", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "worker", schedv1alpha1.QueueUnitPhaseDequeued)
 	waitSuspended(t, ns, "worker", false)
 	markRunning(t, ns, "worker")
-	waitPhase(t, ns, "worker", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "worker", schedv1alpha1.QueueUnitPhaseRunning)
 
 	j := &batchv1.Job{}
 	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "worker"}, j); err != nil {
 		t.Fatal(err)
 	}
-	j.Annotations = map[string]string{v1alpha1.ActiveAnnotation: "false"}
+	j.Annotations = map[string]string{schedv1alpha1.ActiveAnnotation: "false"}
 	if err := env.Client.Update(ctx(), j); err != nil {
 		t.Fatal(err)
 	}
 	waitSuspended(t, ns, "worker", true)
-	u := waitPhase(t, ns, "worker", v1alpha1.QueueUnitPhaseEnqueued)
-	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionEvicted); c == nil || c.Reason != v1alpha1.ReasonDeactivated {
+	u := waitPhase(t, ns, "worker", schedv1alpha1.QueueUnitPhaseEnqueued)
+	if c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionEvicted); c == nil || c.Reason != schedv1alpha1.ReasonDeactivated {
 		t.Errorf("Evicted = %+v, want reason Deactivated", c)
 	}
 	time.Sleep(time.Second)
-	if p := getUnit(t, ns, "worker").Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
+	if p := getUnit(t, ns, "worker").Status.Phase; p != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("inactive unit admitted again: %s", p)
 	}
 	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: "worker"}, j); err != nil {
 		t.Fatal(err)
 	}
-	j.Annotations[v1alpha1.ActiveAnnotation] = "true"
+	j.Annotations[schedv1alpha1.ActiveAnnotation] = "true"
 	if err := env.Client.Update(ctx(), j); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, ns, "worker", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "worker", schedv1alpha1.QueueUnitPhaseDequeued)
 	waitSuspended(t, ns, "worker", false)
 }
 
@@ -279,20 +279,20 @@ func TestExecutionBudgetSuspendsJob(t *testing.T) {
 	startScheduler(t, func(o *app.Options) { o.Gates.MaximumExecutionTime = true })
 	startExtension(t, ns, "MaximumExecutionTime=true")
 	create(t, utiltesting.MakeElasticQuota("budget").Namespace(ns).Max("cpu", "4").Obj())
-	create(t, suspendedJob(ns, "short", "budget", map[string]string{v1alpha1.MaxExecTimeSecondsAnnotation: "3"}))
-	waitPhase(t, ns, "short", v1alpha1.QueueUnitPhaseDequeued)
+	create(t, suspendedJob(ns, "short", "budget", map[string]string{schedv1alpha1.MaxExecTimeSecondsAnnotation: "3"}))
+	waitPhase(t, ns, "short", schedv1alpha1.QueueUnitPhaseDequeued)
 	markRunning(t, ns, "short")
-	waitPhase(t, ns, "short", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "short", schedv1alpha1.QueueUnitPhaseRunning)
 	waitSuspended(t, ns, "short", true)
-	u := waitPhase(t, ns, "short", v1alpha1.QueueUnitPhaseEnqueued)
-	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionEvicted); c == nil || c.Reason != v1alpha1.ReasonMaximumExecutionTimeExceeded {
+	u := waitPhase(t, ns, "short", schedv1alpha1.QueueUnitPhaseEnqueued)
+	if c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionEvicted); c == nil || c.Reason != schedv1alpha1.ReasonMaximumExecutionTimeExceeded {
 		t.Errorf("Evicted = %+v, want reason MaximumExecutionTimeExceeded", c)
 	}
 	if got := ptr.Deref(u.Status.AccumulatedPastExecutionTimeSeconds, 0); got < 3 {
 		t.Errorf("banked %ds, want at least 3", got)
 	}
 	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
-		return getUnit(t, ns, "short").Status.Message != "" && getUnit(t, ns, "short").Status.Phase == v1alpha1.QueueUnitPhaseEnqueued, nil
+		return getUnit(t, ns, "short").Status.Message != "" && getUnit(t, ns, "short").Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued, nil
 	}); err != nil {
 		t.Errorf("no message on a unit whose budget is used up: %+v", getUnit(t, ns, "short").Status)
 	}

@@ -9,7 +9,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -25,20 +25,20 @@ func TestMaxWaitReservesForABigUnit(t *testing.T) {
 	startScheduler(t, withClock(fc))
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "24").
-		Annotation(v1alpha1.MaxWaitAnnotation, "1m").Obj())
+		Annotation(schedv1alpha1.MaxWaitAnnotation, "1m").Obj())
 	waitQueue(t, q)
 	small := func(i int) string { return fmt.Sprintf("small-%d", i) }
 	for i := range 8 {
 		create(t, utiltesting.MakeQueueUnit(small(i), ns).Quota(q).Request("cpu", "1").Obj())
-		waitPhase(t, ns, small(i), v1alpha1.QueueUnitPhaseDequeued)
+		waitPhase(t, ns, small(i), schedv1alpha1.QueueUnitPhaseDequeued)
 	}
 	create(t, utiltesting.MakeQueueUnit("big", ns).Quota(q).Request("cpu", "20").Obj())
 	waitMessage(t, ns, "big")
 
 	// Before the bound: a small unit overtakes the big one.
-	setPhase(t, ns, small(0), v1alpha1.QueueUnitPhaseSucceed)
+	setPhase(t, ns, small(0), schedv1alpha1.QueueUnitPhaseSucceed)
 	create(t, utiltesting.MakeQueueUnit(small(8), ns).Quota(q).Request("cpu", "1").Obj())
-	waitPhase(t, ns, small(8), v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, small(8), schedv1alpha1.QueueUnitPhaseDequeued)
 
 	// The bound passes: the big unit reserves, with nothing else happening.
 	fc.Step(2 * time.Minute)
@@ -51,14 +51,14 @@ func TestMaxWaitReservesForABigUnit(t *testing.T) {
 	create(t, utiltesting.MakeQueueUnit(small(9), ns).Quota(q).Request("cpu", "1").Obj())
 	// It fits, but is held back, and names the unit that reserves the quota.
 	u := waitMessage(t, ns, small(9))
-	if want := "held back: " + ns + "/big has waited longer than koord-queue/max-wait"; u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued ||
+	if want := "held back: " + ns + "/big has waited longer than koord-queue/max-wait"; u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued ||
 		!strings.Contains(u.Status.Message, want) {
 		t.Fatalf("%s: phase %s, message %q; want Enqueued with %q", small(9), u.Status.Phase, u.Status.Message, want)
 	}
 	// The running small units finish; the big unit gets the room, then the small one.
 	for i := 1; i <= 8; i++ {
-		setPhase(t, ns, small(i), v1alpha1.QueueUnitPhaseSucceed)
+		setPhase(t, ns, small(i), schedv1alpha1.QueueUnitPhaseSucceed)
 	}
-	waitPhase(t, ns, "big", v1alpha1.QueueUnitPhaseDequeued)
-	waitPhase(t, ns, small(9), v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "big", schedv1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, small(9), schedv1alpha1.QueueUnitPhaseDequeued)
 }

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -31,9 +31,9 @@ func createNode(t *testing.T, name, cpu string, taints ...corev1.Taint) {
 }
 
 // podUnit is a unit of one pod set of count pods, each requesting cpu.
-func podUnit(ns, name, quotaName, cpu string, count int32, tolerations ...corev1.Toleration) *v1alpha1.QueueUnit {
+func podUnit(ns, name, quotaName, cpu string, count int32, tolerations ...corev1.Toleration) *schedv1alpha1.QueueUnit {
 	u := utiltesting.MakeQueueUnit(name, ns).Quota(quotaName).Obj()
-	u.Spec.PodSet = []v1alpha1.PodSet{{Name: "worker", Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+	u.Spec.PodSet = []schedv1alpha1.PodSet{{Name: "worker", Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 		Tolerations: tolerations,
 		Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
@@ -56,11 +56,11 @@ func TestUnitThatFitsNoNodeWaits(t *testing.T) {
 	create(t, podUnit(ns, "too-big", q, "64", 1))
 	create(t, podUnit(ns, "fits", q, "16", 4))
 	create(t, podUnit(ns, "tolerates", q, "64", 1, corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "big", Effect: corev1.TaintEffectNoSchedule}))
-	waitPhase(t, ns, "fits", v1alpha1.QueueUnitPhaseDequeued)
-	waitPhase(t, ns, "tolerates", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "fits", schedv1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "tolerates", schedv1alpha1.QueueUnitPhaseDequeued)
 	u := waitMessage(t, ns, "too-big")
 	want := "can never fit on any node: largest node has 32 cpu, a pod of pod set worker requests 64 cpu"
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || u.Status.Message != want {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || u.Status.Message != want {
 		t.Fatalf("too-big: phase %s, message %q; want Enqueued with %q", u.Status.Phase, u.Status.Message, want)
 	}
 	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
@@ -70,7 +70,7 @@ func TestUnitThatFitsNoNodeWaits(t *testing.T) {
 	}
 	// A big enough node arrives: the unit is admitted, nothing else changed.
 	createNode(t, "nodefit-96", "96")
-	waitPhase(t, ns, "too-big", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "too-big", schedv1alpha1.QueueUnitPhaseDequeued)
 }
 
 // With --node-fit-check=false the unit is admitted on quota alone, and its
@@ -82,7 +82,7 @@ func TestNodeFitCheckOff(t *testing.T) {
 	createNode(t, "nodefit-off-8", "8")
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "1000").Obj())
 	create(t, podUnit(ns, "huge", q, "64", 1))
-	waitPhase(t, ns, "huge", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "huge", schedv1alpha1.QueueUnitPhaseDequeued)
 	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
 		return hasEvent(t, ns, "huge", "Scheduled", "node fit check skipped"), nil
 	}); err != nil {

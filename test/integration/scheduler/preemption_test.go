@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -24,22 +24,22 @@ import (
 // units run; evicted ones are suspended and go back to Enqueued.
 func fakeExtension(ctx context.Context, ns string) {
 	for ctx.Err() == nil {
-		list := &v1alpha1.QueueUnitList{}
+		list := &schedv1alpha1.QueueUnitList{}
 		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err == nil {
 			for i := range list.Items {
 				u := &list.Items[i]
-				evicted := meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
+				evicted := meta.IsStatusConditionTrue(u.Status.Conditions, schedv1alpha1.ConditionEvicted)
 				switch {
-				case evicted && (u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued || u.Status.Phase == v1alpha1.QueueUnitPhaseRunning):
-					u.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+				case evicted && (u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued || u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning):
+					u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
 					u.Status.Admissions = nil
 					u.Status.PodState = nil
-					for _, c := range []string{v1alpha1.ConditionQuotaReserved, v1alpha1.ConditionAdmitted} {
+					for _, c := range []string{schedv1alpha1.ConditionQuotaReserved, schedv1alpha1.ConditionAdmitted} {
 						meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionFalse, Reason: "Evicted", Message: "job suspended"})
 					}
 					_ = env.Client.Status().Update(ctx, u)
-				case !evicted && u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued:
-					u.Status.Phase = v1alpha1.QueueUnitPhaseRunning
+				case !evicted && u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued:
+					u.Status.Phase = schedv1alpha1.QueueUnitPhaseRunning
 					_ = env.Client.Status().Update(ctx, u)
 				}
 			}
@@ -48,13 +48,13 @@ func fakeExtension(ctx context.Context, ns string) {
 	}
 }
 
-func phases(t *testing.T, ns string) map[string]v1alpha1.QueueUnitPhase {
+func phases(t *testing.T, ns string) map[string]schedv1alpha1.QueueUnitPhase {
 	t.Helper()
-	list := &v1alpha1.QueueUnitList{}
+	list := &schedv1alpha1.QueueUnitList{}
 	if err := env.Client.List(ctx(), list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]v1alpha1.QueueUnitPhase{}
+	out := map[string]schedv1alpha1.QueueUnitPhase{}
 	for _, u := range list.Items {
 		out[u.Name] = u.Status.Phase
 	}
@@ -72,7 +72,7 @@ func TestPreemptionInsideQuota(t *testing.T) {
 	startScheduler(t, noProtection, func(o *app.Options) { o.MetricsRegistry = reg })
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota("pq").Namespace(ns).Max("cpu", "4").
-		Annotation(v1alpha1.PreemptionPolicyAnnotation, string(v1alpha1.PreemptionLowerPriority)).Obj())
+		Annotation(schedv1alpha1.PreemptionPolicyAnnotation, string(schedv1alpha1.PreemptionLowerPriority)).Obj())
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &checker{}
@@ -84,18 +84,18 @@ func TestPreemptionInsideQuota(t *testing.T) {
 
 	for i := range 4 {
 		create(t, utiltesting.MakeQueueUnit(fmt.Sprintf("low-%d", i), ns).Quota("pq").Priority(1).Request("cpu", "1").Obj())
-		waitPhase(t, ns, fmt.Sprintf("low-%d", i), v1alpha1.QueueUnitPhaseRunning)
+		waitPhase(t, ns, fmt.Sprintf("low-%d", i), schedv1alpha1.QueueUnitPhaseRunning)
 		// lastAllocateTime has second precision: keep the admission order visible.
 		time.Sleep(1100 * time.Millisecond)
 	}
 	create(t, utiltesting.MakeQueueUnit("high", ns).Quota("pq").Priority(10).Request("cpu", "2").Obj())
-	waitPhase(t, ns, "high", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "high", schedv1alpha1.QueueUnitPhaseRunning)
 
 	// The two most recently admitted low units made room; the others still run.
 	got := phases(t, ns)
-	for name, want := range map[string]v1alpha1.QueueUnitPhase{
-		"low-0": v1alpha1.QueueUnitPhaseRunning, "low-1": v1alpha1.QueueUnitPhaseRunning,
-		"low-2": v1alpha1.QueueUnitPhaseEnqueued, "low-3": v1alpha1.QueueUnitPhaseEnqueued,
+	for name, want := range map[string]schedv1alpha1.QueueUnitPhase{
+		"low-0": schedv1alpha1.QueueUnitPhaseRunning, "low-1": schedv1alpha1.QueueUnitPhaseRunning,
+		"low-2": schedv1alpha1.QueueUnitPhaseEnqueued, "low-3": schedv1alpha1.QueueUnitPhaseEnqueued,
 	} {
 		if got[name] != want {
 			t.Errorf("%s is %s, want %s", name, got[name], want)
@@ -108,7 +108,7 @@ func TestPreemptionInsideQuota(t *testing.T) {
 			t.Errorf("%s: Preempted %d, Reclaimed %d events", victim, len(events(t, ns, victim, "Preempted")), len(events(t, ns, victim, "Reclaimed")))
 		}
 		u := getUnit(t, ns, victim)
-		if cond := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionEvicted); cond == nil || cond.Reason != v1alpha1.ReasonPreempted {
+		if cond := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionEvicted); cond == nil || cond.Reason != schedv1alpha1.ReasonPreempted {
 			t.Errorf("%s Evicted condition = %+v", victim, cond)
 		}
 	}
@@ -196,13 +196,13 @@ func TestReclaimFromBorrower(t *testing.T) {
 		create(t, utiltesting.MakeQueueUnit(fmt.Sprintf("a-%d", i), ns).Quota("ra").Request("cpu", "1").Obj())
 	}
 	for i := range 10 {
-		waitPhase(t, ns, fmt.Sprintf("a-%d", i), v1alpha1.QueueUnitPhaseRunning)
+		waitPhase(t, ns, fmt.Sprintf("a-%d", i), schedv1alpha1.QueueUnitPhaseRunning)
 	}
 	create(t, utiltesting.MakeQueueUnit("b-0", ns).Quota("rb").Request("cpu", "5").Obj())
-	waitPhase(t, ns, "b-0", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "b-0", schedv1alpha1.QueueUnitPhaseRunning)
 	running := 0
 	for name, p := range phases(t, ns) {
-		if name != "b-0" && p == v1alpha1.QueueUnitPhaseRunning {
+		if name != "b-0" && p == schedv1alpha1.QueueUnitPhaseRunning {
 			running++
 		}
 	}

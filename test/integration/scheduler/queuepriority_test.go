@@ -6,7 +6,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -28,8 +28,8 @@ func TestQueuePriorityFromPriorityClass(t *testing.T) {
 	create(t, utiltesting.MakeQueueUnit("from-low", ns).Quota("qp-low").Request("cpu", "1").Obj())
 	create(t, utiltesting.MakeQueueUnit("from-high", ns).Quota("qp-high").Request("cpu", "1").Obj())
 	startScheduler(t)
-	waitPhase(t, ns, "from-high", v1alpha1.QueueUnitPhaseDequeued)
-	if p := getUnit(t, ns, "from-low").Status.Phase; p == v1alpha1.QueueUnitPhaseDequeued {
+	waitPhase(t, ns, "from-high", schedv1alpha1.QueueUnitPhaseDequeued)
+	if p := getUnit(t, ns, "from-low").Status.Phase; p == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Errorf("the priority-1000 queue's unit was admitted before the priority-5000 queue's")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -24,21 +24,21 @@ func TestQuickStart(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota("team-a").Namespace("quickstart").Max("cpu", "4").Max("memory", "8Gi").
 		Min("cpu", "4").Min("memory", "8Gi").Parent("").IsParent(false).Obj())
 	create(t, utiltesting.MakeQueueUnit("my-job", "quickstart").Quota("team-a").Request("cpu", "4").Request("memory", "8Gi").Obj())
-	first := waitPhase(t, "quickstart", "my-job", v1alpha1.QueueUnitPhaseDequeued)
+	first := waitPhase(t, "quickstart", "my-job", schedv1alpha1.QueueUnitPhaseDequeued)
 	create(t, utiltesting.MakeQueueUnit("my-job-blocked", "quickstart").Quota("team-a").Request("cpu", "4").Request("memory", "8Gi").Obj())
 
 	if len(first.Status.Admissions) != 1 || first.Status.Admissions[0].Replicas != 1 || first.Status.LastAllocateTime == nil {
 		t.Errorf("admitted unit status: %+v", first.Status)
 	}
-	for _, c := range []string{v1alpha1.ConditionQuotaReserved, v1alpha1.ConditionAdmitted} {
+	for _, c := range []string{schedv1alpha1.ConditionQuotaReserved, schedv1alpha1.ConditionAdmitted} {
 		if !hasCondition(first, c) {
 			t.Errorf("condition %s not True: %+v", c, first.Status.Conditions)
 		}
 	}
-	var blocked *v1alpha1.QueueUnit
+	var blocked *schedv1alpha1.QueueUnit
 	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
 		blocked = getUnit(t, "quickstart", "my-job-blocked")
-		return blocked.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && blocked.Status.Message != "", nil
+		return blocked.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued && blocked.Status.Message != "", nil
 	}); err != nil {
 		t.Fatalf("blocked unit: phase %q message %q: %v", blocked.Status.Phase, blocked.Status.Message, err)
 	}
@@ -54,20 +54,20 @@ func TestQuickStart(t *testing.T) {
 			len(events(t, "quickstart", "my-job", "Scheduled")), err)
 	}
 
-	setPhase(t, "quickstart", "my-job", v1alpha1.QueueUnitPhaseRunning)
+	setPhase(t, "quickstart", "my-job", schedv1alpha1.QueueUnitPhaseRunning)
 	time.Sleep(300 * time.Millisecond)
-	if got := getUnit(t, "quickstart", "my-job-blocked").Status.Phase; got != v1alpha1.QueueUnitPhaseEnqueued {
+	if got := getUnit(t, "quickstart", "my-job-blocked").Status.Phase; got != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("second unit %s while the first runs", got)
 	}
-	setPhase(t, "quickstart", "my-job", v1alpha1.QueueUnitPhaseSucceed)
-	waitPhase(t, "quickstart", "my-job-blocked", v1alpha1.QueueUnitPhaseDequeued)
+	setPhase(t, "quickstart", "my-job", schedv1alpha1.QueueUnitPhaseSucceed)
+	waitPhase(t, "quickstart", "my-job-blocked", schedv1alpha1.QueueUnitPhaseDequeued)
 	// The reason did not change while it waited: one event, not one per pass.
 	if n := len(events(t, "quickstart", "my-job-blocked", "FailedScheduling")); n != 1 {
 		t.Errorf("FailedScheduling events = %d, want 1", n)
 	}
 }
 
-func hasCondition(u *v1alpha1.QueueUnit, t string) bool {
+func hasCondition(u *schedv1alpha1.QueueUnit, t string) bool {
 	for _, c := range u.Status.Conditions {
 		if c.Type == t && c.Status == "True" {
 			return true
@@ -82,10 +82,10 @@ func TestQueueFollowsElasticQuota(t *testing.T) {
 	startScheduler(t)
 	createNamespace(t, "autoqueue")
 	eq := utiltesting.MakeElasticQuota("auto-q").Namespace("autoqueue").Max("cpu", "10").
-		Policy(v1alpha1.QueuePolicyIntelligent).Annotation(v1alpha1.PriorityThresholdAnnotation, "5").Obj()
+		Policy(schedv1alpha1.QueuePolicyIntelligent).Annotation(schedv1alpha1.PriorityThresholdAnnotation, "5").Obj()
 	create(t, eq)
-	q := &v1alpha1.Queue{}
-	waitQueue := func(cond func(*v1alpha1.Queue) bool) {
+	q := &schedv1alpha1.Queue{}
+	waitQueue := func(cond func(*schedv1alpha1.Queue) bool) {
 		t.Helper()
 		if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
 			if err := env.Client.Get(c, client.ObjectKey{Namespace: "koord-queue", Name: "auto-q"}, q); err != nil {
@@ -96,21 +96,21 @@ func TestQueueFollowsElasticQuota(t *testing.T) {
 			t.Fatalf("queue %+v: %v", q, err)
 		}
 	}
-	waitQueue(func(q *v1alpha1.Queue) bool {
-		return q.Spec.QueuePolicy == v1alpha1.QueuePolicyIntelligent && ptr.Deref(q.Spec.Priority, 0) == 1000 &&
-			q.Annotations[v1alpha1.PriorityThresholdAnnotation] == "5"
+	waitQueue(func(q *schedv1alpha1.Queue) bool {
+		return q.Spec.QueuePolicy == schedv1alpha1.QueuePolicyIntelligent && ptr.Deref(q.Spec.Priority, 0) == 1000 &&
+			q.Annotations[schedv1alpha1.PriorityThresholdAnnotation] == "5"
 	})
 	// Changing the label changes the policy at run time.
-	eq.Labels[v1alpha1.QueuePolicyLabel] = string(v1alpha1.QueuePolicyBlock)
+	eq.Labels[schedv1alpha1.QueuePolicyLabel] = string(schedv1alpha1.QueuePolicyBlock)
 	if err := env.Client.Update(ctx(), eq); err != nil {
 		t.Fatal(err)
 	}
-	waitQueue(func(q *v1alpha1.Queue) bool { return q.Spec.QueuePolicy == v1alpha1.QueuePolicyBlock })
+	waitQueue(func(q *schedv1alpha1.Queue) bool { return q.Spec.QueuePolicy == schedv1alpha1.QueuePolicyBlock })
 	if err := env.Client.Delete(ctx(), eq); err != nil {
 		t.Fatal(err)
 	}
 	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
-		err := env.Client.Get(c, client.ObjectKey{Namespace: "koord-queue", Name: "auto-q"}, &v1alpha1.Queue{})
+		err := env.Client.Get(c, client.ObjectKey{Namespace: "koord-queue", Name: "auto-q"}, &schedv1alpha1.Queue{})
 		return apierrors.IsNotFound(err), nil
 	}); err != nil {
 		t.Fatal("queue not deleted with its quota")
@@ -125,7 +125,7 @@ func TestQueueNotFound(t *testing.T) {
 	create(t, utiltesting.MakeQueueUnit("orphan", "noqueue").Quota("late-quota").Request("cpu", "1").Obj())
 	if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
 		u := getUnit(t, "noqueue", "orphan")
-		return u.Status.Phase == v1alpha1.QueueUnitPhaseEnqueued && strings.Contains(u.Status.Message, "late-quota not found") &&
+		return u.Status.Phase == schedv1alpha1.QueueUnitPhaseEnqueued && strings.Contains(u.Status.Message, "late-quota not found") &&
 			len(events(t, "noqueue", "orphan", "QueueNotFound")) == 1, nil
 	}); err != nil {
 		t.Fatalf("no QueueNotFound report: %+v: %v", getUnit(t, "noqueue", "orphan").Status, err)
@@ -137,7 +137,7 @@ func TestQueueNotFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	create(t, utiltesting.MakeElasticQuota("late-quota").Namespace("noqueue").Max("cpu", "2").Obj())
-	waitPhase(t, "noqueue", "orphan", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, "noqueue", "orphan", schedv1alpha1.QueueUnitPhaseDequeued)
 	if n := len(events(t, "noqueue", "orphan", "QueueNotFound")); n != 1 {
 		t.Errorf("QueueNotFound events = %d, want 1", n)
 	}
@@ -170,8 +170,8 @@ func TestRefusalsDoNotHideSmallerUnits(t *testing.T) {
 		utiltesting.MakeQueueUnit("small", "shapes").Quota("shapes").Priority(1).Request("cpu", "1").Obj(),
 	)
 	startScheduler(t)
-	waitPhase(t, "shapes", "first", v1alpha1.QueueUnitPhaseDequeued)
-	waitPhase(t, "shapes", "small", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, "shapes", "first", schedv1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, "shapes", "small", schedv1alpha1.QueueUnitPhaseDequeued)
 	for name, want := range map[string]string{"big-a": "the unit requests 2 cpu", "big-b": "the unit requests 3 cpu"} {
 		if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
 			return strings.Contains(getUnit(t, "shapes", name).Status.Message, want), nil
@@ -181,7 +181,7 @@ func TestRefusalsDoNotHideSmallerUnits(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"big-a", "big-b"} {
-		if p := getUnit(t, "shapes", name).Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
+		if p := getUnit(t, "shapes", name).Status.Phase; p != schedv1alpha1.QueueUnitPhaseEnqueued {
 			t.Errorf("%s phase %q, want Enqueued", name, p)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -33,9 +33,9 @@ func startReasons(t *testing.T, ns string, mutate ...func(*app.Options)) *clockt
 
 // waitReason waits until unit ns/name waits with message want and returns
 // it; its QuotaReserved condition must say the same, with reason.
-func waitReason(t *testing.T, ns, name, reason, want string) *v1alpha1.QueueUnit {
+func waitReason(t *testing.T, ns, name, reason, want string) *schedv1alpha1.QueueUnit {
 	t.Helper()
-	var u *v1alpha1.QueueUnit
+	var u *schedv1alpha1.QueueUnit
 	if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
 		u = getUnit(t, ns, name)
 		return u.Status.Message == want, nil
@@ -47,12 +47,12 @@ func waitReason(t *testing.T, ns, name, reason, want string) *v1alpha1.QueueUnit
 	return u
 }
 
-func checkWaitingCondition(t *testing.T, u *v1alpha1.QueueUnit, reason string) {
+func checkWaitingCondition(t *testing.T, u *schedv1alpha1.QueueUnit, reason string) {
 	t.Helper()
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Errorf("%s: phase %s, want Enqueued", u.Name, u.Status.Phase)
 	}
-	c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved)
+	c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reason || c.Message != u.Status.Message {
 		t.Errorf("%s: QuotaReserved = %+v; want False, reason %s, message %q", u.Name, c, reason, u.Status.Message)
 	}
@@ -69,7 +69,7 @@ func TestReasonNamesTheShortAncestor(t *testing.T) {
 	waitQueue(t, "rs-team")
 	waitQueue(t, "rs-other")
 	create(t, utiltesting.MakeQueueUnit("other", ns).Quota("rs-other").Request("cpu", "3").Obj())
-	waitPhase(t, ns, "other", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "other", schedv1alpha1.QueueUnitPhaseDequeued)
 	create(t, utiltesting.MakeQueueUnit("team", ns).Quota("rs-team").Request("cpu", "2").Obj())
 	// rs-org: 3 of 4 used, so 1 free; 2 asked: 1 missing.
 	want := "insufficient quota: quota rs-org, an ancestor of quota rs-team, has 1 cpu free (used 3, min 2, max 4), the unit requests 2 cpu: 1 more cpu needed"
@@ -81,7 +81,7 @@ func TestReasonNamesTheShortAncestor(t *testing.T) {
 	}
 	// A new condition dates from the unit's creation: its wait began then.
 	u := getUnit(t, ns, "team")
-	if c := meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved); !c.LastTransitionTime.Equal(&u.CreationTimestamp) {
+	if c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved); !c.LastTransitionTime.Equal(&u.CreationTimestamp) {
 		t.Errorf("QuotaReserved changed at %v, want the creation %v", c.LastTransitionTime, u.CreationTimestamp)
 	}
 }
@@ -91,10 +91,10 @@ func TestReasonNamesTheShortAncestor(t *testing.T) {
 func TestReasonBlockQueueNamesTheUnitAhead(t *testing.T) {
 	const ns, q = "rs-block", "rs-block"
 	startReasons(t, ns)
-	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "10").Policy(v1alpha1.QueuePolicyBlock).Obj())
+	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "10").Policy(schedv1alpha1.QueuePolicyBlock).Obj())
 	waitQueue(t, q)
 	create(t, utiltesting.MakeQueueUnit("u0-filler", ns).Quota(q).Request("cpu", "6").Obj())
-	waitPhase(t, ns, "u0-filler", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "u0-filler", schedv1alpha1.QueueUnitPhaseDequeued)
 	create(t, utiltesting.MakeQueueUnit("u1-big", ns).Quota(q).Request("cpu", "8").Obj())
 	waitReason(t, ns, "u1-big", "InsufficientQuota",
 		"insufficient quota: quota rs-block has 4 cpu free (used 6, min 0, max 10), the unit requests 8 cpu: 4 more cpu needed")
@@ -112,9 +112,9 @@ func TestReasonBlockQueueNamesTheUnitAhead(t *testing.T) {
 	}
 	// The filler finishes: big (8) and u2 (2) fill the quota; u3 heads the
 	// line and says so, u4 still names u3 and was not written again.
-	setPhase(t, ns, "u0-filler", v1alpha1.QueueUnitPhaseSucceed)
-	waitPhase(t, ns, "u1-big", v1alpha1.QueueUnitPhaseDequeued)
-	waitPhase(t, ns, "u2-small", v1alpha1.QueueUnitPhaseDequeued)
+	setPhase(t, ns, "u0-filler", schedv1alpha1.QueueUnitPhaseSucceed)
+	waitPhase(t, ns, "u1-big", schedv1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "u2-small", schedv1alpha1.QueueUnitPhaseDequeued)
 	waitReason(t, ns, "u3-small", "InsufficientQuota",
 		"insufficient quota: quota rs-block has 0 cpu free (used 10, min 0, max 10), the unit requests 2 cpu: 2 more cpu needed")
 	if got := getUnit(t, ns, "u4-small"); got.ResourceVersion != u4.ResourceVersion {
@@ -127,10 +127,10 @@ func TestReasonBlockQueueNamesTheUnitAhead(t *testing.T) {
 func TestReasonIntelligentNamesTheHighBandUnit(t *testing.T) {
 	const ns, q = "rs-intel", "rs-intel"
 	startReasons(t, ns)
-	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "10").Policy(v1alpha1.QueuePolicyIntelligent).Obj())
+	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "10").Policy(schedv1alpha1.QueuePolicyIntelligent).Obj())
 	waitQueue(t, q)
 	create(t, utiltesting.MakeQueueUnit("u0-filler", ns).Quota(q).Priority(1).Request("cpu", "6").Obj())
-	waitPhase(t, ns, "u0-filler", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "u0-filler", schedv1alpha1.QueueUnitPhaseDequeued)
 	create(t, utiltesting.MakeQueueUnit("u1-high", ns).Quota(q).Priority(5).Request("cpu", "8").Obj())
 	waitReason(t, ns, "u1-high", "InsufficientQuota",
 		"insufficient quota: quota rs-intel has 4 cpu free (used 6, min 0, max 10), the unit requests 8 cpu: 4 more cpu needed")
@@ -155,7 +155,7 @@ func TestReasonPreemptionNamesThePreemptor(t *testing.T) {
 	}
 	for _, name := range []string{"a-0", "a-1"} {
 		create(t, utiltesting.MakeQueueUnit(name, ns).Quota("rs-pr-a").Request("cpu", "2").Obj())
-		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseDequeued)
+		waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseDequeued)
 	}
 	// No extension runs: the victim keeps its quota, so the reclaim stays in
 	// progress while the test looks.
@@ -186,7 +186,7 @@ func TestReasonNamesProtectedBorrowers(t *testing.T) {
 	}
 	for _, name := range []string{"a-0", "a-1"} {
 		create(t, utiltesting.MakeQueueUnit(name, ns).Quota("rs-pe-a").Request("cpu", "2").Obj())
-		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseDequeued)
+		waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseDequeued)
 	}
 	// Both were admitted at the fake clock's now.
 	until := getUnit(t, ns, "a-1").Status.LastAllocateTime.Add(protection).UTC().Format(time.RFC3339)
@@ -222,7 +222,7 @@ func TestReasonInactiveBudgetAndBrokenTree(t *testing.T) {
 	create(t, spent)
 	waitMessage(t, ns, "spent")
 	if err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
-		u := &v1alpha1.QueueUnit{}
+		u := &schedv1alpha1.QueueUnit{}
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: "spent"}, u); err != nil {
 			return false, err
 		}
@@ -251,25 +251,25 @@ func TestReasonNamesPendingAdmissionChecks(t *testing.T) {
 	const ns, q = "rs-checks", "rs-checks"
 	startReasons(t, ns)
 	for _, name := range []string{"rs-check-a", "rs-check-b"} {
-		create(t, &v1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: v1alpha1.AdmissionCheckSpec{ControllerName: "test.example/" + name}})
+		create(t, &schedv1alpha1.AdmissionCheck{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: schedv1alpha1.AdmissionCheckSpec{ControllerName: "test.example/" + name}})
 	}
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").Obj())
 	waitQueue(t, q)
 	// A filler holds the quota while the scheduler learns the queue's checks.
 	create(t, utiltesting.MakeQueueUnit("filler", ns).Quota(q).Request("cpu", "4").Obj())
-	waitPhase(t, ns, "filler", v1alpha1.QueueUnitPhaseDequeued)
-	update(t, &v1alpha1.Queue{}, v1alpha1.QueueNamespace, q, func(x *v1alpha1.Queue) {
-		x.Spec.AdmissionChecks = []v1alpha1.AdmissionCheckWithSelector{{Name: "rs-check-a"}, {Name: "rs-check-b"}}
+	waitPhase(t, ns, "filler", schedv1alpha1.QueueUnitPhaseDequeued)
+	update(t, &schedv1alpha1.Queue{}, schedv1alpha1.QueueNamespace, q, func(x *schedv1alpha1.Queue) {
+		x.Spec.AdmissionChecks = []schedv1alpha1.AdmissionCheckWithSelector{{Name: "rs-check-a"}, {Name: "rs-check-b"}}
 	})
 	create(t, utiltesting.MakeQueueUnit("checked", ns).Quota(q).Request("cpu", "1").Obj())
 	waitMessage(t, ns, "checked")
-	setPhase(t, ns, "filler", v1alpha1.QueueUnitPhaseSucceed)
-	u := waitPhase(t, ns, "checked", v1alpha1.QueueUnitPhaseReserved)
+	setPhase(t, ns, "filler", schedv1alpha1.QueueUnitPhaseSucceed)
+	u := waitPhase(t, ns, "checked", schedv1alpha1.QueueUnitPhaseReserved)
 	if want := "waiting for admission checks rs-check-a, rs-check-b"; u.Status.Message != want {
 		t.Errorf("checked says %q, want %q", u.Status.Message, want)
 	}
-	answer(t, ns, "checked", "rs-check-a", v1alpha1.CheckStateReady)
+	answer(t, ns, "checked", "rs-check-a", schedv1alpha1.CheckStateReady)
 	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
 		return getUnit(t, ns, "checked").Status.Message == "waiting for admission checks rs-check-b", nil
 	}); err != nil {
@@ -284,10 +284,10 @@ func TestEveryWaitingUnitSaysWhyWithinTwoSeconds(t *testing.T) {
 	const ns = "rs-mixed"
 	startReasons(t, ns)
 	quotas := []*utiltesting.ElasticQuotaWrapper{
-		utiltesting.MakeElasticQuota("rs-mx-block").Namespace(ns).Max("cpu", "4").Policy(v1alpha1.QueuePolicyBlock),
-		utiltesting.MakeElasticQuota("rs-mx-intel").Namespace(ns).Max("cpu", "4").Policy(v1alpha1.QueuePolicyIntelligent),
-		utiltesting.MakeElasticQuota("rs-mx-depth").Namespace(ns).Max("cpu", "2").Annotation(v1alpha1.MaxDepthAnnotation, "2"),
-		utiltesting.MakeElasticQuota("rs-mx-pods").Namespace(ns).Max("cpu", "10").Annotation(v1alpha1.WaitForPodsRunningAnnotation, "true"),
+		utiltesting.MakeElasticQuota("rs-mx-block").Namespace(ns).Max("cpu", "4").Policy(schedv1alpha1.QueuePolicyBlock),
+		utiltesting.MakeElasticQuota("rs-mx-intel").Namespace(ns).Max("cpu", "4").Policy(schedv1alpha1.QueuePolicyIntelligent),
+		utiltesting.MakeElasticQuota("rs-mx-depth").Namespace(ns).Max("cpu", "2").Annotation(schedv1alpha1.MaxDepthAnnotation, "2"),
+		utiltesting.MakeElasticQuota("rs-mx-pods").Namespace(ns).Max("cpu", "10").Annotation(schedv1alpha1.WaitForPodsRunningAnnotation, "true"),
 	}
 	for _, q := range quotas {
 		create(t, q.Obj())
@@ -301,7 +301,7 @@ func TestEveryWaitingUnitSaysWhyWithinTwoSeconds(t *testing.T) {
 	// Admitted first, so the others wait behind them.
 	for _, s := range []spec{{"b0", "rs-mx-block", 0, "2"}, {"i0", "rs-mx-intel", 1, "3"}, {"p0", "rs-mx-pods", 0, "1"}} {
 		create(t, utiltesting.MakeQueueUnit(s.name, ns).Quota(s.quota).Priority(s.prio).Request("cpu", s.cpu).Obj())
-		waitPhase(t, ns, s.name, v1alpha1.QueueUnitPhaseDequeued)
+		waitPhase(t, ns, s.name, schedv1alpha1.QueueUnitPhaseDequeued)
 	}
 	burst := []spec{
 		{"b1", "rs-mx-block", 0, "4"}, {"b2", "rs-mx-block", 0, "1"}, {"b3", "rs-mx-block", 0, "1"}, {"b4", "rs-mx-block", 0, "1"},
@@ -317,9 +317,9 @@ func TestEveryWaitingUnitSaysWhyWithinTwoSeconds(t *testing.T) {
 	}
 	// told: when each unit was first seen admitted or waiting with a reason.
 	told := map[string]time.Time{}
-	waiting := map[string]*v1alpha1.QueueUnit{}
+	waiting := map[string]*schedv1alpha1.QueueUnit{}
 	_ = framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
-		list := &v1alpha1.QueueUnitList{}
+		list := &schedv1alpha1.QueueUnitList{}
 		if err := env.Client.List(c, list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
@@ -333,7 +333,7 @@ func TestEveryWaitingUnitSaysWhyWithinTwoSeconds(t *testing.T) {
 				continue
 			}
 			switch {
-			case u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued:
+			case u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued:
 				told[u.Name] = now
 			case u.Status.Message != "":
 				told[u.Name] = now
@@ -372,7 +372,7 @@ func TestEveryWaitingUnitSaysWhyWithinTwoSeconds(t *testing.T) {
 	for _, name := range []string{"d0", "d1", "d2", "d3", "d4", "d5"} {
 		if u := waiting[name]; u != nil {
 			depthWaiting++
-			if meta.FindStatusCondition(u.Status.Conditions, v1alpha1.ConditionQuotaReserved).Reason == "BeyondMaxDepth" {
+			if meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved).Reason == "BeyondMaxDepth" {
 				beyond++
 			}
 		}
@@ -391,11 +391,11 @@ func TestHeldBackPreemptorDoesNotPauseItsCohort(t *testing.T) {
 	startReasons(t, ns, noProtection)
 	create(t, utiltesting.MakeElasticQuota("rs-dl-parent").Namespace(ns).Max("cpu", "8").Obj())
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Parent("rs-dl-parent").Min("cpu", "2").Max("cpu", "8").
-		Policy(v1alpha1.QueuePolicyBlock).Annotation(v1alpha1.PreemptionPolicyAnnotation, "LowerPriority").Obj())
+		Policy(schedv1alpha1.QueuePolicyBlock).Annotation(schedv1alpha1.PreemptionPolicyAnnotation, "LowerPriority").Obj())
 	waitQueue(t, q)
 	for _, name := range []string{"low-1", "low-2"} {
 		create(t, utiltesting.MakeQueueUnit(name, ns).Quota(q).Priority(1).Request("cpu", "4").Obj())
-		waitPhase(t, ns, name, v1alpha1.QueueUnitPhaseDequeued)
+		waitPhase(t, ns, name, schedv1alpha1.QueueUnitPhaseDequeued)
 	}
 	// mid preempts one low unit; no extension runs yet, so the victim keeps
 	// its quota and mid stays nominated.
@@ -411,6 +411,6 @@ func TestHeldBackPreemptorDoesNotPauseItsCohort(t *testing.T) {
 	waitMessage(t, ns, "high")
 	// The extension now suspends the victim: high, then mid, are admitted.
 	runFakeExtension(t, ns)
-	waitPhase(t, ns, "high", v1alpha1.QueueUnitPhaseRunning)
-	waitPhase(t, ns, "mid", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "high", schedv1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "mid", schedv1alpha1.QueueUnitPhaseRunning)
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -26,14 +26,14 @@ type checker struct {
 
 func (c *checker) run(ctx context.Context, ns string, max map[string]int64, parent map[string]string) {
 	for ctx.Err() == nil {
-		list := &v1alpha1.QueueUnitList{}
+		list := &schedv1alpha1.QueueUnitList{}
 		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err == nil {
 			used := map[string]int64{}
 			for _, u := range list.Items {
 				switch u.Status.Phase {
-				case v1alpha1.QueueUnitPhaseReserved, v1alpha1.QueueUnitPhaseDequeued, v1alpha1.QueueUnitPhaseRunning:
+				case schedv1alpha1.QueueUnitPhaseReserved, schedv1alpha1.QueueUnitPhaseDequeued, schedv1alpha1.QueueUnitPhaseRunning:
 					q := u.Spec.Resource["cpu"]
-					for quota := u.Labels[v1alpha1.QuotaNameLabel]; quota != ""; quota = parent[quota] {
+					for quota := u.Labels[schedv1alpha1.QuotaNameLabel]; quota != ""; quota = parent[quota] {
 						used[quota] += q.MilliValue()
 					}
 				}
@@ -54,13 +54,13 @@ func (c *checker) run(ctx context.Context, ns string, max map[string]int64, pare
 // finisher plays the job extension: admitted units run, then succeed.
 func finisher(ctx context.Context, ns string) {
 	for ctx.Err() == nil {
-		list := &v1alpha1.QueueUnitList{}
+		list := &schedv1alpha1.QueueUnitList{}
 		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err == nil {
 			for i := range list.Items {
 				u := &list.Items[i]
-				if u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued && u.Status.LastAllocateTime != nil &&
+				if u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued && u.Status.LastAllocateTime != nil &&
 					time.Since(u.Status.LastAllocateTime.Time) > time.Duration(rand.IntN(200))*time.Millisecond {
-					u.Status.Phase = v1alpha1.QueueUnitPhaseSucceed
+					u.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed
 					_ = env.Client.Status().Update(ctx, u)
 				}
 			}
@@ -97,13 +97,13 @@ func TestRestartKeepsQuotaWithinMax(t *testing.T) {
 	wg.Go(func() { finisher(ctx, ns) })
 
 	done := func() int {
-		list := &v1alpha1.QueueUnitList{}
+		list := &schedv1alpha1.QueueUnitList{}
 		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
 		for _, u := range list.Items {
-			if u.Status.Phase == v1alpha1.QueueUnitPhaseSucceed {
+			if u.Status.Phase == schedv1alpha1.QueueUnitPhaseSucceed {
 				n++
 			}
 		}

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -31,19 +31,19 @@ func TestQuotaThatDoesNotLendKeepsItsMin(t *testing.T) {
 		create(t, utiltesting.MakeQueueUnit(fmt.Sprintf("b-%d", i), ns).Quota("nl-borrower").Request("cpu", "1").Obj())
 	}
 	for i := range 4 {
-		waitPhase(t, ns, fmt.Sprintf("b-%d", i), v1alpha1.QueueUnitPhaseDequeued)
+		waitPhase(t, ns, fmt.Sprintf("b-%d", i), schedv1alpha1.QueueUnitPhaseDequeued)
 	}
 	for _, name := range []string{"b-4", "b-5"} {
 		u := waitMessage(t, ns, name)
-		if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "6 kept by quotas that do not lend their min") {
+		if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "6 kept by quotas that do not lend their min") {
 			t.Errorf("%s: phase %s, message %q", name, u.Status.Phase, u.Status.Message)
 		}
 	}
 	create(t, utiltesting.MakeQueueUnit("keep", ns).Quota("nl-keeper").Request("cpu", "6").Obj())
-	waitPhase(t, ns, "keep", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, ns, "keep", schedv1alpha1.QueueUnitPhaseDequeued)
 	for i := range 4 {
 		u := getUnit(t, ns, fmt.Sprintf("b-%d", i))
-		if meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted) {
+		if meta.IsStatusConditionTrue(u.Status.Conditions, schedv1alpha1.ConditionEvicted) {
 			t.Errorf("b-%d evicted: the keeper's min should have been free", i)
 		}
 	}
@@ -79,7 +79,7 @@ func TestSharedWeightSharesTheParent(t *testing.T) {
 	admitted := func() map[string][]string {
 		out := map[string][]string{}
 		for unit, p := range phases(t, ns) {
-			if p == v1alpha1.QueueUnitPhaseDequeued {
+			if p == schedv1alpha1.QueueUnitPhaseDequeued {
 				q := unit[:strings.LastIndex(unit, "-")]
 				out[q] = append(out[q], unit)
 			}
@@ -105,7 +105,7 @@ func TestSharedWeightSharesTheParent(t *testing.T) {
 	}
 	got := settle("first admission", true)
 	for i, name := range []string{"sw-c", "sw-a", "sw-c", "sw-b", "sw-a", "sw-c"} {
-		setPhase(t, ns, got[name][0], v1alpha1.QueueUnitPhaseSucceed)
+		setPhase(t, ns, got[name][0], schedv1alpha1.QueueUnitPhaseSucceed)
 		got = settle(fmt.Sprintf("after finish %d of %s", i, name), false)
 	}
 }

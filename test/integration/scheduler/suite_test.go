@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
@@ -74,9 +74,9 @@ func create(t *testing.T, objs ...client.Object) {
 	}
 }
 
-func getUnit(t *testing.T, ns, name string) *v1alpha1.QueueUnit {
+func getUnit(t *testing.T, ns, name string) *schedv1alpha1.QueueUnit {
 	t.Helper()
-	u := &v1alpha1.QueueUnit{}
+	u := &schedv1alpha1.QueueUnit{}
 	if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +84,11 @@ func getUnit(t *testing.T, ns, name string) *v1alpha1.QueueUnit {
 }
 
 // waitPhase waits until a unit reaches phase and returns it.
-func waitPhase(t *testing.T, ns, name string, phase v1alpha1.QueueUnitPhase) *v1alpha1.QueueUnit {
+func waitPhase(t *testing.T, ns, name string, phase schedv1alpha1.QueueUnitPhase) *schedv1alpha1.QueueUnit {
 	t.Helper()
-	var u *v1alpha1.QueueUnit
+	var u *schedv1alpha1.QueueUnit
 	err := framework.Eventually(ctx(), 30*time.Second, func(c context.Context) (bool, error) {
-		u = &v1alpha1.QueueUnit{}
+		u = &schedv1alpha1.QueueUnit{}
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 			return false, err
 		}
@@ -104,7 +104,7 @@ func waitPhase(t *testing.T, ns, name string, phase v1alpha1.QueueUnitPhase) *v1
 // dump logs every unit and event of a namespace, to see why a test failed.
 func dump(t *testing.T, ns string) {
 	t.Helper()
-	list := &v1alpha1.QueueUnitList{}
+	list := &schedv1alpha1.QueueUnitList{}
 	_ = env.Client.List(context.Background(), list, client.InNamespace(ns))
 	for _, u := range list.Items {
 		t.Logf("unit %s phase=%s message=%q admissions=%v conditions=%v", u.Name, u.Status.Phase, u.Status.Message, u.Status.Admissions, u.Status.Conditions)
@@ -117,10 +117,10 @@ func dump(t *testing.T, ns string) {
 }
 
 // setPhase plays the job extension: it writes a unit's phase.
-func setPhase(t *testing.T, ns, name string, phase v1alpha1.QueueUnitPhase) {
+func setPhase(t *testing.T, ns, name string, phase schedv1alpha1.QueueUnitPhase) {
 	t.Helper()
 	err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
-		u := &v1alpha1.QueueUnit{}
+		u := &schedv1alpha1.QueueUnit{}
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 			return false, err
 		}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -18,7 +18,7 @@ import (
 
 func relabel(t *testing.T, ns, name, quotaName string) {
 	t.Helper()
-	update(t, &v1alpha1.QueueUnit{}, ns, name, func(u *v1alpha1.QueueUnit) { u.Labels[v1alpha1.QuotaNameLabel] = quotaName })
+	update(t, &schedv1alpha1.QueueUnit{}, ns, name, func(u *schedv1alpha1.QueueUnit) { u.Labels[schedv1alpha1.QuotaNameLabel] = quotaName })
 }
 
 // The attack: relabel a running unit to another quota (or to one that does
@@ -32,11 +32,11 @@ func TestRelabelledUnitKeepsItsQuota(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota("rl-a").Namespace(ns).Max("cpu", "2").Obj())
 	create(t, utiltesting.MakeElasticQuota("rl-b").Namespace(ns).Max("cpu", "10").Obj())
 	create(t, utiltesting.MakeQueueUnit("first", ns).Quota("rl-a").Request("cpu", "2").Obj())
-	u := waitPhase(t, ns, "first", v1alpha1.QueueUnitPhaseDequeued)
+	u := waitPhase(t, ns, "first", schedv1alpha1.QueueUnitPhaseDequeued)
 	if u.Status.Quota != "rl-a" {
 		t.Errorf("admission records quota %q, want rl-a", u.Status.Quota)
 	}
-	setPhase(t, ns, "first", v1alpha1.QueueUnitPhaseRunning)
+	setPhase(t, ns, "first", schedv1alpha1.QueueUnitPhaseRunning)
 	for _, target := range []string{"rl-b", "rl-nowhere"} {
 		relabel(t, ns, "first", target)
 		if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
@@ -47,19 +47,19 @@ func TestRelabelledUnitKeepsItsQuota(t *testing.T) {
 	}
 	create(t, utiltesting.MakeQueueUnit("second", ns).Quota("rl-a").Request("cpu", "2").Obj())
 	waitMessage(t, ns, "second")
-	if p := getUnit(t, ns, "second").Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
+	if p := getUnit(t, ns, "second").Status.Phase; p != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("second is %s: the relabelled unit's quota was given away", p)
 	}
 	// A restarted scheduler reads the charge from the admission, not the label.
 	stop()
 	startScheduler(t)
 	create(t, utiltesting.MakeQueueUnit("third", ns).Quota("rl-a").Request("cpu", "2").Obj())
-	waitPhase(t, ns, "third", v1alpha1.QueueUnitPhaseEnqueued)
-	if p := getUnit(t, ns, "second").Status.Phase; p != v1alpha1.QueueUnitPhaseEnqueued {
+	waitPhase(t, ns, "third", schedv1alpha1.QueueUnitPhaseEnqueued)
+	if p := getUnit(t, ns, "second").Status.Phase; p != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Fatalf("after a restart second is %s", p)
 	}
-	setPhase(t, ns, "first", v1alpha1.QueueUnitPhaseSucceed)
-	waitPhase(t, ns, "second", v1alpha1.QueueUnitPhaseDequeued)
+	setPhase(t, ns, "first", schedv1alpha1.QueueUnitPhaseSucceed)
+	waitPhase(t, ns, "second", schedv1alpha1.QueueUnitPhaseDequeued)
 }
 
 // The attack: a namespace labels its unit with another team's quota. It
@@ -72,11 +72,11 @@ func TestForeignQuotaIsRefused(t *testing.T) {
 	createNamespace(t, tenant)
 	create(t, utiltesting.MakeElasticQuota("owned").Namespace(owner).Max("cpu", "10").Obj())
 	create(t, utiltesting.MakeQueueUnit("mine", owner).Quota("owned").Request("cpu", "1").Obj())
-	waitPhase(t, owner, "mine", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, owner, "mine", schedv1alpha1.QueueUnitPhaseDequeued)
 	create(t, utiltesting.MakeQueueUnit("intruder", tenant).Quota("owned").Request("cpu", "1").Obj())
 	u := waitMessage(t, tenant, "intruder")
 	want := "namespace tenancy-tenant may not use quota owned (in namespace tenancy-owner)"
-	if u.Status.Phase != v1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, want) {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, want) {
 		t.Fatalf("intruder: phase %s, message %q; want Enqueued with %q", u.Status.Phase, u.Status.Message, want)
 	}
 	if err := framework.Eventually(ctx(), 10*time.Second, func(context.Context) (bool, error) {
@@ -87,7 +87,7 @@ func TestForeignQuotaIsRefused(t *testing.T) {
 	patchQuota(t, owner, "owned", func(eq *eqv1alpha1.ElasticQuota) {
 		eq.Annotations = map[string]string{eqv1alpha1.NamespacesAnnotation: `["` + tenant + `"]`}
 	})
-	waitPhase(t, tenant, "intruder", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, tenant, "intruder", schedv1alpha1.QueueUnitPhaseDequeued)
 }
 
 func TestSharedQuotasLetsAnyNamespaceIn(t *testing.T) {
@@ -100,7 +100,7 @@ func TestSharedQuotasLetsAnyNamespaceIn(t *testing.T) {
 	createNamespace(t, tenant)
 	create(t, utiltesting.MakeElasticQuota("everyones").Namespace(owner).Max("cpu", "10").Obj())
 	create(t, utiltesting.MakeQueueUnit("guest", tenant).Quota("everyones").Request("cpu", "1").Obj())
-	waitPhase(t, tenant, "guest", v1alpha1.QueueUnitPhaseDequeued)
+	waitPhase(t, tenant, "guest", schedv1alpha1.QueueUnitPhaseDequeued)
 }
 
 // The attack: a tenant writes a huge priority on its job to preempt the
@@ -111,16 +111,16 @@ func TestPriorityCeiling(t *testing.T) {
 	startScheduler(t, noProtection)
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").
-		Annotation(v1alpha1.PreemptionPolicyAnnotation, string(v1alpha1.PreemptionLowerPriority)).
-		Annotation(v1alpha1.MaxPriorityAnnotation, "10").Obj())
+		Annotation(schedv1alpha1.PreemptionPolicyAnnotation, string(schedv1alpha1.PreemptionLowerPriority)).
+		Annotation(schedv1alpha1.MaxPriorityAnnotation, "10").Obj())
 	runFakeExtension(t, ns)
 	create(t, utiltesting.MakeQueueUnit("regular", ns).Quota(q).Priority(10).Request("cpu", "4").Obj())
-	waitPhase(t, ns, "regular", v1alpha1.QueueUnitPhaseRunning)
+	waitPhase(t, ns, "regular", schedv1alpha1.QueueUnitPhaseRunning)
 	create(t, utiltesting.MakeQueueUnit("pushy", ns).Quota(q).Priority(1000000).Request("cpu", "4").Obj())
 	waitMessage(t, ns, "pushy")
-	if r := getUnit(t, ns, "regular"); r.Status.Phase != v1alpha1.QueueUnitPhaseRunning || len(events(t, ns, "regular", "Preempted")) > 0 {
+	if r := getUnit(t, ns, "regular"); r.Status.Phase != schedv1alpha1.QueueUnitPhaseRunning || len(events(t, ns, "regular", "Preempted")) > 0 {
 		t.Fatalf("a priority above the ceiling preempted a unit at the ceiling (regular is %s)", r.Status.Phase)
 	}
-	patchQuota(t, ns, q, func(eq *eqv1alpha1.ElasticQuota) { eq.Annotations[v1alpha1.MaxPriorityAnnotation] = "2000000" })
-	waitPhase(t, ns, "pushy", v1alpha1.QueueUnitPhaseRunning)
+	patchQuota(t, ns, q, func(eq *eqv1alpha1.ElasticQuota) { eq.Annotations[schedv1alpha1.MaxPriorityAnnotation] = "2000000" })
+	waitPhase(t, ns, "pushy", schedv1alpha1.QueueUnitPhaseRunning)
 }

@@ -27,7 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/debugapi"
@@ -171,9 +171,9 @@ func getRaw(t *testing.T, kubeconfig, path string) visibilityv1alpha1.QueueUnits
 	return s
 }
 
-func waitPhase(t *testing.T, name string, phase v1alpha1.QueueUnitPhase, withMessage bool) {
+func waitPhase(t *testing.T, name string, phase schedv1alpha1.QueueUnitPhase, withMessage bool) {
 	t.Helper()
-	u := &v1alpha1.QueueUnit{}
+	u := &schedv1alpha1.QueueUnit{}
 	err := framework.Eventually(context.Background(), 30*time.Second, func(c context.Context) (bool, error) {
 		if err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 			return false, err
@@ -215,8 +215,8 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 	if err := env.Client.Create(ctx, utiltesting.MakeQueueUnit("first", ns).Quota("team-a").Request("cpu", "4").Obj()); err != nil {
 		t.Fatal(err)
 	}
-	waitPhase(t, "first", v1alpha1.QueueUnitPhaseDequeued, false)
-	for _, u := range []*v1alpha1.QueueUnit{
+	waitPhase(t, "first", schedv1alpha1.QueueUnitPhaseDequeued, false)
+	for _, u := range []*schedv1alpha1.QueueUnit{
 		utiltesting.MakeQueueUnit("low", ns).Quota("team-a").Request("cpu", "4").Priority(0).Obj(),
 		utiltesting.MakeQueueUnit("high", ns).Quota("team-a").Request("cpu", "4").Priority(10).Obj(),
 		utiltesting.MakeQueueUnit("mid", ns).Quota("team-a").Request("cpu", "2").Priority(5).Obj(),
@@ -226,7 +226,7 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		}
 	}
 	// The first in line waits for quota; those behind it say so once tried.
-	waitPhase(t, "high", v1alpha1.QueueUnitPhaseEnqueued, true)
+	waitPhase(t, "high", schedv1alpha1.QueueUnitPhaseEnqueued, true)
 
 	dir := t.TempDir()
 	admin := filepath.Join(dir, "admin.kubeconfig")
@@ -315,7 +315,7 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 				{APIGroups: []string{visibilityv1alpha1.GroupName},
 					Resources: []string{"queues/queueunits", "elasticquotas/queueunits"}, Verbs: []string{"get"}},
 				// Every namespace's units: QueueUnits listed cluster-wide.
-				{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"queueunits"}, Verbs: []string{"list"}},
+				{APIGroups: []string{schedv1alpha1.GroupVersion.Group}, Resources: []string{"queueunits"}, Verbs: []string{"list"}},
 			},
 		}
 		binding := &rbacv1.ClusterRoleBinding{
@@ -535,7 +535,7 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		tenant := func(name, namespace string) string {
 			role := &rbacv1.Role{
 				ObjectMeta: metav1.ObjectMeta{Name: "queueunit-reader", Namespace: namespace},
-				Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group},
+				Rules: []rbacv1.PolicyRule{{APIGroups: []string{schedv1alpha1.GroupVersion.Group},
 					Resources: []string{"queueunits"}, Verbs: []string{"get", "list", "watch"}}},
 			}
 			binding := &rbacv1.RoleBinding{

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
 // extension plays koord-queue-controllers for fake jobs (docs/protocol.md):
@@ -47,15 +47,15 @@ func newExtension(c client.Client, rec *Recorder) *extension {
 
 // start registers the event handler on the cache's QueueUnit informer.
 func (e *extension) start(ctx context.Context, ca cache.Cache) error {
-	inf, err := ca.GetInformer(ctx, &v1alpha1.QueueUnit{})
+	inf, err := ca.GetInformer(ctx, &schedv1alpha1.QueueUnit{})
 	if err != nil {
 		return fmt.Errorf("queueunit informer: %w", err)
 	}
 	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: e.observe,
 		UpdateFunc: func(old, obj any) {
-			o, ok1 := old.(*v1alpha1.QueueUnit)
-			n, ok2 := obj.(*v1alpha1.QueueUnit)
+			o, ok1 := old.(*schedv1alpha1.QueueUnit)
+			n, ok2 := obj.(*schedv1alpha1.QueueUnit)
 			if ok1 && ok2 && o.ResourceVersion != n.ResourceVersion {
 				e.mu.Lock()
 				e.updates++
@@ -67,19 +67,19 @@ func (e *extension) start(ctx context.Context, ca cache.Cache) error {
 	return err
 }
 
-func rvOf(u *v1alpha1.QueueUnit) int64 {
+func rvOf(u *schedv1alpha1.QueueUnit) int64 {
 	v, _ := strconv.ParseInt(u.ResourceVersion, 10, 64)
 	return v
 }
 
-func isEvicted(u *v1alpha1.QueueUnit) bool {
-	return meta.IsStatusConditionTrue(u.Status.Conditions, v1alpha1.ConditionEvicted)
+func isEvicted(u *schedv1alpha1.QueueUnit) bool {
+	return meta.IsStatusConditionTrue(u.Status.Conditions, schedv1alpha1.ConditionEvicted)
 }
 
 // observe records what the scheduler did (first sight of an admission) and
 // hands the unit to a worker. It ignores objects older than our own writes.
 func (e *extension) observe(obj any) {
-	u, ok := obj.(*v1alpha1.QueueUnit)
+	u, ok := obj.(*schedv1alpha1.QueueUnit)
 	if !ok {
 		return
 	}
@@ -93,7 +93,7 @@ func (e *extension) observe(obj any) {
 	r.latest = u
 	// A unit may be preempted before we ever saw it admitted: it still was
 	// charged, and still needs to be suspended and handed back.
-	if r.state == statePending && u.Status.Phase == v1alpha1.QueueUnitPhaseDequeued {
+	if r.state == statePending && u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued {
 		r.state = stateAdmitted
 		r.admissions++
 		r.lastAdmitted, r.chargeFrom = now, now
@@ -136,41 +136,41 @@ func (e *extension) handle(ctx context.Context, key string) {
 		e.rec.mu.Unlock()
 		return
 	}
-	base := r.latest.(*v1alpha1.QueueUnit)
+	base := r.latest.(*schedv1alpha1.QueueUnit)
 	state, runSince, runtime := r.state, r.runSince, r.runtime
 	e.rec.mu.Unlock()
 
 	evicted := isEvicted(base)
 	var next unitState
-	var mutate func(*v1alpha1.QueueUnit)
+	var mutate func(*schedv1alpha1.QueueUnit)
 	switch {
 	case evicted && (state == stateAdmitted || state == stateRunning) &&
-		(base.Status.Phase == v1alpha1.QueueUnitPhaseDequeued || base.Status.Phase == v1alpha1.QueueUnitPhaseRunning):
+		(base.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued || base.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning):
 		next = statePending
-		mutate = func(u *v1alpha1.QueueUnit) {
-			u.Status.Phase = v1alpha1.QueueUnitPhaseEnqueued
+		mutate = func(u *schedv1alpha1.QueueUnit) {
+			u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
 			u.Status.Admissions, u.Status.PodState, u.Status.ReclaimablePods = nil, nil, nil
-			for _, c := range []string{v1alpha1.ConditionQuotaReserved, v1alpha1.ConditionAdmitted, v1alpha1.ConditionPodsReady} {
+			for _, c := range []string{schedv1alpha1.ConditionQuotaReserved, schedv1alpha1.ConditionAdmitted, schedv1alpha1.ConditionPodsReady} {
 				meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionFalse, Reason: "Evicted", Message: "fake job suspended"})
 			}
 		}
-	case !evicted && state == stateAdmitted && base.Status.Phase == v1alpha1.QueueUnitPhaseDequeued:
+	case !evicted && state == stateAdmitted && base.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued:
 		next = stateRunning
-		mutate = func(u *v1alpha1.QueueUnit) {
-			u.Status.Phase = v1alpha1.QueueUnitPhaseRunning
-			u.Status.PodState = &v1alpha1.PodState{Running: 1}
-			meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionPodsReady, Status: metav1.ConditionTrue, Reason: "PodsReady", Message: "fake pods running"})
+		mutate = func(u *schedv1alpha1.QueueUnit) {
+			u.Status.Phase = schedv1alpha1.QueueUnitPhaseRunning
+			u.Status.PodState = &schedv1alpha1.PodState{Running: 1}
+			meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: schedv1alpha1.ConditionPodsReady, Status: metav1.ConditionTrue, Reason: "PodsReady", Message: "fake pods running"})
 		}
-	case !evicted && state == stateRunning && base.Status.Phase == v1alpha1.QueueUnitPhaseRunning:
+	case !evicted && state == stateRunning && base.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning:
 		if wait := time.Until(runSince.Add(runtime)); wait > 0 {
 			e.queue.AddAfter(key, wait)
 			return
 		}
 		next = stateDone
-		mutate = func(u *v1alpha1.QueueUnit) {
-			u.Status.Phase = v1alpha1.QueueUnitPhaseSucceed
+		mutate = func(u *schedv1alpha1.QueueUnit) {
+			u.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed
 			u.Status.PodState = nil
-			meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "fake job finished"})
+			meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: schedv1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "fake job finished"})
 		}
 	default:
 		return
@@ -210,7 +210,7 @@ func (e *extension) handle(ctx context.Context, key string) {
 	case statePending:
 		r.evictions++
 		reason := "Unknown"
-		if c := meta.FindStatusCondition(base.Status.Conditions, v1alpha1.ConditionEvicted); c != nil {
+		if c := meta.FindStatusCondition(base.Status.Conditions, schedv1alpha1.ConditionEvicted); c != nil {
 			reason = c.Reason
 		}
 		e.rec.evictions[reason]++

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -289,12 +289,12 @@ func createQuotas(ctx context.Context, c client.Client, cfg *Config) error {
 			return err
 		}
 	}
-	policy := v1alpha1.QueuePolicy(cfg.Policy)
+	policy := schedv1alpha1.QueuePolicy(cfg.Policy)
 	for p := range cfg.Parents.Count {
 		pq := utiltesting.MakeElasticQuota(ParentName(p)).Namespace(cfg.Namespace).IsParent(true).Policy(policy)
 		pq.Spec.Min, pq.Spec.Max = cpuList(cfg.Parents.Min), cpuList(cfg.Parents.Max)
 		if cfg.PreemptionPolicy != "" {
-			pq.Annotation(v1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
+			pq.Annotation(schedv1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
 		}
 		if err := c.Create(ctx, pq.Obj()); err != nil {
 			return fmt.Errorf("create quota %s: %w", ParentName(p), err)
@@ -303,7 +303,7 @@ func createQuotas(ctx context.Context, c client.Client, cfg *Config) error {
 			cq := utiltesting.MakeElasticQuota(ChildName(p, ch)).Namespace(cfg.Namespace).Parent(ParentName(p)).IsParent(false).Policy(policy)
 			cq.Spec.Min, cq.Spec.Max = cpuList(cfg.Children.Min), cpuList(cfg.Children.Max)
 			if cfg.PreemptionPolicy != "" {
-				cq.Annotation(v1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
+				cq.Annotation(schedv1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
 			}
 			if err := c.Create(ctx, cq.Obj()); err != nil {
 				return fmt.Errorf("create quota %s: %w", ChildName(p, ch), err)
@@ -315,7 +315,7 @@ func createQuotas(ctx context.Context, c client.Client, cfg *Config) error {
 
 // queuesReady checks that every child quota has its auto-created Queue.
 func queuesReady(ctx context.Context, c client.Client, cfg *Config) error {
-	list := &v1alpha1.QueueList{}
+	list := &schedv1alpha1.QueueList{}
 	if err := c.List(ctx, list, client.InNamespace("koord-queue")); err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func generate(ctx context.Context, c client.Client, cfg *Config, rec *Recorder, 
 }
 
 // createWithRetry retries what an overloaded API server may answer.
-func createWithRetry(ctx context.Context, c client.Client, u *v1alpha1.QueueUnit) error {
+func createWithRetry(ctx context.Context, c client.Client, u *schedv1alpha1.QueueUnit) error {
 	for attempt := 0; ; attempt++ {
 		err := c.Create(ctx, u.DeepCopy())
 		switch {
@@ -503,13 +503,13 @@ func countEvents(ctx context.Context, c client.Client, ns string) (map[string]in
 
 // unfinished counts the units not Succeed by phase, to see where a run stuck.
 func unfinished(ctx context.Context, c client.Client, ns string) (map[string]int, error) {
-	list := &v1alpha1.QueueUnitList{}
+	list := &schedv1alpha1.QueueUnitList{}
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
 	for _, u := range list.Items {
-		if u.Status.Phase == v1alpha1.QueueUnitPhaseSucceed {
+		if u.Status.Phase == schedv1alpha1.QueueUnitPhaseSucceed {
 			continue
 		}
 		k := string(u.Status.Phase)

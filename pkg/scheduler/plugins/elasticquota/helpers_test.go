@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
@@ -117,7 +117,7 @@ func unit(name string, quotaName schedtypes.QuotaName, priority int32, n int64) 
 func unitIn(ns, name string, quotaName schedtypes.QuotaName, priority int32, n int64) *framework.UnitInfo {
 	return &framework.UnitInfo{
 		Key:  schedtypes.NewUnitKey(ns, name),
-		Unit: &v1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		Unit: &schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
 		// The queue is named like the quota (Map).
 		Queue: schedtypes.QueueName(quotaName), Quota: quotaName, Request: cpu(n), Priority: priority,
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -119,7 +119,7 @@ func (p *Plugin) watch(ctx context.Context) error {
 		return err
 	}
 	p.registrations = append(p.registrations, reg)
-	queueInformer, err := p.h.Cache().GetInformer(ctx, &v1alpha1.Queue{})
+	queueInformer, err := p.h.Cache().GetInformer(ctx, &schedv1alpha1.Queue{})
 	if err != nil {
 		return fmt.Errorf("watch Queues: %w", err)
 	}
@@ -137,8 +137,8 @@ func (p *Plugin) watch(ctx context.Context) error {
 func (*Plugin) Name() string { return configv1.PluginElasticQuotaV2 }
 
 // Map puts a unit in the queue of its quota: the quota label, else spec.queue.
-func (*Plugin) Map(u *v1alpha1.QueueUnit) (schedtypes.QueueName, quota.QuotaName) {
-	name := u.Labels[v1alpha1.QuotaNameLabel]
+func (*Plugin) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, quota.QuotaName) {
+	name := u.Labels[schedv1alpha1.QuotaNameLabel]
 	if name == "" {
 		name = u.Spec.Queue
 	}
@@ -158,7 +158,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	defer p.mu.Unlock()
 	if u.Quota == "" {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "noquota",
-			"the unit names no quota: set the label "+v1alpha1.QuotaNameLabel+" on its job")
+			"the unit names no quota: set the label "+schedv1alpha1.QuotaNameLabel+" on its job")
 	}
 	if s := p.tenancyLocked(u); s != nil {
 		return s

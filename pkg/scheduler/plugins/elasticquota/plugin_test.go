@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -64,7 +64,7 @@ func TestFilter(t *testing.T) {
 		inMessage  string
 	}{
 		{"fits", unit("a", "team-a", 0, 3), framework.Success, "", ""},
-		{"no quota", unit("a", "", 0, 1), framework.UnschedulableAndUnresolvable, "noquota", v1alpha1.QuotaNameLabel},
+		{"no quota", unit("a", "", 0, 1), framework.UnschedulableAndUnresolvable, "noquota", schedv1alpha1.QuotaNameLabel},
 		{"above its own max", unit("a", "team-a", 0, 5), framework.UnschedulableAndUnresolvable, "never/team-a/cpu", "can never fit"},
 		{"above what the parent has left", unit("a", "team-a", 0, 4), framework.Unschedulable, "short/org/cpu", "ancestor of quota team-a"},
 		{"unknown quota", unit("a", "ghost", 0, 1), framework.Unschedulable, "notfound/ghost", "ghost"},

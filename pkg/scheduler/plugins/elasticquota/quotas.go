@@ -16,14 +16,14 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
 const (
 	// QueueNamespace holds the Queues made for ElasticQuotas.
-	QueueNamespace = v1alpha1.QueueNamespace
+	QueueNamespace = schedv1alpha1.QueueNamespace
 	// DefaultQueuePriority is the priority of a Queue made for an ElasticQuota.
 	DefaultQueuePriority int32 = 1000
 	// CreatedByLabel marks a Queue made for an ElasticQuota; its value is the
@@ -147,7 +147,7 @@ func (p *Plugin) onQueue(obj any) {
 	if t, ok := obj.(cacheTombstone); ok {
 		obj = t.Obj
 	}
-	q, ok := obj.(*v1alpha1.Queue)
+	q, ok := obj.(*schedv1alpha1.Queue)
 	if !ok || q.Namespace != QueueNamespace {
 		return
 	}
@@ -187,7 +187,7 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 	eq := p.quotas[quota.QuotaName(name)]
 	p.mu.Unlock()
 
-	q := &v1alpha1.Queue{}
+	q := &schedv1alpha1.Queue{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: QueueNamespace, Name: name}, q)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("get queue: %w", err)
@@ -218,15 +218,15 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 			return err
 		}
 		if policy == "" {
-			policy = v1alpha1.QueuePolicyPriority
+			policy = schedv1alpha1.QueuePolicyPriority
 		}
-		q = &v1alpha1.Queue{
+		q = &schedv1alpha1.Queue{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name, Namespace: QueueNamespace,
 				Labels:      map[string]string{CreatedByLabel: eq.Namespace},
 				Annotations: copiedAnnotations(eq),
 			},
-			Spec: v1alpha1.QueueSpec{QueuePolicy: policy, Priority: ptr.To(DefaultQueuePriority)},
+			Spec: schedv1alpha1.QueueSpec{QueuePolicy: policy, Priority: ptr.To(DefaultQueuePriority)},
 		}
 		if err := c.Create(ctx, q); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -246,7 +246,7 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 		want.Spec.QueuePolicy = policy
 	}
 	for k := range want.Annotations {
-		if strings.HasPrefix(k, v1alpha1.AnnotationPrefix) {
+		if strings.HasPrefix(k, schedv1alpha1.AnnotationPrefix) {
 			delete(want.Annotations, k)
 		}
 	}
@@ -339,23 +339,23 @@ func (p *Plugin) ensureNamespace(ctx context.Context) error {
 }
 
 // policyOf reads the koord-queue/queue-policy label: "" when absent.
-func policyOf(eq *eqv1alpha1.ElasticQuota) (v1alpha1.QueuePolicy, error) {
-	v, ok := eq.Labels[v1alpha1.QueuePolicyLabel]
+func policyOf(eq *eqv1alpha1.ElasticQuota) (schedv1alpha1.QueuePolicy, error) {
+	v, ok := eq.Labels[schedv1alpha1.QueuePolicyLabel]
 	if !ok || v == "" {
 		return "", nil
 	}
-	switch p := v1alpha1.QueuePolicy(v); p {
-	case v1alpha1.QueuePolicyPriority, v1alpha1.QueuePolicyBlock, v1alpha1.QueuePolicyIntelligent:
+	switch p := schedv1alpha1.QueuePolicy(v); p {
+	case schedv1alpha1.QueuePolicyPriority, schedv1alpha1.QueuePolicyBlock, schedv1alpha1.QueuePolicyIntelligent:
 		return p, nil
 	}
 	return "", fmt.Errorf("label %s=%q on ElasticQuota %s/%s is not a queue policy (Priority, Block or Intelligent); the Queue keeps its policy",
-		v1alpha1.QueuePolicyLabel, v, eq.Namespace, eq.Name)
+		schedv1alpha1.QueuePolicyLabel, v, eq.Namespace, eq.Name)
 }
 
 func copiedAnnotations(eq *eqv1alpha1.ElasticQuota) map[string]string {
 	var out map[string]string
 	for k, v := range eq.Annotations {
-		if strings.HasPrefix(k, v1alpha1.AnnotationPrefix) {
+		if strings.HasPrefix(k, schedv1alpha1.AnnotationPrefix) {
 			if out == nil {
 				out = map[string]string{}
 			}

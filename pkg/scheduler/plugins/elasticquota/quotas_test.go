@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
@@ -28,9 +28,9 @@ import (
 )
 
 // getQueue reads the Queue of quota name; nil when there is none.
-func getQueue(t *testing.T, h *testHandle, name string) *v1alpha1.Queue {
+func getQueue(t *testing.T, h *testHandle, name string) *schedv1alpha1.Queue {
 	t.Helper()
-	q := &v1alpha1.Queue{}
+	q := &schedv1alpha1.Queue{}
 	err := h.client.Get(context.Background(), client.ObjectKey{Namespace: QueueNamespace, Name: name}, q)
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -43,7 +43,7 @@ func getQueue(t *testing.T, h *testHandle, name string) *v1alpha1.Queue {
 
 func TestSyncQueueCreatesTheQueueOfAQuota(t *testing.T) {
 	eq := utiltesting.MakeElasticQuota("team-a").Namespace("ns-a").Max(corev1.ResourceCPU, "4").
-		Policy(v1alpha1.QueuePolicyBlock).Annotation("koord-queue/max-depth", "5").Annotation("other/x", "y").Obj()
+		Policy(schedv1alpha1.QueuePolicyBlock).Annotation("koord-queue/max-depth", "5").Annotation("other/x", "y").Obj()
 	p, h := newTestPlugin(t, nil, eq)
 	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestSyncQueueCreatesTheQueueOfAQuota(t *testing.T) {
 	if q == nil {
 		t.Fatal("no Queue made for the quota")
 	}
-	if q.Spec.QueuePolicy != v1alpha1.QueuePolicyBlock || ptr.Deref(q.Spec.Priority, 0) != 1000 {
+	if q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyBlock || ptr.Deref(q.Spec.Priority, 0) != 1000 {
 		t.Errorf("Queue spec %+v; want policy Block (the quota's label) and priority 1000", q.Spec)
 	}
 	if q.Labels[CreatedByLabel] != "ns-a" {
@@ -73,18 +73,18 @@ func TestSyncQueueDefaultsThePolicyAndFollowsTheQuota(t *testing.T) {
 	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
-	if q := getQueue(t, h, "team-a"); q == nil || q.Spec.QueuePolicy != v1alpha1.QueuePolicyPriority {
+	if q := getQueue(t, h, "team-a"); q == nil || q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyPriority {
 		t.Fatalf("Queue %+v; want policy Priority when the quota names none", q)
 	}
 	changed := eq.DeepCopy()
-	changed.Labels = map[string]string{v1alpha1.QueuePolicyLabel: string(v1alpha1.QueuePolicyIntelligent)}
+	changed.Labels = map[string]string{schedv1alpha1.QueuePolicyLabel: string(schedv1alpha1.QueuePolicyIntelligent)}
 	changed.Annotations = map[string]string{"koord-queue/priority-threshold": "7"}
 	p.onQuota(changed)
 	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	q := getQueue(t, h, "team-a")
-	if q.Spec.QueuePolicy != v1alpha1.QueuePolicyIntelligent {
+	if q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyIntelligent {
 		t.Errorf("policy %s after the quota's label changed, want Intelligent", q.Spec.QueuePolicy)
 	}
 	if diff := cmp.Diff(map[string]string{"koord-queue/priority-threshold": "7"}, q.Annotations); diff != "" {
@@ -93,16 +93,16 @@ func TestSyncQueueDefaultsThePolicyAndFollowsTheQuota(t *testing.T) {
 }
 
 func TestSyncQueueLeavesAHandWrittenQueueAlone(t *testing.T) {
-	own := utiltesting.MakeQueue("team-a").Policy(v1alpha1.QueuePolicyBlock).Obj()
+	own := utiltesting.MakeQueue("team-a").Policy(schedv1alpha1.QueuePolicyBlock).Obj()
 	own.Namespace = QueueNamespace
 	h := newTestHandle(own)
 	p := newPlugin(&configv1.ElasticQuotaArgs{}, h)
 	t.Cleanup(p.sync.ShutDown)
-	p.onQuota(utiltesting.MakeElasticQuota("team-a").Policy(v1alpha1.QueuePolicyIntelligent).Max(corev1.ResourceCPU, "1").Obj())
+	p.onQuota(utiltesting.MakeElasticQuota("team-a").Policy(schedv1alpha1.QueuePolicyIntelligent).Max(corev1.ResourceCPU, "1").Obj())
 	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
-	if q := getQueue(t, h, "team-a"); q.Spec.QueuePolicy != v1alpha1.QueuePolicyBlock {
+	if q := getQueue(t, h, "team-a"); q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyBlock {
 		t.Errorf("a Queue written by hand was changed to %s", q.Spec.QueuePolicy)
 	}
 	// Nor is it deleted with the quota.
@@ -190,7 +190,7 @@ func TestWarningsAreReportedOnce(t *testing.T) {
 		utiltesting.MakeElasticQuota("kid-2").Parent("parent").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "4").Obj(),
 		utiltesting.MakeElasticQuota("weights").Max(corev1.ResourceCPU, "1").Annotation(eqv1alpha1.SharedWeightAnnotation, "lots").Obj(),
 		utiltesting.MakeElasticQuota("names").Max(corev1.ResourceCPU, "1").Annotation(eqv1alpha1.NamespacesAnnotation, "team-b").Obj(),
-		utiltesting.MakeElasticQuota("policy").Max(corev1.ResourceCPU, "1").Label(v1alpha1.QueuePolicyLabel, "Fastest").Obj(),
+		utiltesting.MakeElasticQuota("policy").Max(corev1.ResourceCPU, "1").Label(schedv1alpha1.QueuePolicyLabel, "Fastest").Obj(),
 	}
 	p, h := newTestPlugin(t, nil, quotas...)
 	want := map[string]string{
