@@ -52,7 +52,6 @@ test: ## The whole suite: verify, unit, integration, chart, image and end-to-end
 	$(MAKE) test-chart
 	$(MAKE) test-images
 	$(MAKE) test-e2e
-	$(MAKE) test-chaos-short
 	$(MAKE) test-harness
 
 .PHONY: test-unit
