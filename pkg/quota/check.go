@@ -1,0 +1,221 @@
+package quota
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Shortage says why a request does not fit.
+type Shortage struct {
+	// Quota is the quota (the unit's own or an ancestor) that lacks room.
+	Quota QuotaName
+	// For is the unit's own quota, when Quota is one of its ancestors.
+	For      QuotaName
+	Resource corev1.ResourceName
+	// Requested, Used, Min and Limit (max x oversell) in the resource's amounts.
+	Requested, Used, Min, Limit int64
+	// NeverFits is true when the request alone is above the limit: waiting
+	// cannot help.
+	NeverFits bool
+	// NotFound is true when the unit's own quota does not exist.
+	NotFound bool
+	// Broken, when set, says what is wrong with the tree above the quota (a
+	// missing parent, a cycle): units wait until it is fixed.
+	Broken string
+	// Reserved is the part of Limit that quotas which do not lend their min
+	// keep for themselves.
+	Reserved int64
+}
+
+// Missing is how much more room the request needs.
+func (s *Shortage) Missing() int64 { return s.Used + s.Reserved + s.Requested - s.Limit }
+
+// Message renders the shortage for a unit's status and events.
+func (s *Shortage) Message() string {
+	r := s.Resource
+	switch {
+	case s.NotFound:
+		return fmt.Sprintf("ElasticQuota %s not found", s.Quota)
+	case s.Broken != "":
+		return fmt.Sprintf("invalid quota tree: %s (label %s); the unit waits until the tree is fixed",
+			s.Broken, "quota.scheduling.koordinator.sh/parent")
+	case s.NeverFits:
+		return fmt.Sprintf("can never fit: quota %s allows at most %s %s, the unit requests %s",
+			s.Quota, Format(r, s.Limit), r, Format(r, s.Requested))
+	}
+	who := "quota " + s.Quota
+	if s.For != "" && s.For != s.Quota {
+		who += ", an ancestor of quota " + s.For + ","
+	}
+	kept := ""
+	if s.Reserved > 0 {
+		kept = fmt.Sprintf(", %s kept by quotas that do not lend their min", Format(r, s.Reserved))
+	}
+	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
+		who, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Used), Format(r, s.Min), Format(r, s.Limit), kept,
+		Format(r, s.Requested), r, Format(r, s.Missing()), r)
+}
+
+// Key identifies the reason without its changing numbers: the same key means
+// the unit waits for the same thing.
+func (s *Shortage) Key() string {
+	switch {
+	case s.NotFound:
+		return "notfound/" + string(s.Quota)
+	case s.Broken != "":
+		return "tree/" + string(s.Quota) + "/" + s.Broken
+	case s.NeverFits:
+		return "never/" + string(s.Quota) + "/" + string(s.Resource) + "/" + strconv.FormatInt(s.Requested, 10)
+	default:
+		return "short/" + string(s.Quota) + "/" + string(s.Resource)
+	}
+}
+
+func (t *Tree) limit(n *node, r corev1.ResourceName) (int64, bool) {
+	m, ok := n.spec.Max[r]
+	if !ok {
+		return 0, false
+	}
+	if t.oversell == 1 {
+		return m, true
+	}
+	return int64(float64(m) * t.oversell), true
+}
+
+// Check tells whether req fits quota name and all its ancestors; nil means it
+// fits. A request that can never fit is reported before one that must wait;
+// among several short resources of one quota the first by name is reported.
+func (t *Tree) Check(name QuotaName, req Resources) *Shortage {
+	if s := t.Problem(name); s != nil {
+		return s
+	}
+	leaf := t.nodes[name]
+	if s := t.neverFits(leaf, req); s != nil {
+		return s
+	}
+	var from *node // the child of n on the unit's path
+	for n := leaf; n != t.root; from, n = n, n.parent {
+		if !n.exists || len(n.spec.Max) == 0 {
+			continue
+		}
+		reserved := t.reservedBesides(n, from)
+		var worst corev1.ResourceName
+		for r, v := range req {
+			lim, limited := t.limit(n, r)
+			if limited && n.used[r]+reserved[r]+v > lim && (worst == "" || r < worst) {
+				worst = r
+			}
+		}
+		if worst != "" {
+			lim, _ := t.limit(n, worst)
+			return &Shortage{Quota: n.spec.Name, For: name, Resource: worst, Requested: req[worst], Used: n.used[worst],
+				Min: n.spec.Min[worst], Limit: lim, Reserved: reserved[worst]}
+		}
+	}
+	return nil
+}
+
+// reservedBesides is what the non-lending quotas below n, other than those on
+// the branch of child from, keep for themselves: their unused min. A unit
+// under from may not take it.
+func (t *Tree) reservedBesides(n, from *node) Resources {
+	if t.noLend == 0 {
+		return nil
+	}
+	if t.reserves == nil || t.reservesAt != t.version {
+		t.reserves, t.reservesAt = map[*node]Resources{}, t.version
+	}
+	var out Resources
+	for _, c := range n.children {
+		if c != from {
+			out = out.Add(t.reserveOf(c))
+		}
+	}
+	return out
+}
+
+// reserveOf is what node n and its subtree keep from others: for a
+// non-lending quota, its unused min, or what its children keep if that is
+// more (their usage is part of its own); otherwise what its children keep.
+func (t *Tree) reserveOf(n *node) Resources {
+	if r, ok := t.reserves[n]; ok {
+		return r
+	}
+	var kids Resources
+	for _, c := range n.children {
+		kids = kids.Add(t.reserveOf(c))
+	}
+	out := kids
+	if n.exists && n.spec.NoLend {
+		out = Resources{}
+		for r, m := range n.spec.Min {
+			out[r] = max(m-n.used[r], 0)
+		}
+		for r, v := range kids {
+			out[r] = max(out[r], v)
+		}
+	}
+	t.reserves[n] = out
+	return out
+}
+
+// Weighted reports whether any quota has an explicit shared weight: fair
+// sharing applies only then (see Share).
+func (t *Tree) Weighted() bool { return t.weighted > 0 }
+
+// Share is how far quota name is into what it may borrow, relative to its
+// weight (its shared weight, else its max), on its dominant resource: the
+// largest (used - min) / weight over the resources it weighs. Negative while
+// it uses less than its min; lower means further below its fair share.
+func (t *Tree) Share(name QuotaName) float64 {
+	n, ok := t.nodes[name]
+	if !ok || !n.exists {
+		return 0
+	}
+	weight := n.spec.Weight
+	if len(weight) == 0 {
+		weight = n.spec.Max
+	}
+	share, any := 0.0, false
+	for r, w := range weight {
+		if w <= 0 {
+			continue
+		}
+		s := float64(n.used[r]-n.spec.Min[r]) / float64(w)
+		if !any || s > share {
+			share, any = s, true
+		}
+	}
+	return share
+}
+
+// NeverFits reports a shortage when req is above some limit on the path of
+// quota name, whatever the usage.
+func (t *Tree) NeverFits(name QuotaName, req Resources) *Shortage {
+	leaf, ok := t.nodes[name]
+	if !ok || !leaf.exists {
+		return &Shortage{Quota: name, NotFound: true}
+	}
+	return t.neverFits(leaf, req)
+}
+
+func (t *Tree) neverFits(leaf *node, req Resources) *Shortage {
+	for n := leaf; n != t.root; n = n.parent {
+		if !n.exists || len(n.spec.Max) == 0 {
+			continue
+		}
+		var worst corev1.ResourceName
+		for r, v := range req {
+			if lim, limited := t.limit(n, r); limited && v > lim && (worst == "" || r < worst) {
+				worst = r
+			}
+		}
+		if worst != "" {
+			lim, _ := t.limit(n, worst)
+			return &Shortage{Quota: n.spec.Name, Resource: worst, Requested: req[worst], Limit: lim, NeverFits: true}
+		}
+	}
+	return nil
+}
