@@ -55,7 +55,7 @@ func New(cfg *configv1.KoordQueueConfiguration, registry Registry, h Handle) (*F
 		if err != nil {
 			return nil, err
 		}
-		if err := f.add(plugin); err != nil {
+		if err := add(f, plugin); err != nil {
 			return nil, err
 		}
 	}
@@ -85,35 +85,36 @@ func build(registry Registry, name string, args runtime.RawExtension, h Handle) 
 	return plugin, nil
 }
 
-// add files a plugin under every extension point it implements.
-func (f *Framework) add(plugin Plugin) error {
+// add files a plugin under every extension point it implements (a
+// function, not a method: only New builds a Framework).
+func add(f *Framework, plugin Plugin) error {
 	f.plugins = append(f.plugins, plugin)
 	if x, ok := plugin.(QueueSortPlugin); ok {
-		if err := f.claim(roleSort, plugin); err != nil {
+		if err := claim(f, roleSort, plugin); err != nil {
 			return err
 		}
 		f.sorter = x
 	}
 	if x, ok := plugin.(QueueMapPlugin); ok {
-		if err := f.claim(roleMap, plugin); err != nil {
+		if err := claim(f, roleMap, plugin); err != nil {
 			return err
 		}
 		f.mapper = x
 	}
 	if x, ok := plugin.(PreemptPlugin); ok {
-		if err := f.claim(rolePreempt, plugin); err != nil {
+		if err := claim(f, rolePreempt, plugin); err != nil {
 			return err
 		}
 		f.preempter = x
 	}
 	if x, ok := plugin.(SharePlugin); ok {
-		if err := f.claim(roleShare, plugin); err != nil {
+		if err := claim(f, roleShare, plugin); err != nil {
 			return err
 		}
 		f.sharer = x
 	}
 	if x, ok := plugin.(QuotaLister); ok {
-		if err := f.claim(roleList, plugin); err != nil {
+		if err := claim(f, roleList, plugin); err != nil {
 			return err
 		}
 		f.lister = x
@@ -137,8 +138,8 @@ func (f *Framework) add(plugin Plugin) error {
 	return nil
 }
 
-// claim gives a role to plugin, unless another plugin holds it already.
-func (f *Framework) claim(role string, plugin Plugin) error {
+// claim gives a role in f to plugin, unless another plugin holds it already.
+func claim(f *Framework, role string, plugin Plugin) error {
 	if prev, ok := f.owners[role]; ok {
 		return fmt.Errorf("plugins %s and %s both %s; enable one", prev, plugin.Name(), role)
 	}

@@ -99,9 +99,9 @@ func newTestPlugin(t *testing.T, args *configv1.ElasticQuotaArgs, quotas ...*eqv
 		args = &configv1.ElasticQuotaArgs{}
 	}
 	p := newPlugin(args, h)
-	t.Cleanup(p.sync.ShutDown)
+	t.Cleanup(p.follow.queue.ShutDown)
 	for _, q := range quotas {
-		p.onQuota(q)
+		p.follow.onQuota(q)
 	}
 	return p, h
 }

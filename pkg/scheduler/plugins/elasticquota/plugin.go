@@ -46,7 +46,16 @@ type Plugin struct {
 	// parent quota (event InvalidQuotaMin), so it is said once.
 	minReported map[quota.QuotaName]string
 
-	sync          workqueue.TypedRateLimitingInterface[string]
+	// follow builds the tree from the ElasticQuotas and keeps their Queues.
+	follow *follower
+}
+
+// follower follows the ElasticQuotas and the Queues for the plugin: it
+// builds the quota tree from the objects (under the plugin's lock), says
+// what is wrong with them in events, and keeps one Queue per quota.
+type follower struct {
+	p             *Plugin
+	queue         workqueue.TypedRateLimitingInterface[string]
 	registrations []toolscache.ResourceEventHandlerRegistration
 }
 
@@ -66,7 +75,7 @@ var (
 
 // HasSynced is true once every ElasticQuota has been seen.
 func (p *Plugin) HasSynced() bool {
-	for _, r := range p.registrations {
+	for _, r := range p.follow.registrations {
 		if !r.HasSynced() {
 			return false
 		}
@@ -83,7 +92,7 @@ func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error)
 		return nil, err
 	}
 	p := newPlugin(args, h)
-	if err := p.watch(context.Background()); err != nil {
+	if err := p.follow.watch(context.Background()); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -94,39 +103,40 @@ func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error)
 func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 	args = args.DeepCopy()
 	args.SetDefaults()
-	return &Plugin{shared: args.SharedQuotas,
+	p := &Plugin{shared: args.SharedQuotas,
 		h: h, tree: quota.New(*args.OversellRate), charged: map[quota.UnitKey]charge{}, byQuota: map[quota.QuotaName]map[quota.UnitKey]struct{}{},
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
 		versions: map[quota.CohortName]uint64{}, noVictims: map[quota.QuotaName]victimSearch{},
 		quotas: map[quota.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[quota.QuotaName]string{}, minReported: map[quota.QuotaName]string{},
-		sync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"}),
 	}
+	p.follow = &follower{p: p, queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"})}
+	return p
 }
 
 // watch registers the handlers of ElasticQuotas and Queues.
-func (p *Plugin) watch(ctx context.Context) error {
-	eqInformer, err := p.h.Cache().GetInformer(ctx, &eqv1alpha1.ElasticQuota{})
+func (s *follower) watch(ctx context.Context) error {
+	eqInformer, err := s.p.h.Cache().GetInformer(ctx, &eqv1alpha1.ElasticQuota{})
 	if err != nil {
 		return fmt.Errorf("watch ElasticQuotas (is the ElasticQuota CRD of scheduling.sigs.k8s.io installed?): %w", err)
 	}
 	reg, err := eqInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.onQuota(obj) },
-		UpdateFunc: func(_, obj any) { p.onQuota(obj) },
-		DeleteFunc: p.onQuotaDelete,
+		AddFunc:    func(obj any) { s.onQuota(obj) },
+		UpdateFunc: func(_, obj any) { s.onQuota(obj) },
+		DeleteFunc: s.onQuotaDelete,
 	})
 	if err != nil {
 		return err
 	}
-	p.registrations = append(p.registrations, reg)
-	queueInformer, err := p.h.Cache().GetInformer(ctx, &schedv1alpha1.Queue{})
+	s.registrations = append(s.registrations, reg)
+	queueInformer, err := s.p.h.Cache().GetInformer(ctx, &schedv1alpha1.Queue{})
 	if err != nil {
 		return fmt.Errorf("watch Queues: %w", err)
 	}
 	if _, err := queueInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.onQueue(obj) },
-		UpdateFunc: func(_, obj any) { p.onQueue(obj) },
-		DeleteFunc: p.onQueue,
+		AddFunc:    func(obj any) { s.onQueue(obj) },
+		UpdateFunc: func(_, obj any) { s.onQueue(obj) },
+		DeleteFunc: s.onQueue,
 	}); err != nil {
 		return err
 	}
@@ -160,7 +170,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "noquota",
 			"the unit names no quota: set the label "+schedv1alpha1.QuotaNameLabel+" on its job")
 	}
-	if s := p.tenancyLocked(u); s != nil {
+	if s := tenancyLocked(p, u); s != nil {
 		return s
 	}
 	s := p.tree.Check(u.Quota, u.Request)
@@ -274,7 +284,7 @@ const noVictimsTTL = time.Second
 func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(quota.UnitKey) bool) quota.Victims {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.tenancyLocked(u) != nil {
+	if tenancyLocked(p, u) != nil {
 		return quota.Victims{}
 	}
 	cohort := p.tree.Cohort(u.Quota)

@@ -303,7 +303,7 @@ func TestShareAndSharing(t *testing.T) {
 	}
 	weighted := quotas[1].DeepCopy()
 	weighted.Annotations = map[string]string{"quota.scheduling.koordinator.sh/shared-weight": `{"cpu":"3"}`}
-	p.onQuota(weighted)
+	p.follow.onQuota(weighted)
 	if !p.Sharing() {
 		t.Error("fair sharing off with a shared-weight annotation")
 	}

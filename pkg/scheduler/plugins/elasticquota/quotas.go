@@ -31,56 +31,56 @@ const (
 	CreatedByLabel = "scheduling.x-k8s.io/created-by-elasticquota"
 )
 
-func (p *Plugin) onQuota(obj any) {
+func (s *follower) onQuota(obj any) {
 	eq, ok := obj.(*eqv1alpha1.ElasticQuota)
 	if !ok {
 		return
 	}
-	p.mu.Lock()
-	old := p.quotas[quota.QuotaName(eq.Name)]
-	p.quotas[quota.QuotaName(eq.Name)] = eq
+	s.p.mu.Lock()
+	old := s.p.quotas[quota.QuotaName(eq.Name)]
+	s.p.quotas[quota.QuotaName(eq.Name)] = eq
 	changed := old == nil || !equalSpec(old, eq)
 	var recheck []quota.QuotaName
 	if changed {
 		// A cycle is refused by the tree and reported by syncQueue.
 		weight, _ := sharedWeight(eq)
-		_ = p.tree.Upsert(quota.Spec{
+		_ = s.p.tree.Upsert(quota.Spec{
 			Name: quota.QuotaName(eq.Name), Parent: quota.QuotaName(eq.Labels[eqv1alpha1.ParentLabel]),
 			Min: quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
 			NoLend: eq.Labels[eqv1alpha1.AllowLentResourceLabel] == "false", Weight: weight,
 		})
-		recheck = p.treeChangedLocked()
+		recheck = s.treeChangedLocked()
 	}
-	p.mu.Unlock()
+	s.p.mu.Unlock()
 	if changed {
 		// A new or changed quota can let anything through.
-		p.h.Invalidate()
+		s.p.h.Invalidate()
 	}
-	p.sync.Add(eq.Name)
+	s.queue.Add(eq.Name)
 	for _, name := range recheck {
-		p.sync.Add(string(name))
+		s.queue.Add(string(name))
 	}
 	if changed {
 		// The parents' children's min may have changed (reportChildrenMin).
-		p.syncParents(old, eq)
+		s.syncParents(old, eq)
 	}
 }
 
 // syncParents queues the parents of a quota's old and new versions.
-func (p *Plugin) syncParents(quotas ...*eqv1alpha1.ElasticQuota) {
+func (s *follower) syncParents(quotas ...*eqv1alpha1.ElasticQuota) {
 	for _, q := range quotas {
 		if q != nil && q.Labels[eqv1alpha1.ParentLabel] != "" {
-			p.sync.Add(q.Labels[eqv1alpha1.ParentLabel])
+			s.queue.Add(q.Labels[eqv1alpha1.ParentLabel])
 		}
 	}
 }
 
 // treeChangedLocked lists the quotas whose tree problem may have appeared or
 // gone with a change of the tree, for syncQueue to report.
-func (p *Plugin) treeChangedLocked() []quota.QuotaName {
+func (s *follower) treeChangedLocked() []quota.QuotaName {
 	var out []quota.QuotaName
-	for name := range p.quotas {
-		if _, reported := p.treeReported[name]; reported || p.tree.Problem(name) != nil {
+	for name := range s.p.quotas {
+		if _, reported := s.p.treeReported[name]; reported || s.p.tree.Problem(name) != nil {
 			out = append(out, name)
 		}
 	}
@@ -117,7 +117,7 @@ func equalSpec(a, b *eqv1alpha1.ElasticQuota) bool {
 		quota.FromList(a.Spec.Max).Equal(quota.FromList(b.Spec.Max))
 }
 
-func (p *Plugin) onQuotaDelete(obj any) {
+func (s *follower) onQuotaDelete(obj any) {
 	if t, ok := obj.(cacheTombstone); ok {
 		obj = t.Obj
 	}
@@ -125,25 +125,25 @@ func (p *Plugin) onQuotaDelete(obj any) {
 	if !ok {
 		return
 	}
-	p.mu.Lock()
+	s.p.mu.Lock()
 	var recheck []quota.QuotaName
-	if cur, ok := p.quotas[quota.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace {
-		delete(p.quotas, quota.QuotaName(eq.Name))
-		delete(p.treeReported, quota.QuotaName(eq.Name))
-		delete(p.minReported, quota.QuotaName(eq.Name))
-		p.tree.Delete(quota.QuotaName(eq.Name))
-		recheck = p.treeChangedLocked()
+	if cur, ok := s.p.quotas[quota.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace {
+		delete(s.p.quotas, quota.QuotaName(eq.Name))
+		delete(s.p.treeReported, quota.QuotaName(eq.Name))
+		delete(s.p.minReported, quota.QuotaName(eq.Name))
+		s.p.tree.Delete(quota.QuotaName(eq.Name))
+		recheck = s.treeChangedLocked()
 	}
-	p.mu.Unlock()
-	p.h.Invalidate()
-	p.sync.Add(eq.Name)
+	s.p.mu.Unlock()
+	s.p.h.Invalidate()
+	s.queue.Add(eq.Name)
 	for _, name := range recheck {
-		p.sync.Add(string(name))
+		s.queue.Add(string(name))
 	}
-	p.syncParents(eq)
+	s.syncParents(eq)
 }
 
-func (p *Plugin) onQueue(obj any) {
+func (s *follower) onQueue(obj any) {
 	if t, ok := obj.(cacheTombstone); ok {
 		obj = t.Obj
 	}
@@ -151,41 +151,41 @@ func (p *Plugin) onQueue(obj any) {
 	if !ok || q.Namespace != QueueNamespace {
 		return
 	}
-	p.sync.Add(q.Name)
+	s.queue.Add(q.Name)
 }
 
 // Start runs the worker that keeps one Queue per ElasticQuota.
 func (p *Plugin) Start(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
-		p.sync.ShutDown()
+		p.follow.queue.ShutDown()
 	}()
-	for p.processNext(ctx) {
+	for p.follow.processNext(ctx) {
 	}
 	return nil
 }
 
-func (p *Plugin) processNext(ctx context.Context) bool {
-	name, shutdown := p.sync.Get()
+func (s *follower) processNext(ctx context.Context) bool {
+	name, shutdown := s.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer p.sync.Done(name)
-	if err := p.syncQueue(ctx, name); err != nil {
+	defer s.queue.Done(name)
+	if err := s.syncQueue(ctx, name); err != nil {
 		klog.FromContext(ctx).Error(err, "Failed to sync the Queue of an ElasticQuota", "quota", name)
-		p.sync.AddRateLimited(name)
+		s.queue.AddRateLimited(name)
 		return true
 	}
-	p.sync.Forget(name)
+	s.queue.Forget(name)
 	return true
 }
 
 // syncQueue makes the Queue named like an ElasticQuota match it.
-func (p *Plugin) syncQueue(ctx context.Context, name string) error {
-	c := p.h.Client()
-	p.mu.Lock()
-	eq := p.quotas[quota.QuotaName(name)]
-	p.mu.Unlock()
+func (s *follower) syncQueue(ctx context.Context, name string) error {
+	c := s.p.h.Client()
+	s.p.mu.Lock()
+	eq := s.p.quotas[quota.QuotaName(name)]
+	s.p.mu.Unlock()
 
 	q := &schedv1alpha1.Queue{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: QueueNamespace, Name: name}, q)
@@ -201,20 +201,20 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 		}
 		return nil
 	}
-	p.reportTree(eq)
-	p.reportChildrenMin(eq)
+	s.reportTree(eq)
+	s.reportChildrenMin(eq)
 	if _, err := sharedWeight(eq); err != nil {
-		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidSharedWeight", "%v", err)
+		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidSharedWeight", "%v", err)
 	}
 	if _, err := namespacesOf(eq); err != nil {
-		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidNamespaces", "%v", err)
+		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidNamespaces", "%v", err)
 	}
 	policy, policyErr := policyOf(eq)
 	if policyErr != nil {
-		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQueuePolicy", "%v", policyErr)
+		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQueuePolicy", "%v", policyErr)
 	}
 	if !exists {
-		if err := p.ensureNamespace(ctx); err != nil {
+		if err := s.ensureNamespace(ctx); err != nil {
 			return err
 		}
 		if policy == "" {
@@ -230,7 +230,7 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 		}
 		if err := c.Create(ctx, q); err != nil {
 			if apierrors.IsAlreadyExists(err) {
-				p.sync.AddAfter(name, 100*time.Millisecond)
+				s.queue.AddAfter(name, 100*time.Millisecond)
 				return nil
 			}
 			return fmt.Errorf("create queue: %w", err)
@@ -267,21 +267,21 @@ func (p *Plugin) syncQueue(ctx context.Context, name string) error {
 
 // reportTree records a Warning event InvalidQuotaTree on a quota whose place
 // in the tree is broken (missing parent, cycle), once per problem.
-func (p *Plugin) reportTree(eq *eqv1alpha1.ElasticQuota) {
-	p.mu.Lock()
+func (s *follower) reportTree(eq *eqv1alpha1.ElasticQuota) {
+	s.p.mu.Lock()
 	msg := ""
-	if s := p.tree.Problem(quota.QuotaName(eq.Name)); s != nil && s.Broken != "" {
+	if s := s.p.tree.Problem(quota.QuotaName(eq.Name)); s != nil && s.Broken != "" {
 		msg = s.Broken
 	}
-	report := msg != "" && p.treeReported[quota.QuotaName(eq.Name)] != msg
+	report := msg != "" && s.p.treeReported[quota.QuotaName(eq.Name)] != msg
 	if msg == "" {
-		delete(p.treeReported, quota.QuotaName(eq.Name))
+		delete(s.p.treeReported, quota.QuotaName(eq.Name))
 	} else {
-		p.treeReported[quota.QuotaName(eq.Name)] = msg
+		s.p.treeReported[quota.QuotaName(eq.Name)] = msg
 	}
-	p.mu.Unlock()
+	s.p.mu.Unlock()
 	if report {
-		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaTree",
+		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaTree",
 			"%s (label %s): units of this quota and of the quotas below it wait until it is fixed", msg, eqv1alpha1.ParentLabel)
 	}
 }
@@ -290,11 +290,11 @@ func (p *Plugin) reportTree(eq *eqv1alpha1.ElasticQuota) {
 // children's min sum above its own min for some resource, once per problem.
 // Koordinator's webhook refuses such a tree; here the parent's max still
 // bounds its children, but their guarantees cannot all be kept.
-func (p *Plugin) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
-	p.mu.Lock()
+func (s *follower) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
+	s.p.mu.Lock()
 	sum := corev1.ResourceList{}
 	var children []string
-	for _, c := range p.quotas {
+	for _, c := range s.p.quotas {
 		if c.Name == eq.Name || c.Labels[eqv1alpha1.ParentLabel] != eq.Name {
 			continue
 		}
@@ -318,21 +318,21 @@ func (p *Plugin) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
 		msg = fmt.Sprintf("the min of the children of quota %s (%s) sums above its own min: %s; their guarantees cannot all be kept",
 			eq.Name, strings.Join(children, ", "), strings.Join(over, ", "))
 	}
-	report := msg != "" && p.minReported[quota.QuotaName(eq.Name)] != msg
+	report := msg != "" && s.p.minReported[quota.QuotaName(eq.Name)] != msg
 	if msg == "" {
-		delete(p.minReported, quota.QuotaName(eq.Name))
+		delete(s.p.minReported, quota.QuotaName(eq.Name))
 	} else {
-		p.minReported[quota.QuotaName(eq.Name)] = msg
+		s.p.minReported[quota.QuotaName(eq.Name)] = msg
 	}
-	p.mu.Unlock()
+	s.p.mu.Unlock()
 	if report {
-		p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaMin", "%s", msg)
+		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaMin", "%s", msg)
 	}
 }
 
-func (p *Plugin) ensureNamespace(ctx context.Context) error {
+func (s *follower) ensureNamespace(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: QueueNamespace}}
-	if err := p.h.Client().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := s.p.h.Client().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", QueueNamespace, err)
 	}
 	return nil

@@ -45,7 +45,7 @@ func TestSyncQueueCreatesTheQueueOfAQuota(t *testing.T) {
 	eq := utiltesting.MakeElasticQuota("team-a").Namespace("ns-a").Max(corev1.ResourceCPU, "4").
 		Policy(schedv1alpha1.QueuePolicyBlock).Annotation("koord-queue/max-depth", "5").Annotation("other/x", "y").Obj()
 	p, h := newTestPlugin(t, nil, eq)
-	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	q := getQueue(t, h, "team-a")
@@ -70,7 +70,7 @@ func TestSyncQueueCreatesTheQueueOfAQuota(t *testing.T) {
 func TestSyncQueueDefaultsThePolicyAndFollowsTheQuota(t *testing.T) {
 	eq := utiltesting.MakeElasticQuota("team-a").Max(corev1.ResourceCPU, "4").Annotation("koord-queue/max-depth", "5").Obj()
 	p, h := newTestPlugin(t, nil, eq)
-	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	if q := getQueue(t, h, "team-a"); q == nil || q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyPriority {
@@ -79,8 +79,8 @@ func TestSyncQueueDefaultsThePolicyAndFollowsTheQuota(t *testing.T) {
 	changed := eq.DeepCopy()
 	changed.Labels = map[string]string{schedv1alpha1.QueuePolicyLabel: string(schedv1alpha1.QueuePolicyIntelligent)}
 	changed.Annotations = map[string]string{"koord-queue/priority-threshold": "7"}
-	p.onQuota(changed)
-	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
+	p.follow.onQuota(changed)
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	q := getQueue(t, h, "team-a")
@@ -97,17 +97,17 @@ func TestSyncQueueLeavesAHandWrittenQueueAlone(t *testing.T) {
 	own.Namespace = QueueNamespace
 	h := newTestHandle(own)
 	p := newPlugin(&configv1.ElasticQuotaArgs{}, h)
-	t.Cleanup(p.sync.ShutDown)
-	p.onQuota(utiltesting.MakeElasticQuota("team-a").Policy(schedv1alpha1.QueuePolicyIntelligent).Max(corev1.ResourceCPU, "1").Obj())
-	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
+	t.Cleanup(p.follow.queue.ShutDown)
+	p.follow.onQuota(utiltesting.MakeElasticQuota("team-a").Policy(schedv1alpha1.QueuePolicyIntelligent).Max(corev1.ResourceCPU, "1").Obj())
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	if q := getQueue(t, h, "team-a"); q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyBlock {
 		t.Errorf("a Queue written by hand was changed to %s", q.Spec.QueuePolicy)
 	}
 	// Nor is it deleted with the quota.
-	p.onQuotaDelete(utiltesting.MakeElasticQuota("team-a").Obj())
-	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
+	p.follow.onQuotaDelete(utiltesting.MakeElasticQuota("team-a").Obj())
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	if getQueue(t, h, "team-a") == nil {
@@ -118,19 +118,19 @@ func TestSyncQueueLeavesAHandWrittenQueueAlone(t *testing.T) {
 func TestQuotaDeletedDeletesItsQueue(t *testing.T) {
 	eq := utiltesting.MakeElasticQuota("team-a").Max(corev1.ResourceCPU, "4").Obj()
 	p, h := newTestPlugin(t, nil, eq)
-	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	before := h.invalidations()
 	// The informer may hand over a tombstone.
-	p.onQuotaDelete(toolscache.DeletedFinalStateUnknown{Key: "default/team-a", Obj: eq})
+	p.follow.onQuotaDelete(toolscache.DeletedFinalStateUnknown{Key: "default/team-a", Obj: eq})
 	if h.invalidations() == before {
 		t.Error("deleting a quota did not make waiting units worth trying again")
 	}
 	if s := p.Filter(context.Background(), unit("u", "team-a", 0, 1)); s.IsSuccess() {
 		t.Error("a unit of a deleted quota fits")
 	}
-	if err := p.syncQueue(context.Background(), "team-a"); err != nil {
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	if getQueue(t, h, "team-a") != nil {
@@ -146,12 +146,12 @@ func TestOnQuotaInvalidatesOnlyOnChange(t *testing.T) {
 	}
 	same := eq.DeepCopy()
 	same.ResourceVersion = "2"
-	p.onQuota(same)
+	p.follow.onQuota(same)
 	if h.invalidations() != 1 {
 		t.Error("a quota update that changed nothing the tree reads invalidated")
 	}
 	bigger := utiltesting.MakeElasticQuota("q").Max(corev1.ResourceCPU, "8").Obj()
-	p.onQuota(bigger)
+	p.follow.onQuota(bigger)
 	if h.invalidations() != 2 {
 		t.Error("a larger max did not invalidate")
 	}
@@ -159,22 +159,22 @@ func TestOnQuotaInvalidatesOnlyOnChange(t *testing.T) {
 		t.Errorf("6 CPUs refused after the max went to 8: %+v", s)
 	}
 	// Objects of other kinds are ignored.
-	p.onQuota(&corev1.Pod{})
-	p.onQuotaDelete(&corev1.Pod{})
+	p.follow.onQuota(&corev1.Pod{})
+	p.follow.onQuotaDelete(&corev1.Pod{})
 }
 
 func TestOnQueueQueuesOnlyItsNamespace(t *testing.T) {
 	p, _ := newTestPlugin(t, nil)
 	other := utiltesting.MakeQueue("elsewhere").Obj()
 	other.Namespace = "default"
-	p.onQueue(other)
+	p.follow.onQueue(other)
 	mine := utiltesting.MakeQueue("team-a").Obj()
 	mine.Namespace = QueueNamespace
-	p.onQueue(toolscache.DeletedFinalStateUnknown{Obj: mine})
-	if p.sync.Len() != 1 {
-		t.Fatalf("%d names queued, want 1 (the Queue of namespace %s)", p.sync.Len(), QueueNamespace)
+	p.follow.onQueue(toolscache.DeletedFinalStateUnknown{Obj: mine})
+	if p.follow.queue.Len() != 1 {
+		t.Fatalf("%d names queued, want 1 (the Queue of namespace %s)", p.follow.queue.Len(), QueueNamespace)
 	}
-	if name, _ := p.sync.Get(); name != "team-a" {
+	if name, _ := p.follow.queue.Get(); name != "team-a" {
 		t.Errorf("queued %q, want team-a", name)
 	}
 }
@@ -201,7 +201,7 @@ func TestWarningsAreReportedOnce(t *testing.T) {
 		"policy":  "InvalidQueuePolicy",
 	}
 	for name, reason := range want {
-		if err := p.syncQueue(context.Background(), name); err != nil {
+		if err := p.follow.syncQueue(context.Background(), name); err != nil {
 			t.Fatal(err)
 		}
 		events := h.events()
@@ -214,7 +214,7 @@ func TestWarningsAreReportedOnce(t *testing.T) {
 	}
 	// Synced again, only the problems without memory are said again.
 	for name := range want {
-		if err := p.syncQueue(context.Background(), name); err != nil {
+		if err := p.follow.syncQueue(context.Background(), name); err != nil {
 			t.Fatal(err)
 		}
 	}

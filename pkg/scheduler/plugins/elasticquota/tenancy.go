@@ -9,11 +9,11 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
-// tenancyLocked refuses a unit whose namespace may not use its quota: only
+// tenancyLocked refuses a unit whose namespace may not use p's quota: only
 // the quota's own namespace and the namespaces its annotation
 // quota.scheduling.koordinator.sh/namespaces lists may, unless the plugin's
 // sharedQuotas argument opens every quota to everyone. It runs under p.mu.
-func (p *Plugin) tenancyLocked(u *framework.UnitInfo) *framework.Status {
+func tenancyLocked(p *Plugin, u *framework.UnitInfo) *framework.Status {
 	if p.shared || u.Unit == nil {
 		return nil
 	}
