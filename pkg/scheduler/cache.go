@@ -46,6 +46,12 @@ type unitState struct {
 	relabelled schedtypes.QuotaName
 }
 
+// waits reports whether st is a unit a pass may decide: known, pending,
+// not being admitted, not being deleted. It runs under the cache's lock.
+func (st *unitState) waits() bool {
+	return st != nil && !st.deleted && !st.inflight && queueunit.IsPending(st.obj.Status.Phase) && st.obj.DeletionTimestamp == nil
+}
+
 // unitCache owns what the scheduler knows of every QueueUnit: the last
 // object seen, the quota it is charged to, whether an admission of it is in
 // flight (assume/forget), and what it holds, which it reports to the usage
@@ -160,7 +166,7 @@ func (c *unitCache) decide(entry any, fn func(st *unitState) *queue.Failure) *qu
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, _ := entry.(*unitState)
-	if st == nil || st.deleted || st.inflight || !queueunit.IsPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
+	if !st.waits() {
 		return &queue.Failure{Reason: reasonStale, HeldBack: true}
 	}
 	return fn(st)
@@ -224,7 +230,7 @@ func (c *unitCache) entry(key schedtypes.UnitKey) (*unitState, *schedv1alpha1.Qu
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
-	if st == nil || st.inflight || !queueunit.IsPending(st.obj.Status.Phase) || st.obj.DeletionTimestamp != nil {
+	if !st.waits() {
 		return nil, nil
 	}
 	return st, st.obj

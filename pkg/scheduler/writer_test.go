@@ -46,19 +46,7 @@ type writerFixture struct {
 
 func newWriterFixture(t *testing.T, objs ...client.Object) *writerFixture {
 	t.Helper()
-	f := &writerFixture{}
-	f.c = fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&schedv1alpha1.QueueUnit{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				f.mu.Lock()
-				f.patches++
-				f.mu.Unlock()
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			},
-		}).Build()
-	f.w = newStatusWriter(f.c, f.c)
-	return f
+	return faultyFixture(t, func(int, client.Object) error { return nil }, objs...)
 }
 
 // drain makes every waiting write, decisions first, as the workers would.
