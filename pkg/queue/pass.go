@@ -262,6 +262,9 @@ func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
 		res.Examined++
 		g := *f
 		g.Inferred, g.Covering = true, false
+		// Of u's quota (allCover), so of the cohort u was just tried in: x
+		// waits for a release there, not in the cohort it was taken in with.
+		x.Cohort = u.Cohort
 		it.record(x, &g, res)
 	}
 }
