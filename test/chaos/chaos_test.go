@@ -3,6 +3,8 @@ package chaos_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,7 +103,9 @@ func TestChaos(t *testing.T) {
 		Log:           testWriter{t},
 		KoordQueue: cluster.KoordQueue{
 			Mode: cluster.KoordQueueOn, RepoRoot: repoRoot(), Extensions: []string{"job"},
-			QueueReplicas: 2, ControllersReplicas: 2,
+			QueueReplicas: 2, ControllersReplicas: 2, DebugAPI: true,
+			// Admissions, refusals and writes that failed are logged at 2.
+			ExtraQueueArgs: []string{"-v=2"},
 		},
 	})
 	if err != nil {
@@ -234,6 +238,46 @@ func (r *run) explainLost(ctx context.Context) {
 		r.t.Logf("unfinished unit %s: quota %s, phase %s, message %q, conditions %v, admissions %d",
 			u.Name, u.Labels[schedv1alpha1.QuotaNameLabel], u.Status.Phase, u.Status.Message, conds, len(u.Status.Admissions))
 	}
+	// What the leader holds in memory: usage per quota and its queues.
+	leader, err := r.c.Leader(ctx, cluster.QueueBinary)
+	if err != nil {
+		r.t.Logf("leader: %v", err)
+		return
+	}
+	base, ok := r.c.DebugURL(leader)
+	if !ok {
+		return
+	}
+	for _, path := range []string{"/debug/quotas", "/debug/queues"} {
+		r.t.Logf("%s %s: %s", leader, path, httpGet(ctx, base+path))
+	}
+	queues := map[string]bool{}
+	for i := range units.Items {
+		if q := units.Items[i].Spec.Queue; q != "" {
+			queues[q] = true
+		}
+	}
+	for q := range queues {
+		r.t.Logf("%s /debug/queues/%s: %s", leader, q, httpGet(ctx, base+"/debug/queues/"+q))
+	}
+}
+
+// httpGet returns the body at url, or the error as text.
+func httpGet(ctx context.Context, url string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err.Error()
+	}
+	return resp.Status + " " + string(body)
 }
 
 func sum(m map[string]int) int {

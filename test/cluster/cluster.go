@@ -56,6 +56,8 @@ type Cluster struct {
 	// "<lease>/<holder identity>" to the user that wrote it.
 	auditReader *AuditReader
 	holders     map[string]string
+	// debugURLs maps a koord-queue replica to its debug API (KoordQueue.DebugAPI).
+	debugURLs map[string]string
 }
 
 // Start brings up a fresh cluster in opts.StateDir. A cluster already

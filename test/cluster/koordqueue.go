@@ -185,6 +185,19 @@ func (c *Cluster) startQueueReplica(ctx context.Context, i int) (*process, error
 	if kq.Config != "" {
 		args = append(args, "--config", kq.Config)
 	}
+	if kq.DebugAPI {
+		// A port of its own, kept by Restart (which reuses the arguments).
+		port, err := freePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(port[0])
+		args = append(args, "--enableApiHandler", "--api-handler-address", addr)
+		if c.debugURLs == nil {
+			c.debugURLs = map[string]string{}
+		}
+		c.debugURLs[name] = "http://" + addr
+	}
 	p, err := c.run(name, filepath.Join(c.BinDir, QueueBinary), append(args, kq.ExtraQueueArgs...)...)
 	if err != nil {
 		return nil, err
@@ -225,4 +238,11 @@ func (c *Cluster) startControllersReplica(ctx context.Context, i int) (*process,
 	}
 	c.setReady(name, httpOK(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)))
 	return p, c.waitReady(ctx, name, p)
+}
+
+// DebugURL is the base URL of the debug HTTP API of koord-queue replica
+// name, when KoordQueue.DebugAPI is set.
+func (c *Cluster) DebugURL(name string) (string, bool) {
+	u, ok := c.debugURLs[name]
+	return u, ok
 }

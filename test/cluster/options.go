@@ -103,6 +103,9 @@ type KoordQueue struct {
 	// have metrics and health ports picked at start.
 	QueueReplicas       int
 	ControllersReplicas int
+	// DebugAPI serves koord-queue's debug HTTP API (--enableApiHandler) on a
+	// loopback port of each replica's own; DebugURL tells where.
+	DebugAPI bool
 }
 
 // KoordQueueMode selects whether the koord-queue binaries run.

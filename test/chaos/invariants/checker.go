@@ -60,6 +60,8 @@ type Checker struct {
 	admitted []time.Time
 	report   Report
 	finished bool // Finish ran: the report is the caller's now
+	// frontierFunc replaces the watches' frontier in tests.
+	frontierFunc func() int64
 }
 
 // event is one watch event, applied in resourceVersion order.
@@ -246,10 +248,7 @@ func (c *Checker) apply(final bool) {
 	}
 	frontier := int64(1<<63 - 1)
 	if !final {
-		for _, inf := range []cache.SharedIndexInformer{c.podInformer, c.unitInformer} {
-			n, _ := strconv.ParseInt(inf.LastSyncResourceVersion(), 10, 64)
-			frontier = min(frontier, n)
-		}
+		frontier = c.frontier()
 	}
 	sort.Slice(c.buffer, func(i, j int) bool {
 		if c.buffer[i].rv != c.buffer[j].rv {
@@ -267,6 +266,19 @@ func (c *Checker) apply(final bool) {
 		n++
 	}
 	c.buffer = append(c.buffer[:0], c.buffer[n:]...)
+}
+
+// frontier is the resourceVersion both watches have passed.
+func (c *Checker) frontier() int64 {
+	if c.frontierFunc != nil {
+		return c.frontierFunc()
+	}
+	f := int64(1<<63 - 1)
+	for _, inf := range []cache.SharedIndexInformer{c.podInformer, c.unitInformer} {
+		n, _ := strconv.ParseInt(inf.LastSyncResourceVersion(), 10, 64)
+		f = min(f, n)
+	}
+	return f
 }
 
 func (c *Checker) applyPod(ev event) {
@@ -417,6 +429,7 @@ func (c *Checker) Admissions() int {
 // Failed is lost), reads the audit log when configured, and returns the
 // report.
 func (c *Checker) Finish(ctx context.Context) (*Report, error) {
+	c.settle(ctx, settleLimit)
 	c.apply(true)
 	jobs, err := c.clientset.BatchV1().Jobs(c.opts.Namespace).List(ctx, listAll)
 	if err != nil {
@@ -453,6 +466,39 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 	}
 	r := c.report
 	return &r, nil
+}
+
+// settleLimit bounds the wait of Finish for the watches to agree: a quiet
+// watch moves its frontier on the API server's bookmarks, about once a minute.
+const settleLimit = 90 * time.Second
+
+// settle applies buffered events as both watches pass them, until none is
+// left, ctx ends or limit passes. An event applied before the other watch
+// has caught up could be judged against a stale view of that watch (a pod
+// running before its unit's admission arrived); the rest, if any, are
+// applied by the final apply and counted in the report.
+func (c *Checker) settle(ctx context.Context, limit time.Duration) {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c.apply(false)
+		c.mu.Lock()
+		left := len(c.buffer)
+		c.report.UnsettledEvents = left
+		c.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 func (c *Checker) unitPhases(job string) []string {

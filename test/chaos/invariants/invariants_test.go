@@ -1,7 +1,9 @@
 package invariants
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,3 +199,34 @@ func withAgent(ev *auditv1.Event, agent string) *auditv1.Event {
 func authUser(name string) authnv1.UserInfo { return authnv1.UserInfo{Username: name} }
 
 func phaseOf(p string) schedv1alpha1.QueueUnitPhase { return schedv1alpha1.QueueUnitPhase(p) }
+
+// TestSettleWaitsForBothWatches: Finish's settle applies only what both
+// watches have passed; a pod seen before its unit's admission reached the
+// checker is not judged until the unit watch catches up.
+func TestSettleWaitsForBothWatches(t *testing.T) {
+	c := newModel()
+	var frontier atomic.Int64
+	frontier.Store(1)
+	c.frontierFunc = frontier.Load
+	c.push(event{rv: 1, key: "ns/j1", unit: unit("ns/j1", "Enqueued", 0)})
+	c.push(event{rv: 3, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)})
+
+	// The unit watch stays at rv 1: the pod waits, and what is left is told.
+	c.settle(context.Background(), 300*time.Millisecond)
+	if c.report.PodEvents != 0 || c.report.UnitEvents != 1 || c.report.UnsettledEvents != 1 {
+		t.Fatalf("with the frontier at 1: pod events %d, unit events %d, unsettled %d; want 0, 1, 1",
+			c.report.PodEvents, c.report.UnitEvents, c.report.UnsettledEvents)
+	}
+
+	// The admission (rv 2) arrives and the frontier moves past the pod.
+	c.push(event{rv: 2, key: "ns/j1", unit: unit("ns/j1", "Dequeued", 1)})
+	frontier.Store(3)
+	c.settle(context.Background(), time.Minute)
+	if c.report.PodEvents != 1 || c.report.UnitEvents != 2 || c.report.UnsettledEvents != 0 {
+		t.Fatalf("with the frontier at 3: pod events %d, unit events %d, unsettled %d; want 1, 2, 0",
+			c.report.PodEvents, c.report.UnitEvents, c.report.UnsettledEvents)
+	}
+	if len(c.report.Violations) != 0 {
+		t.Fatalf("a pod running after its unit's admission was judged a violation: %+v", c.report.Violations)
+	}
+}

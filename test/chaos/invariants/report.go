@@ -33,6 +33,10 @@ type Report struct {
 	// OverMaxWithPodsBeingDeleted counts the times a quota's live pods plus
 	// its pods being deleted went above its max (allowed, reported apart).
 	OverMaxWithPodsBeingDeleted int `json:"overMaxWithPodsBeingDeleted"`
+	// UnsettledEvents are the watch events Finish applied before the other
+	// watch had passed them (its frontier did not move in time); their
+	// verdicts may rest on a stale view and should be 0.
+	UnsettledEvents int `json:"unsettledEvents"`
 	// PeakUse is, per quota and resource, the most its live pods requested,
 	// next to its max.
 	PeakUse map[string]map[corev1.ResourceName]Peak `json:"peakUse,omitempty"`
