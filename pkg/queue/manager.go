@@ -2,7 +2,6 @@ package queue
 
 import (
 	"slices"
-	"sort"
 	"sync"
 	"time"
 )
@@ -30,6 +29,9 @@ type Manager struct {
 	epochs epochs
 	// rr rotates the start among queues of equal priority.
 	rr map[int32]int
+	// order is the queues grouped by priority and sorted (see tiers); nil
+	// when it must be built again.
+	order [][]*pendingQueue
 
 	// kick is signalled whenever a pass could admit something new.
 	kick chan struct{}
@@ -107,7 +109,11 @@ func (m *Manager) UpsertQueue(s Settings) {
 		q = &pendingQueue{}
 		m.queues[s.Name] = q
 	}
+	if !ok || q.Priority != s.Priority {
+		m.order = nil
+	}
 	q.Settings = s
+	q.unsettle()
 	for _, u := range m.orphans[s.Name] {
 		q.insert(u, m.less)
 		m.unitQueue[u.Key] = s.Name
@@ -127,6 +133,7 @@ func (m *Manager) DeleteQueue(name QueueName) {
 		return
 	}
 	delete(m.queues, name)
+	m.order = nil
 	for _, u := range q.units {
 		m.addOrphan(name, u)
 	}
@@ -392,31 +399,6 @@ func (m *Manager) QueueNames() []QueueName {
 		for _, q := range tier {
 			out = append(out, q.Name)
 		}
-	}
-	return out
-}
-
-// tiers groups queues by priority, highest first; inside a tier queues are by
-// name, rotated by the tier's round-robin counter.
-func (m *Manager) tiers() [][]*pendingQueue {
-	byPrio := map[int32][]*pendingQueue{}
-	for _, q := range m.queues {
-		byPrio[q.Priority] = append(byPrio[q.Priority], q)
-	}
-	prios := make([]int32, 0, len(byPrio))
-	for p := range byPrio {
-		prios = append(prios, p)
-	}
-	sort.Slice(prios, func(i, j int) bool { return prios[i] > prios[j] })
-	out := make([][]*pendingQueue, 0, len(prios))
-	for _, p := range prios {
-		tier := byPrio[p]
-		sort.Slice(tier, func(i, j int) bool { return tier[i].Name < tier[j].Name })
-		if n := len(tier); n > 1 {
-			k := m.rr[p] % n
-			tier = append(tier[k:], tier[:k]...)
-		}
-		out = append(out, tier)
 	}
 	return out
 }

@@ -45,11 +45,17 @@ func (m *Manager) Pass(try Try) PassResult {
 	snap := m.epochs.snapshot()
 	now := m.now()
 	var res PassResult
+	var walked []*queueIter
 	for _, tier := range m.tiers() {
 		iters := make([]*queueIter, 0, len(tier))
 		for _, q := range tier {
+			if q.quiet(snap) {
+				continue
+			}
 			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[QuotaName]*Unit{}, ahead: map[QuotaName]*Unit{}, now: now})
 		}
+		// Each queue walked is walked in full by the end of its tier.
+		walked = append(walked, iters...)
 		if m.share != nil && len(iters) > 1 && (m.shareOn == nil || m.shareOn()) {
 			m.byShare(iters, try, &res)
 			continue
@@ -66,6 +72,9 @@ func (m *Manager) Pass(try Try) PassResult {
 		if len(tier) > 1 {
 			m.rr[tier[0].Priority]++
 		}
+	}
+	for _, it := range walked {
+		it.settle(snap)
 	}
 	return res
 }
@@ -107,6 +116,9 @@ type queueIter struct {
 	ahead    map[QuotaName]*Unit
 	examined int
 	now      time.Time
+	// open is set when try answered a unit with a failure that is worth
+	// trying again in every pass: the queue is not settled (see settle.go).
+	open bool
 }
 
 // starving reports whether u has waited longer than its queue's MaxWait.
@@ -145,6 +157,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			continue
 		}
 		f := try(u, q.Settings)
+		it.open = it.open || opens(f)
 		if f == nil {
 			it.pos++
 			q.remove(u, m.less)

@@ -43,6 +43,8 @@ type pendingQueue struct {
 	mixed      bool
 	// untried counts the units never tried (no failure yet).
 	untried int
+	// settled lets a pass skip the queue (see settle.go).
+	settled settled
 }
 
 func (q *pendingQueue) index(u *Unit, less Less) int {
@@ -50,6 +52,7 @@ func (q *pendingQueue) index(u *Unit, less Less) int {
 }
 
 func (q *pendingQueue) insert(u *Unit, less Less) {
+	q.unsettle()
 	if len(q.units) == 0 {
 		q.minRequest, q.quota, q.mixed, q.untried = u.Request.Clone(), u.Quota, false, 0
 	} else {
@@ -75,6 +78,7 @@ func (q *pendingQueue) remove(u *Unit, less Less) bool {
 	if !q.removeAt(u, less) {
 		return false
 	}
+	q.unsettle()
 	if u.Pending.Failure == nil {
 		q.untried--
 	}
