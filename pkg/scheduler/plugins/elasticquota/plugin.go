@@ -219,11 +219,15 @@ func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
 // freed, if any.
 func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName {
 	prev, had := p.charged[key]
-	if had {
-		p.versions[p.tree.Cohort(prev.Quota)]++
-	}
-	if h != nil {
-		p.versions[p.tree.Cohort(h.Quota)]++
+	// A unit's status is read again on every write to it; when what it
+	// holds is recorded unchanged, a fruitless victim search stays true.
+	if !had || h == nil || !sameCharge(prev, *h) {
+		if had {
+			p.versions[p.tree.Cohort(prev.Quota)]++
+		}
+		if h != nil {
+			p.versions[p.tree.Cohort(h.Quota)]++
+		}
 	}
 	if h != nil && (h.Quota == "" || h.Used.IsZero()) {
 		h = nil
@@ -294,17 +298,7 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		u.Priority <= last.priority && covers(u.Request, last.request) {
 		return quota.Victims{RetryAt: last.retryAt}
 	}
-	held := map[quota.QuotaName][]quota.Holding{}
-	for q, keys := range p.byQuota {
-		if p.tree.Cohort(q) != cohort {
-			continue
-		}
-		for key := range keys {
-			if key != u.Key && (skip == nil || !skip(key)) {
-				held[q] = append(held[q], p.charged[key])
-			}
-		}
-	}
+	held := p.cohortHoldingsLocked(cohort, u.Key, skip)
 	v := p.tree.SelectVictims(quota.Preemption{
 		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
 		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now,

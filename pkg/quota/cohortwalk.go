@@ -1,0 +1,25 @@
+package quota
+
+// EachInCohort calls fn with every quota of cohort (the top-level quota and
+// everything under it, placeholders included): the quotas q for which
+// Cohort(q) is cohort. It costs the size of the cohort, not of the tree.
+func (t *Tree) EachInCohort(cohort CohortName, fn func(name QuotaName)) {
+	n, ok := t.nodes[QuotaName(cohort)]
+	if !ok || n == t.root {
+		// Cohort of a quota the tree does not know is its own name.
+		fn(QuotaName(cohort))
+		return
+	}
+	if n.parent != nil && n.parent != t.root {
+		// Not a top-level quota: the cohort of no quota.
+		return
+	}
+	var walk func(n *node)
+	walk = func(n *node) {
+		fn(n.spec.Name)
+		for _, c := range n.children {
+			walk(c)
+		}
+	}
+	walk(n)
+}

@@ -1,0 +1,98 @@
+package elasticquota
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+)
+
+// seen returns a skip function that lets every unit be a candidate and
+// records which units the search looked at.
+func seen(keys *[]schedtypes.UnitKey) func(schedtypes.UnitKey) bool {
+	return func(k schedtypes.UnitKey) bool {
+		*keys = append(*keys, k)
+		return false
+	}
+}
+
+// A victim search looks at the holdings of its cohort only, and at all of
+// them.
+func TestVictimSearchLooksAtItsCohortOnly(t *testing.T) {
+	quotas := append(twoTeams(),
+		utiltesting.MakeElasticQuota("org2").IsParent(true).Max(corev1.ResourceCPU, "6").Obj(),
+		utiltesting.MakeElasticQuota("team-c").Parent("org2").Max(corev1.ResourceCPU, "6").Obj())
+	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}}, quotas...)
+	for _, u := range []struct {
+		name  string
+		quota schedtypes.QuotaName
+	}{{"a1", "team-a"}, {"b1", "team-b"}, {"c1", "team-c"}} {
+		x := unit(u.name, u.quota, 5, 2)
+		p.SetUsage(x.Key, holding(x, h.clock.Now()))
+	}
+	var keys []schedtypes.UnitKey
+	p.Preempt(context.Background(), unit("new", "team-a", 5, 4), true, true, seen(&keys))
+	want := []schedtypes.UnitKey{"default/a1", "default/b1"}
+	if diff := cmp.Diff(want, sortedKeys(keys)); diff != "" {
+		t.Errorf("candidates looked at (-want +got):\n%s", diff)
+	}
+}
+
+// Recording what a unit holds again, unchanged, keeps a fruitless search
+// true; any change a search could see repeats it.
+func TestFruitlessSearchSurvivesUnchangedUsage(t *testing.T) {
+	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}},
+		utiltesting.MakeElasticQuota("q").Max(corev1.ResourceCPU, "4").Obj())
+	holder := unit("holder", "q", 5, 4)
+	held := holding(holder, h.clock.Now())
+	p.SetUsage(holder.Key, held)
+	search := func() int {
+		var keys []schedtypes.UnitKey
+		if v := p.Preempt(context.Background(), unit("high", "q", 5, 4), true, false, seen(&keys)); len(v.Units) != 0 {
+			t.Fatalf("a unit of equal priority was chosen: %+v", v)
+		}
+		return len(keys)
+	}
+	if n := search(); n != 1 {
+		t.Fatalf("first search looked at %d candidates, want 1", n)
+	}
+	again := *held
+	p.SetUsage(holder.Key, &again)
+	if n := search(); n != 0 {
+		t.Errorf("after an unchanged usage the search ran again (%d candidates)", n)
+	}
+	for name, change := range map[string]func(h *schedtypes.Holding){
+		"evicting":  func(h *schedtypes.Holding) { h.Evicting = true },
+		"priority":   func(h *schedtypes.Holding) { h.Priority = 6 },
+		"admitted":   func(h *schedtypes.Holding) { h.AllocatedAt = h.AllocatedAt.Add(1) },
+		"less usage": func(h *schedtypes.Holding) { h.Used = cpu(3) },
+	} {
+		changed := *held
+		changed.Used = held.Used.Clone()
+		change(&changed)
+		p.SetUsage(holder.Key, &changed)
+		if n := search(); n != 1 {
+			t.Errorf("after a change (%s) the search looked at %d candidates, want 1", name, n)
+		}
+		p.SetUsage(holder.Key, held)
+		search()
+	}
+}
+
+func sortedKeys(keys []schedtypes.UnitKey) []schedtypes.UnitKey {
+	out := append([]schedtypes.UnitKey(nil), keys...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
