@@ -167,6 +167,9 @@ PERF_QPS ?= 100
 PERF_BURST ?= 200
 PERF_OUTPUT ?=
 PERF_FLAGS ?=
+PERF_COMPARE_PAIR ?= baseline
+PERF_COMPARE_RUNS ?= 2
+PERF_COMPARE_KUEUE ?= v0.17.0
 PERF_RUN = go run ./test/performance/runner --qps $(PERF_QPS) --burst $(PERF_BURST) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT)) $(PERF_FLAGS)
 
 .PHONY: test-harness
@@ -188,6 +191,11 @@ perf-baseline-no-preemption: ## The baseline with preemption and reclaim off (th
 perf-large: ## Performance run, 50,000 units (PERF_QPS, PERF_BURST, PERF_OUTPUT).
 	@hack/tools.sh etcd kube-apiserver >/dev/null
 	$(PERF_RUN) --config test/performance/configs/large.yaml
+
+.PHONY: perf-compare
+perf-compare: ## Kueue's harness (module at PERF_COMPARE_KUEUE) and ours in Kueue mode, interleaved, one table (PERF_COMPARE_PAIR=baseline|large-scale|smoke, PERF_OUTPUT).
+	@hack/tools.sh etcd kube-apiserver >/dev/null
+	go run ./test/performance/compare --pair $(PERF_COMPARE_PAIR) --runs $(PERF_COMPARE_RUNS) --kueue-version $(PERF_COMPARE_KUEUE) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT))
 
 .PHONY: perf-check
 perf-check: ## Compare a run's summary with a range file: SUMMARY=.../summary.yaml RANGES=test/performance/ranges/baseline.yaml.

@@ -21,6 +21,9 @@ type Option func(*startConfig)
 
 type startConfig struct {
 	aggregator bool
+	// maxInflight and maxMutatingInflight override the API server's
+	// in-flight limits when set (WithInflightLimits).
+	maxInflight, maxMutatingInflight int
 }
 
 // WithAggregator configures kube-apiserver's aggregation layer the way a real

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -70,7 +71,11 @@ func Start(opts ...Option) (*Env, error) {
 	}
 	// Load tests create thousands of objects; the defaults throttle them.
 	apiServer := env.ControlPlane.GetAPIServer()
-	apiServer.Configure().Set("max-requests-inflight", "2000").Set("max-mutating-requests-inflight", "1000")
+	inflight, mutating := 2000, 1000
+	if sc.maxInflight > 0 {
+		inflight, mutating = sc.maxInflight, sc.maxMutatingInflight
+	}
+	apiServer.Configure().Set("max-requests-inflight", strconv.Itoa(inflight)).Set("max-mutating-requests-inflight", strconv.Itoa(mutating))
 	var tmp string
 	if sc.aggregator {
 		var err error

@@ -32,6 +32,10 @@ type extension struct {
 	// updates counts every change of a unit seen through the watch;
 	// harnessWrites counts ours. The rest are the scheduler's.
 	updates, harnessWrites int
+	// kueue is ModeKueue: no Running write; the runtime counts from the
+	// observed admission and then the unit is marked finished, as Kueue's
+	// runner does.
+	kueue bool
 }
 
 func newExtension(c client.Client, rec *Recorder) *extension {
@@ -86,6 +90,9 @@ func (e *extension) observe(obj any) {
 	now := time.Now()
 	e.rec.mu.Lock()
 	r := e.rec.units[u.Name]
+	if r != nil && r.firstSeen.IsZero() {
+		r.firstSeen = now
+	}
 	if r == nil || rvOf(u) <= r.writtenRV {
 		e.rec.mu.Unlock()
 		return
@@ -137,8 +144,13 @@ func (e *extension) handle(ctx context.Context, key string) {
 		return
 	}
 	base := r.latest.(*schedv1alpha1.QueueUnit)
-	state, runSince, runtime := r.state, r.runSince, r.runtime
+	state, runSince, runtime, admittedAt := r.state, r.runSince, r.runtime, r.lastAdmitted
 	e.rec.mu.Unlock()
+	finish := func(u *schedv1alpha1.QueueUnit) {
+		u.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed
+		u.Status.PodState = nil
+		meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: schedv1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "fake job finished"})
+	}
 
 	evicted := isEvicted(base)
 	var next unitState
@@ -154,6 +166,12 @@ func (e *extension) handle(ctx context.Context, key string) {
 				meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionFalse, Reason: "Evicted", Message: "fake job suspended"})
 			}
 		}
+	case e.kueue && !evicted && state == stateAdmitted && base.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued:
+		if wait := time.Until(admittedAt.Add(runtime)); wait > 0 {
+			e.queue.AddAfter(key, wait)
+			return
+		}
+		next, mutate = stateDone, finish
 	case !evicted && state == stateAdmitted && base.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued:
 		next = stateRunning
 		mutate = func(u *schedv1alpha1.QueueUnit) {
@@ -166,12 +184,7 @@ func (e *extension) handle(ctx context.Context, key string) {
 			e.queue.AddAfter(key, wait)
 			return
 		}
-		next = stateDone
-		mutate = func(u *schedv1alpha1.QueueUnit) {
-			u.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed
-			u.Status.PodState = nil
-			meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: schedv1alpha1.ConditionFinished, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "fake job finished"})
-		}
+		next, mutate = stateDone, finish
 	default:
 		return
 	}

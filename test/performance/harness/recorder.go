@@ -25,6 +25,8 @@ type unitRecord struct {
 
 	created, firstAdmitted, lastAdmitted, finished time.Time
 	admissions, evictions                          int
+	// firstSeen is the first sight of the unit through the watch.
+	firstSeen time.Time
 
 	state      unitState
 	runSince   time.Time

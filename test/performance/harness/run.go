@@ -46,6 +46,8 @@ type Options struct {
 	ExtraArgs []string
 	// Log receives progress lines.
 	Log io.Writer
+	// Mode is ModeDefault or ModeKueue (Kueue-equivalent runs).
+	Mode Mode
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -60,6 +62,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	cfg := o.Config
 	if o.ExtensionWorkers < 1 {
 		o.ExtensionWorkers = 16
+		if o.kueue() {
+			o.ExtensionWorkers = KueueExtensionWorkers
+		}
 	}
 	if err := os.MkdirAll(o.OutputDir, 0o755); err != nil {
 		return nil, err
@@ -80,7 +85,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		o.logf("built koord-queue in %s", time.Since(began).Round(100*time.Millisecond))
 	}
 
-	env, err := framework.Start()
+	env, err := framework.Start(o.frameworkOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +106,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// The harness's own client must never be the bottleneck.
 	hcfg := rest.CopyConfig(env.Config)
 	hcfg.QPS, hcfg.Burst = 100000, 100000
+	if o.kueue() {
+		hcfg.QPS, hcfg.Burst = kueueHarnessQPS, kueueHarnessBurst
+	}
 	hcfg.UserAgent = "koord-queue-perf-harness"
 	c, err := client.New(hcfg, client.Options{Scheme: scheme.New()})
 	if err != nil {
@@ -137,6 +145,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 
 	rec := newRecorder(cfg)
 	ext := newExtension(c, rec)
+	ext.kueue = o.kueue()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ca, err := cache.New(hcfg, cache.Options{Scheme: scheme.New(), DefaultNamespaces: map[string]cache.Config{cfg.Namespace: {}}})
@@ -162,14 +171,20 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	s := &Summary{Config: cfg.Name, Setup: Setup{
 		QPS: o.QPS, Burst: o.Burst, ExtensionWorkers: o.ExtensionWorkers, KoordQueueArgs: args[2:],
 		Commit: gitCommit(root), ServerVersion: env.ServerVersion, Machine: describeMachine(runtime.NumCPU()), StartedAt: time.Now().UTC().Truncate(time.Second),
-		LoadAverageStart: loadAverage(),
+		LoadAverageStart: loadAverage(), Mode: string(o.Mode), APIServerInflight: o.inflight(),
 	}}
 	cpuBefore := machineCPU(kq.cmd.Process.Pid)
 	writesBefore, writesOK := apiServerWrites(runCtx, hcfg)
 	origin := time.Now()
 	o.logf("creating %d units (%s)", cfg.Units(), cfg.Name)
 	createErr := make(chan error, 1)
-	wg.Go(func() { createErr <- generate(runCtx, c, cfg, rec, origin) })
+	wg.Go(func() {
+		if o.kueue() {
+			createErr <- generateKueue(runCtx, c, cfg, rec)
+			return
+		}
+		createErr <- generate(runCtx, c, cfg, rec, origin)
+	})
 
 	deadline := time.NewTimer(cfg.Timeout.Duration)
 	defer deadline.Stop()
@@ -212,6 +227,10 @@ wait:
 		return nil, fmt.Errorf("read koord-queue's /proc: %w", err)
 	}
 	cpuAfter := machineCPU(kq.cmd.Process.Pid)
+	if o.kueue() {
+		// Kueue's wall time and rusage end with the scheduler's exit.
+		kq.stop()
+	}
 	writesAfter, writesAfterOK := apiServerWrites(fin, hcfg)
 	events, err := countEvents(fin, c, cfg.Namespace)
 	if err != nil {
@@ -228,6 +247,9 @@ wait:
 	tl := rec.freeze(end)
 	s.fill(cfg, tl, end)
 	s.fillProcess(before, after, ps)
+	if o.kueue() {
+		s.fillKueue(cfg, tl, kq, after)
+	}
 	s.CPU = cpuAfter.minus(cpuBefore, end.Sub(origin).Seconds(), s.Setup.Machine.NProc)
 	if writesOK && writesAfterOK {
 		s.CPU.apiBound(writesAfter-writesBefore, s.Units, s.Setup.Machine.NProc, s.WallSeconds)
@@ -399,6 +421,9 @@ type process struct {
 	log    *os.File
 	exited chan struct{}
 	err    error
+	// started is just after the process started; exitedAt when its exit
+	// was seen.
+	started, exitedAt time.Time
 }
 
 func startProcess(bin string, args []string, logPath string) (*process, error) {
@@ -415,9 +440,10 @@ func startProcess(bin string, args []string, logPath string) (*process, error) {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	p := &process{cmd: cmd, log: f, exited: make(chan struct{})}
+	p := &process{cmd: cmd, log: f, exited: make(chan struct{}), started: time.Now()}
 	go func() {
 		p.err = cmd.Wait()
+		p.exitedAt = time.Now()
 		f.Close()
 		close(p.exited)
 	}()

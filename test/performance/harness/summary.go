@@ -49,6 +49,8 @@ type Summary struct {
 	// Unfinished counts, by phase (and ",evicted"), the units still not done
 	// at the end of a run that timed out.
 	Unfinished map[string]int `json:"unfinished,omitempty"`
+	// Kueue holds the figures by Kueue's definitions (ModeKueue runs only).
+	Kueue *KueueFigures `json:"kueueEquivalent,omitempty"`
 }
 
 // Setup names the conditions of a run.
@@ -65,6 +67,10 @@ type Setup struct {
 	// other work on the machine shows here.
 	LoadAverageStart string `json:"loadAverageStart"`
 	LoadAverageEnd   string `json:"loadAverageEnd"`
+	// Mode is the harness mode ("" or "kueue"); APIServerInflight the API
+	// server's max requests / max mutating requests in flight.
+	Mode              string `json:"mode,omitempty"`
+	APIServerInflight string `json:"apiServerInflight,omitempty"`
 }
 
 // WaitStats are seconds from creation to first admission.
@@ -318,10 +324,10 @@ func (s *Summary) write(dir string, tl timeline, origin time.Time) error {
 		}
 		return strconv.FormatFloat(t.Sub(origin).Seconds(), 'f', 3, 64)
 	}
-	rows := [][]string{{"unit", "class", "quota", "parent", "cpu_milli", "priority", "created_s", "first_admitted_s", "last_admitted_s", "finished_s", "admissions", "evictions"}}
+	rows := [][]string{{"unit", "class", "quota", "parent", "cpu_milli", "priority", "created_s", "first_admitted_s", "last_admitted_s", "finished_s", "admissions", "evictions", "first_seen_s"}}
 	for _, u := range tl.units {
 		rows = append(rows, []string{u.name, u.class, u.quota, u.parent, strconv.FormatInt(u.cpuMilli, 10), strconv.Itoa(int(u.priority)),
-			rel(u.created), rel(u.firstAdmitted), rel(u.lastAdmitted), rel(u.finished), strconv.Itoa(u.admissions), strconv.Itoa(u.evictions)})
+			rel(u.created), rel(u.firstAdmitted), rel(u.lastAdmitted), rel(u.finished), strconv.Itoa(u.admissions), strconv.Itoa(u.evictions), rel(u.firstSeen)})
 	}
 	if err := writeCSV(filepath.Join(dir, "units.csv"), rows); err != nil {
 		return err

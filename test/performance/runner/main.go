@@ -33,13 +33,18 @@ func main() {
 		qps     = flag.Float64("qps", 100, "koord-queue --qps.")
 		burst   = flag.Int("burst", 200, "koord-queue --burst.")
 		binary  = flag.String("binary", "", "A prebuilt koord-queue binary; default: go build ./cmd/koord-queue.")
-		workers = flag.Int("extension-workers", 16, "Workers of the fake job extension.")
+		workers = flag.Int("extension-workers", 0, "Workers of the fake job extension (0: 16, or 5 in kueue mode).")
+		mode    = flag.String("mode", "default", "default, or kueue: Kueue-equivalent cadence, execution and figures (docs/performance.md).")
 		extra   repeated
 	)
 	flag.Var(&extra, "koord-queue-arg", "Extra argument for koord-queue (repeatable).")
 	flag.Parse()
 	ctrllog.SetLogger(klog.Background())
 
+	m, err := harness.ParseMode(*mode)
+	if err != nil {
+		fail(err)
+	}
 	cfg, err := harness.LoadConfig(*config)
 	if err != nil {
 		fail(err)
@@ -56,7 +61,7 @@ func main() {
 	defer stop()
 	s, err := harness.Run(ctx, harness.Options{
 		Config: cfg, OutputDir: dir, QPS: float32(*qps), Burst: *burst, Binary: *binary,
-		ExtensionWorkers: *workers, ExtraArgs: extra, Log: os.Stderr,
+		ExtensionWorkers: *workers, ExtraArgs: extra, Log: os.Stderr, Mode: m,
 	})
 	if err != nil {
 		fail(err)

@@ -1,0 +1,63 @@
+// Command compare runs Kueue's scheduler performance harness and ours side
+// by side (make perf-compare) and writes one table: compare.md,
+// compare.yaml and compare.json in its output folder. See
+// docs/performance.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/koordinator-sh/koord-queue/test/performance/kueuecmp"
+)
+
+func main() {
+	var (
+		pair    = flag.String("pair", "baseline", "baseline, large-scale or smoke.")
+		runs    = flag.Int("runs", 2, "Rounds of Kueue then ours (2: Kueue, ours, Kueue, ours).")
+		qps     = flag.Float64("qps", 50, "koord-queue --qps (minimalkueue hard-codes 50).")
+		burst   = flag.Int("burst", 100, "koord-queue --burst (minimalkueue hard-codes 100).")
+		version = flag.String("kueue-version", kueuecmp.DefaultVersion, "Kueue module version.")
+		output  = flag.String("output", "", "Output folder; default $HOME/.cache/koord-queue/perf/compare-<pair>-<time>.")
+		binary  = flag.String("binary", "", "A prebuilt koord-queue binary; default: built once.")
+		verb    = flag.Int("v-ours", 2, "koord-queue's -v (Kueue's runner starts minimalkueue at log level 2).")
+		prepare = flag.Bool("prepare-only", false, "Only fetch and build Kueue's harness.")
+	)
+	flag.Parse()
+	ctrllog.SetLogger(klog.Background())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *prepare {
+		k, err := kueuecmp.Prepare(ctx, *version, os.Stderr)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Println(k.Runner, k.MinimalKueue, k.Checker)
+		return
+	}
+	out := *output
+	if out == "" {
+		out = kueuecmp.DefaultOutput(*pair)
+	}
+	t, err := kueuecmp.Compare(ctx, kueuecmp.Options{
+		Pair: *pair, Runs: *runs, QPS: float32(*qps), Burst: *burst, KueueVersion: *version,
+		Output: out, OurBinary: *binary, OurArgs: []string{fmt.Sprintf("--v=%d", *verb)}, Log: os.Stderr,
+	})
+	if err != nil {
+		fail(err)
+	}
+	fmt.Print(t.Markdown())
+	fmt.Println(out)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "compare:", err)
+	os.Exit(1)
+}

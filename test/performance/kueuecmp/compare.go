@@ -1,0 +1,250 @@
+package kueuecmp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+	"github.com/koordinator-sh/koord-queue/test/performance/harness"
+)
+
+// Pair is one comparison: our config and the Kueue config it translates.
+type Pair struct {
+	// Config is our generator config, relative to the repository.
+	Config string
+	// KueueConfig names Kueue's shipped config folder
+	// (test/performance/scheduler/configs/<name>); empty when Kueue ships
+	// none and the translation of ours is given to its runner.
+	KueueConfig string
+	// Note says where the pair comes from.
+	Note string
+}
+
+// Pairs are the comparisons `make perf-compare PAIR=<name>` knows.
+var Pairs = map[string]Pair{
+	"baseline": {Config: "test/performance/configs/baseline.yaml", KueueConfig: "baseline",
+		Note: "Kueue's baseline generator.yaml as shipped; ours, test/performance/configs/baseline.yaml, translates to exactly it (checked before running)."},
+	"large-scale": {Config: "test/performance/configs/kueue-large-scale.yaml", KueueConfig: "large-scale",
+		Note: "Kueue's large-scale shape (20 cohorts x 100 queues, 60,000 workloads); when the pinned release ships no configs/large-scale, Kueue's runner gets the translation of our kueue-large-scale.yaml."},
+	"smoke": {Config: "test/performance/configs/kueue-smoke.yaml",
+		Note: "A tiny config for the harness's own test; Kueue's runner gets its translation."},
+}
+
+// Options are the knobs of one comparison.
+type Options struct {
+	Pair string
+	// Runs is the number of Kueue-then-ours rounds (2: Kueue, ours, Kueue, ours).
+	Runs int
+	// QPS and Burst are our scheduler's client limits; minimalkueue
+	// hard-codes 50 / 100.
+	QPS   float32
+	Burst int
+	// KueueVersion is the module version to fetch.
+	KueueVersion string
+	// Output receives every run's folder and compare.{md,yaml,json}.
+	Output string
+	// OurBinary is a prebuilt koord-queue (empty: built once into Output).
+	OurBinary string
+	// OurArgs are extra koord-queue arguments (log verbosity).
+	OurArgs []string
+	Log     io.Writer
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, "perf-compare: "+format+"\n", args...)
+	}
+}
+
+// Compare prepares Kueue, runs both sides interleaved and writes the table.
+func Compare(ctx context.Context, o Options) (*Table, error) {
+	pair, ok := Pairs[o.Pair]
+	if !ok {
+		return nil, fmt.Errorf("unknown pair %q (known: %s)", o.Pair, strings.Join(sortedKeys(Pairs), ", "))
+	}
+	if o.Runs < 1 {
+		o.Runs = 2
+	}
+	if o.KueueVersion == "" {
+		o.KueueVersion = DefaultVersion
+	}
+	root := framework.RepoRoot()
+	cfg, err := harness.LoadConfig(filepath.Join(root, pair.Config))
+	if err != nil {
+		return nil, err
+	}
+	gen, err := Translate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Output, 0o755); err != nil {
+		return nil, err
+	}
+	k, err := Prepare(ctx, o.KueueVersion, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	notes := []string{pair.Note}
+	kueueGen := ""
+	if pair.KueueConfig != "" {
+		kueueGen = k.Generator(pair.KueueConfig)
+	}
+	if kueueGen != "" {
+		shipped, err := LoadGenerator(kueueGen)
+		if err != nil {
+			return nil, err
+		}
+		if err := Same(gen, shipped); err != nil {
+			return nil, fmt.Errorf("%s does not translate to Kueue's %s: %w", pair.Config, kueueGen, err)
+		}
+		notes = append(notes, fmt.Sprintf("Kueue's generator: configs/%s/generator.yaml of %s@%s.", pair.KueueConfig, Module, k.Version))
+	} else {
+		kueueGen = filepath.Join(o.Output, "kueue-generator.yaml")
+		if err := gen.Write(kueueGen); err != nil {
+			return nil, err
+		}
+		if pair.KueueConfig != "" {
+			notes = append(notes, fmt.Sprintf("%s@%s ships no configs/%s: Kueue's runner got the translation of %s (kueue-generator.yaml in the output).", Module, k.Version, pair.KueueConfig, pair.Config))
+		}
+	}
+	assets, err := toolsDir(root)
+	if err != nil {
+		return nil, err
+	}
+	bin := o.OurBinary
+	if bin == "" {
+		bin = filepath.Join(o.Output, "koord-queue")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/koord-queue")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build ./cmd/koord-queue: %w\n%s", err, out)
+		}
+	}
+	if err := os.Setenv("KUBEBUILDER_ASSETS", assets); err != nil {
+		return nil, err
+	}
+	classes := make([]string, len(cfg.Classes))
+	for i, c := range cfg.Classes {
+		classes[i] = c.Name
+	}
+	ideal := cfg.IdealMakespan().Seconds
+	var kf, of []Figures
+	var commit, server string
+	for i := range o.Runs {
+		dir := filepath.Join(o.Output, fmt.Sprintf("kueue-%d", i+1))
+		load := loadAverage()
+		o.logf("round %d/%d: Kueue %s, %s (load %s)", i+1, o.Runs, k.Version, o.Pair, load)
+		if err := k.Run(ctx, kueueGen, dir, assets, cfg.Timeout.Duration, o.Log); err != nil {
+			return nil, err
+		}
+		f, err := ReadKueue(dir, classes, cfg.Children.Max.MilliValue(), ideal)
+		if err != nil {
+			return nil, fmt.Errorf("read Kueue's run %s: %w", dir, err)
+		}
+		kf = append(kf, f)
+		notes = append(notes, fmt.Sprintf("Kueue run %d: load average %s at start, %s at end.", i+1, load, loadAverage()))
+		if rs := k.RangeSpec(pair.KueueConfig); rs != "" && pair.KueueConfig != "" {
+			passed, out := k.Check(ctx, dir, rs)
+			if err := os.WriteFile(filepath.Join(dir, "checker.log"), []byte(out), 0o644); err != nil {
+				return nil, err
+			}
+			notes = append(notes, fmt.Sprintf("Kueue run %d against Kueue's own rangespec (its checker): passed=%t.", i+1, passed))
+		}
+
+		dir = filepath.Join(o.Output, fmt.Sprintf("ours-%d", i+1))
+		o.logf("round %d/%d: koord-queue, %s (load %s)", i+1, o.Runs, o.Pair, loadAverage())
+		s, err := harness.Run(ctx, harness.Options{
+			Config: cfg, OutputDir: dir, QPS: o.QPS, Burst: o.Burst, Binary: bin,
+			ExtraArgs: o.OurArgs, Log: o.Log, Mode: harness.ModeKueue,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("our run %s: %w", dir, err)
+		}
+		if s.TimedOut {
+			return nil, fmt.Errorf("our run %s timed out (%d/%d units done)", dir, s.Completed, s.Units)
+		}
+		f, err = FromOurs(s)
+		if err != nil {
+			return nil, err
+		}
+		of = append(of, f)
+		commit, server = s.Setup.Commit, s.Setup.ServerVersion
+		notes = append(notes, fmt.Sprintf("our run %d: load average %s at start, %s at end.", i+1, s.Setup.LoadAverageStart, s.Setup.LoadAverageEnd))
+	}
+	t := Build(o.Pair, classes, kf, of)
+	t.Notes = append([]string{
+		fmt.Sprintf("Kueue %s (minimalkueue: QPS 50, burst 100) vs koord-queue %s (--qps %g --burst %d, mode kueue); kube-apiserver %s and etcd from %s for both; API server in-flight limits %d/%d for both; %d CPUs (%s); ideal %.2f s.",
+			k.Version, commit, o.QPS, o.Burst, server, assets, harness.KueueMaxInflight, harness.KueueMaxMutatingInflight, runtime.NumCPU(), cpuModel(), ideal),
+	}, notes...)
+	return &t, t.write(o.Output)
+}
+
+func (t Table) write(dir string) error {
+	if err := os.WriteFile(filepath.Join(dir, "compare.md"), []byte(t.Markdown()), 0o644); err != nil {
+		return err
+	}
+	y, err := yaml.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "compare.yaml"), y, 0o644); err != nil {
+		return err
+	}
+	j, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "compare.json"), j, 0o644)
+}
+
+func toolsDir(root string) (string, error) {
+	if a := os.Getenv("KUBEBUILDER_ASSETS"); a != "" {
+		return a, nil
+	}
+	out, err := exec.Command(filepath.Join(root, "hack", "tools.sh"), "dir").Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/tools.sh dir: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+// DefaultOutput is $HOME/.cache/koord-queue/perf/compare-<pair>-<time>.
+func DefaultOutput(pair string) string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".cache", "koord-queue", "perf", "compare-"+pair+"-"+time.Now().Format("20060102-150405"))
+}

@@ -1,0 +1,62 @@
+package kueuecmp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// TestCompareSmoke runs the whole comparison once on the tiny config: Kueue's
+// runner with minimalkueue, then our harness in Kueue mode, and checks the
+// table. Skipped when Kueue's harness cannot be fetched or built here.
+func TestCompareSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the comparison starts two control planes")
+	}
+	ctrllog.SetLogger(klog.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := Prepare(ctx, DefaultVersion, os.Stderr); err != nil {
+		t.Skipf("Kueue's harness (%s@%s) is not available here, so the comparison cannot run: %v", Module, DefaultVersion, err)
+	}
+	out := t.TempDir()
+	began := time.Now()
+	tab, err := Compare(ctx, Options{Pair: "smoke", Runs: 1, QPS: 50, Burst: 100, Output: out, Log: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("comparison took %s:\n%s", time.Since(began).Round(time.Second), tab.Markdown())
+	if len(tab.Kueue) != 1 || len(tab.Ours) != 1 {
+		t.Fatalf("runs: %d Kueue, %d ours; want 1 each", len(tab.Kueue), len(tab.Ours))
+	}
+	// 1 parent x 2 children x (10 + 4 + 2) units.
+	for side, f := range map[string]Figures{"Kueue": tab.Kueue[0], "ours": tab.Ours[0]} {
+		if f.Units != 32 || f.Completed != 32 {
+			t.Errorf("%s: %d of %d units completed, want 32 of 32", side, f.Completed, f.Units)
+		}
+		if f.WallSeconds <= 0 || f.CPUSeconds <= 0 || f.PeakRSSMiB <= 0 || f.WritesPerAdmission["total"] <= 0 {
+			t.Errorf("%s: figures missing: %+v", side, f)
+		}
+		if f.Admissions < 32 {
+			t.Errorf("%s: %d admissions for 32 completed units", side, f.Admissions)
+		}
+		for _, c := range []string{"small", "medium", "large"} {
+			if w := f.TimeToAdmission[c]; w.Count == 0 {
+				t.Errorf("%s: no time to admission for class %s", side, c)
+			}
+		}
+	}
+	if v := tab.Ours[0].QuotaViolations; v != 0 {
+		t.Errorf("ours: %d quota violations", v)
+	}
+	for _, name := range []string{"compare.md", "compare.yaml", "compare.json", "kueue-generator.yaml", "kueue-1/wlStates.csv", "ours-1/summary.yaml"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		}
+	}
+}
