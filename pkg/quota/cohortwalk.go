@@ -23,3 +23,7 @@ func (t *Tree) EachInCohort(cohort CohortName, fn func(name QuotaName)) {
 	}
 	walk(n)
 }
+
+// Version counts the changes of the tree's usage and shape: equal versions
+// mean the same tree.
+func (t *Tree) Version() uint64 { return t.version }

@@ -68,7 +68,7 @@ func TestFruitlessSearchSurvivesUnchangedUsage(t *testing.T) {
 		t.Errorf("after an unchanged usage the search ran again (%d candidates)", n)
 	}
 	for name, change := range map[string]func(h *schedtypes.Holding){
-		"evicting":  func(h *schedtypes.Holding) { h.Evicting = true },
+		"evicting":   func(h *schedtypes.Holding) { h.Evicting = true },
 		"priority":   func(h *schedtypes.Holding) { h.Priority = 6 },
 		"admitted":   func(h *schedtypes.Holding) { h.AllocatedAt = h.AllocatedAt.Add(1) },
 		"less usage": func(h *schedtypes.Holding) { h.Used = cpu(3) },
@@ -95,4 +95,37 @@ func sortedKeys(keys []schedtypes.UnitKey) []schedtypes.UnitKey {
 		}
 	}
 	return out
+}
+
+// The holdings kept for the searches of a cohort follow what units hold and
+// the shape of the tree.
+func TestVictimSearchFollowsHoldingsAndTree(t *testing.T) {
+	quotas := append(twoTeams(),
+		utiltesting.MakeElasticQuota("org2").IsParent(true).Max(corev1.ResourceCPU, "6").Obj(),
+		utiltesting.MakeElasticQuota("team-c").Parent("org2").Max(corev1.ResourceCPU, "6").Obj())
+	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}}, quotas...)
+	look := func() []schedtypes.UnitKey {
+		var keys []schedtypes.UnitKey
+		// A new priority each time, so no fruitless search is reused.
+		h.clock.Step(2 * noVictimsTTL)
+		p.Preempt(context.Background(), unit("new", "team-a", 9, 4), true, true, seen(&keys))
+		return sortedKeys(keys)
+	}
+	a1, b1, c1 := unit("a1", "team-a", 1, 1), unit("b1", "team-b", 1, 1), unit("c1", "team-c", 1, 1)
+	p.SetUsage(a1.Key, holding(a1, h.clock.Now()))
+	look()
+	p.SetUsage(b1.Key, holding(b1, h.clock.Now()))
+	p.SetUsage(c1.Key, holding(c1, h.clock.Now()))
+	if diff := cmp.Diff([]schedtypes.UnitKey{"default/a1", "default/b1"}, look()); diff != "" {
+		t.Errorf("after b1 and c1 came (-want +got):\n%s", diff)
+	}
+	p.SetUsage(a1.Key, nil)
+	if diff := cmp.Diff([]schedtypes.UnitKey{"default/b1"}, look()); diff != "" {
+		t.Errorf("after a1 left (-want +got):\n%s", diff)
+	}
+	// team-c moves under org: its holdings join the cohort.
+	p.follow.onQuota(utiltesting.MakeElasticQuota("team-c").Parent("org").Max(corev1.ResourceCPU, "6").Obj())
+	if diff := cmp.Diff([]schedtypes.UnitKey{"default/b1", "default/c1"}, look()); diff != "" {
+		t.Errorf("after team-c moved under org (-want +got):\n%s", diff)
+	}
 }

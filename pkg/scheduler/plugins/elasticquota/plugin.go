@@ -35,6 +35,9 @@ type Plugin struct {
 	// the same search is not repeated until something changed.
 	versions  map[quota.CohortName]uint64
 	noVictims map[quota.QuotaName]victimSearch
+	// heldByCohort keeps the holdings of each cohort for victim searches
+	// (cohortHoldingsLocked).
+	heldByCohort map[quota.CohortName]cohortHeld
 	// quotas are the ElasticQuotas seen, by name.
 	quotas map[quota.QuotaName]*eqv1alpha1.ElasticQuota
 	// shared lets any namespace use any quota (args sharedQuotas).
