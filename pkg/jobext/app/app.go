@@ -131,6 +131,7 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			RunningTimeout:     running,
 			BackoffTimeout:     backoff,
 			SkipNameValidation: o.SkipNameValidation,
+			Workers:            o.Workers,
 		})
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
@@ -194,6 +195,9 @@ func (o *Options) complete() (*completed, error) {
 	sel, err := framework.ParseNamespaceSelector(o.ManagedJobsNamespaceSelector, o.releaseNamespace())
 	if err != nil {
 		return nil, fmt.Errorf("--managed-jobs-namespace-selector: %w", err)
+	}
+	if o.Workers < 1 {
+		return nil, fmt.Errorf("--workers must be at least 1, got %d", o.Workers)
 	}
 	if o.DefaultQuota != "" {
 		errs := append(validation.IsDNS1123Subdomain(o.DefaultQuota), validation.IsValidLabelValue(o.DefaultQuota)...)

@@ -45,6 +45,8 @@ type Options struct {
 	QPS                          float32
 	Burst                        int
 	Verbosity                    int
+	// Workers is how many jobs of one extension are reconciled at once.
+	Workers int
 
 	// WebhookPort serves the admission webhook; 0 turns it off. NewOptions
 	// leaves it off (tests run several managers in one process); the flag's
@@ -78,6 +80,7 @@ func NewOptions() *Options {
 		QPS:                          50,
 		Burst:                        100,
 		Verbosity:                    0,
+		Workers:                      8,
 		WebhookSecretName:            "koord-queue-controllers-webhook-cert",
 		WebhookServiceName:           "koord-queue-controllers-webhook",
 		WebhookConfigurationName:     "koord-queue-controllers",
@@ -109,6 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.QPS, "qps", o.QPS, "queries per second to the API server")
 	fs.IntVar(&o.Burst, "burst", o.Burst, "burst of queries to the API server")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "log verbosity")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "jobs of each enabled extension reconciled at once (one job is never reconciled twice at once)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", defaultWebhookPort,
 		"port of the mutating admission webhook that suspends managed jobs at creation; 0 turns it off")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the webhook listens on; empty means all")
