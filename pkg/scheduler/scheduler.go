@@ -45,6 +45,9 @@ type Options struct {
 	// Fence reports whether this replica may still write: false from the
 	// moment its lease may have been lost (see pkg/util/fence); nil: always.
 	Fence func() bool
+	// Recorder records the scheduler's events (pkg/eventrecorder, which
+	// loses none silently); nil is the manager's client-go recorder.
+	Recorder record.EventRecorder
 }
 
 // Scheduler admits QueueUnits. It wires its parts together and runs them;
@@ -76,10 +79,14 @@ var (
 // New builds a scheduler on mgr's client and cache, with the plugins cfg
 // enables from registry, and adds it to mgr.
 func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Scheduler, error) {
+	recorder := opts.Recorder
+	if recorder == nil {
+		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
+		recorder = mgr.GetEventRecorderFor("koord-queue")
+	}
 	s, err := build(deps{
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), informers: mgr.GetCache(),
-		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
-		recorder: mgr.GetEventRecorderFor("koord-queue"),
+		recorder: recorder,
 	}, registry, opts)
 	if err != nil {
 		return nil, err

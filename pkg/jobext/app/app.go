@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/koordinator-sh/koord-queue/pkg/features"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +32,7 @@ import (
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/pkg/eventrecorder"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
@@ -120,10 +123,14 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 	if o.ManageAllJobs {
 		mgr.GetLogger().WithName("setup").Info("Managing all jobs", "namespaceSelector", c.managedNamespaces.String(), "defaultQuota", o.DefaultQuota)
 	}
+	events, err := newEventRecorder(mgr, cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	for i := range c.extensions {
 		ext := &c.extensions[i]
 		running, backoff := c.config.TimeoutsFor(ext.Name)
-		r := framework.NewReconciler(mgr.GetClient(), ext, mgr.GetEventRecorder(eventSource), clk, framework.ReconcilerOptions{
+		r := framework.NewReconciler(mgr.GetClient(), ext, events.ForEventsAPI(), clk, framework.ReconcilerOptions{
 			ManageAllJobs:      o.ManageAllJobs,
 			ManagedNamespaces:  c.managedNamespaces,
 			DefaultQuota:       o.DefaultQuota,
@@ -131,7 +138,6 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			RunningTimeout:     running,
 			BackoffTimeout:     backoff,
 			SkipNameValidation: o.SkipNameValidation,
-			Workers:            o.Workers,
 		})
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
@@ -149,6 +155,28 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 		return nil, fmt.Errorf("add readyz: %w", err)
 	}
 	return mgr, nil
+}
+
+// newEventRecorder builds the recorder of the extensions' events, with a
+// client of its own (--event-qps, --event-burst), and adds it to mgr. Its
+// metrics go to the registry /metrics serves; a second manager in the same
+// process (tests) shares the first one's.
+func newEventRecorder(mgr ctrl.Manager, cfg *rest.Config, o *Options) (*eventrecorder.Recorder, error) {
+	em := metrics.NewEvents()
+	if err := em.Register(ctrlmetrics.Registry); err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+		return nil, fmt.Errorf("register event metrics: %w", err)
+	}
+	host, _ := os.Hostname()
+	events, err := eventrecorder.NewForConfig(cfg, o.EventQPS, o.EventBurst, mgr.GetScheme(), eventrecorder.Options{
+		Component: eventSource, Instance: eventSource + "-" + host, Metrics: em,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(events); err != nil {
+		return nil, fmt.Errorf("add the event recorder: %w", err)
+	}
+	return events, nil
 }
 
 // webhookInterval is how often the webhook's certificate and configuration
@@ -196,8 +224,8 @@ func (o *Options) complete() (*completed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--managed-jobs-namespace-selector: %w", err)
 	}
-	if o.Workers < 1 {
-		return nil, fmt.Errorf("--workers must be at least 1, got %d", o.Workers)
+	if o.EventQPS <= 0 || o.EventBurst <= 0 {
+		return nil, fmt.Errorf("--event-qps and --event-burst must be positive, got %v and %d", o.EventQPS, o.EventBurst)
 	}
 	if o.DefaultQuota != "" {
 		errs := append(validation.IsDNS1123Subdomain(o.DefaultQuota), validation.IsValidLabelValue(o.DefaultQuota)...)

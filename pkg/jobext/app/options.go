@@ -44,9 +44,9 @@ type Options struct {
 	HealthProbeBindAddress       string
 	QPS                          float32
 	Burst                        int
+	EventQPS                     float32
+	EventBurst                   int
 	Verbosity                    int
-	// Workers is how many jobs of one extension are reconciled at once.
-	Workers int
 
 	// WebhookPort serves the admission webhook; 0 turns it off. NewOptions
 	// leaves it off (tests run several managers in one process); the flag's
@@ -79,8 +79,9 @@ func NewOptions() *Options {
 		HealthProbeBindAddress:       ":8081",
 		QPS:                          50,
 		Burst:                        100,
+		EventQPS:                     50,
+		EventBurst:                   100,
 		Verbosity:                    0,
-		Workers:                      8,
 		WebhookSecretName:            "koord-queue-controllers-webhook-cert",
 		WebhookServiceName:           "koord-queue-controllers-webhook",
 		WebhookConfigurationName:     "koord-queue-controllers",
@@ -111,8 +112,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns it off")
 	fs.Float32Var(&o.QPS, "qps", o.QPS, "queries per second to the API server")
 	fs.IntVar(&o.Burst, "burst", o.Burst, "burst of queries to the API server")
+	fs.Float32Var(&o.EventQPS, "event-qps", o.EventQPS, "queries per second of the separate client that writes events (identical events waiting together are written once, with a count)")
+	fs.IntVar(&o.EventBurst, "event-burst", o.EventBurst, "burst of the separate client that writes events")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "log verbosity")
-	fs.IntVar(&o.Workers, "workers", o.Workers, "jobs of each enabled extension reconciled at once (one job is never reconciled twice at once)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", defaultWebhookPort,
 		"port of the mutating admission webhook that suspends managed jobs at creation; 0 turns it off")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the webhook listens on; empty means all")

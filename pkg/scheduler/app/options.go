@@ -19,6 +19,8 @@ type Options struct {
 	Kubeconfig                   string
 	QPS                          float32
 	Burst                        int
+	EventQPS                     float32
+	EventBurst                   int
 	ConfigFile                   string
 	OversellRate                 float64
 	FeatureGates                 string
@@ -59,7 +61,7 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		QPS: 100, Burst: 200, OversellRate: 1, AdmissionCheckWorkers: 2, StatusWorkers: 8,
+		QPS: 100, Burst: 200, EventQPS: 50, EventBurst: 100, OversellRate: 1, AdmissionCheckWorkers: 2, StatusWorkers: 8,
 		LeaderElect: true, LeaderElectResourceName: "koord-queue", LeaderElectResourceNamespace: "koord-queue",
 		LeaseDuration: 15 * time.Second, MetricsBindAddress: ":10259", MetricsSecure: true,
 		VisibilityBindAddress: ":8443", APIHandlerAddress: "127.0.0.1:10260", NodeFitCheck: true,
@@ -71,6 +73,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig; empty means in-cluster configuration.")
 	fs.Float32Var(&o.QPS, "qps", o.QPS, "Queries per second to the API server.")
 	fs.IntVar(&o.Burst, "burst", o.Burst, "Burst of queries to the API server.")
+	fs.Float32Var(&o.EventQPS, "event-qps", o.EventQPS, "Queries per second of the separate client that writes events (identical events waiting together are written once, with a count).")
+	fs.IntVar(&o.EventBurst, "event-burst", o.EventBurst, "Burst of the separate client that writes events.")
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Path to a KoordQueueConfiguration file (apiVersion scheduling.k8s.io/v1); empty means the defaults (plugins Priority and ElasticQuotaV2).")
 	fs.Float64Var(&o.OversellRate, "oversellrate", o.OversellRate, "Factor applied to every quota max; 1 means no overselling.")
 	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "Comma list of Gate=true|false. Gates: "+fmt.Sprint(features.Known)+".")
@@ -102,6 +106,9 @@ func (o *Options) Complete() error {
 	}
 	if o.Burst <= 0 {
 		return fmt.Errorf("--burst must be positive, got %d", o.Burst)
+	}
+	if o.EventQPS <= 0 || o.EventBurst <= 0 {
+		return fmt.Errorf("--event-qps and --event-burst must be positive, got %v and %d", o.EventQPS, o.EventBurst)
 	}
 	if o.OversellRate < 1 {
 		return fmt.Errorf("--oversellrate must be at least 1, got %v", o.OversellRate)

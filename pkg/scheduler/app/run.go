@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -27,6 +28,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/eventrecorder"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
@@ -88,19 +90,23 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
+	reg := o.MetricsRegistry
+	if reg == nil {
+		reg = ctrlmetrics.Registry
+	}
+	events, err := newEventRecorder(mgr, cfg, o, id, reg)
+	if err != nil {
+		return err
+	}
 	rec := metrics.NewRecorder()
 	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
 		Fence:  mayWrite,
 		Config: schedCfg, StatusWorkers: o.StatusWorkers, Metrics: rec,
 		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers, Clock: o.Clock,
-		NodeFitCheck: o.NodeFitCheck,
+		NodeFitCheck: o.NodeFitCheck, Recorder: events,
 	})
 	if err != nil {
 		return err
-	}
-	reg := o.MetricsRegistry
-	if reg == nil {
-		reg = ctrlmetrics.Registry
 	}
 	if err := metrics.Register(reg, rec, s); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
@@ -110,6 +116,26 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	}
 	log.Info("Starting koord-queue", "metrics", o.MetricsBindAddress, "metricsSecure", o.MetricsSecure, "leaderElection", o.LeaderElect, "plugins", o.Config.Plugins)
 	return mgr.Start(ctx)
+}
+
+// newEventRecorder builds the recorder of koord-queue's events, with a
+// client of its own (--event-qps, --event-burst) and its metrics on reg, and
+// adds it to mgr.
+func newEventRecorder(mgr manager.Manager, cfg *rest.Config, o *Options, id string, reg prometheus.Registerer) (*eventrecorder.Recorder, error) {
+	em := metrics.NewEvents()
+	if err := em.Register(reg); err != nil {
+		return nil, fmt.Errorf("register event metrics: %w", err)
+	}
+	events, err := eventrecorder.NewForConfig(cfg, o.EventQPS, o.EventBurst, mgr.GetScheme(), eventrecorder.Options{
+		Component: "koord-queue", Instance: id, Metrics: em,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(events); err != nil {
+		return nil, fmt.Errorf("add the event recorder: %w", err)
+	}
+	return events, nil
 }
 
 // identity names this replica in its lease and user agent.
