@@ -24,6 +24,7 @@ func (t *Tree) EachInCohort(cohort CohortName, fn func(name QuotaName)) {
 	walk(n)
 }
 
-// Version counts the changes of the tree's usage and shape: equal versions
-// mean the same tree.
-func (t *Tree) Version() uint64 { return t.version }
+// ShapeVersion counts the changes of the tree's shape (quotas defined,
+// changed, moved or deleted), not of its usage: equal versions mean every
+// quota is in the same cohort.
+func (t *Tree) ShapeVersion() uint64 { return t.shape }

@@ -55,6 +55,8 @@ type Tree struct {
 	version    uint64
 	reserves   map[*node]Resources
 	reservesAt uint64
+	// shape counts changes of the tree's shape alone (see ShapeVersion).
+	shape uint64
 }
 
 // New returns an empty tree. oversell multiplies every max (1 means none).
@@ -102,6 +104,7 @@ func (t *Tree) Upsert(s Spec) error {
 		t.noLend++
 	}
 	t.version++
+	t.shape++
 	err := t.link(n)
 	// A change can end another quota's cycle.
 	for _, other := range t.refusedNodes() {
@@ -178,6 +181,7 @@ func (t *Tree) isAncestor(a, b *node) bool {
 // move re-hangs n (and the usage of its subtree) under p.
 func (t *Tree) move(n, p *node) {
 	t.version++
+	t.shape++
 	old := n.parent
 	for a := old; a != nil; a = a.parent {
 		a.used = a.used.Sub(n.used)
@@ -205,6 +209,7 @@ func (t *Tree) Delete(name QuotaName) {
 		t.weighted--
 	}
 	t.version++
+	t.shape++
 	n.exists = false
 	n.refused = false
 	n.spec = Spec{Name: name}

@@ -1,19 +1,23 @@
 package elasticquota
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 )
 
 // cohortHoldingsLocked lists, by quota, what the units of cohort hold, but
 // for unit self and the units skip refuses: the candidates of a victim
 // search. It walks the quotas of the cohort only, not every quota, and
-// keeps the list until the tree or the cohort's holdings change: after a
-// release every queue of the cohort is tried, and their searches share it.
+// keeps the list until the tree's shape or the cohort's holdings change:
+// after a release every queue of the cohort is tried, and their searches
+// share it.
 // The answer is read only. It runs under p.mu.
 func (p *Plugin) cohortHoldingsLocked(cohort quota.CohortName, self quota.UnitKey, skip func(quota.UnitKey) bool) map[quota.QuotaName][]quota.Holding {
 	c, ok := p.heldByCohort[cohort]
-	if !ok || c.tree != p.tree.Version() || c.version != p.versions[cohort] {
-		c = cohortHeld{tree: p.tree.Version(), version: p.versions[cohort], held: map[quota.QuotaName][]quota.Holding{}}
+	if !ok || c.shape != p.tree.ShapeVersion() || c.version != p.versions[cohort] {
+		c = cohortHeld{shape: p.tree.ShapeVersion(), version: p.versions[cohort], held: map[quota.QuotaName][]quota.Holding{}}
 		p.tree.EachInCohort(cohort, func(q quota.QuotaName) {
 			for key := range p.byQuota[q] {
 				c.held[q] = append(c.held[q], p.charged[key])
@@ -24,37 +28,37 @@ func (p *Plugin) cohortHoldingsLocked(cohort quota.CohortName, self quota.UnitKe
 		}
 		p.heldByCohort[cohort] = c
 	}
-	if !leavesOut(c.held, self, skip) {
-		return c.held
-	}
-	out := make(map[quota.QuotaName][]quota.Holding, len(c.held))
+	left := func(key quota.UnitKey) bool { return key == self || (skip != nil && skip(key)) }
+	var out map[quota.QuotaName][]quota.Holding
 	for q, hs := range c.held {
+		if !slices.ContainsFunc(hs, func(h quota.Holding) bool { return left(h.Key) }) {
+			continue
+		}
+		if out == nil {
+			// Copied only when someone is left out, and only the lists
+			// that lose someone.
+			out = maps.Clone(c.held)
+		}
+		kept := make([]quota.Holding, 0, len(hs))
 		for _, h := range hs {
-			if h.Key != self && (skip == nil || !skip(h.Key)) {
-				out[q] = append(out[q], h)
+			if !left(h.Key) {
+				kept = append(kept, h)
 			}
 		}
+		out[q] = kept
+	}
+	if out == nil {
+		return c.held
 	}
 	return out
 }
 
-// leavesOut reports whether some holding of held is self's or refused by skip.
-func leavesOut(held map[quota.QuotaName][]quota.Holding, self quota.UnitKey, skip func(quota.UnitKey) bool) bool {
-	for _, hs := range held {
-		for _, h := range hs {
-			if h.Key == self || (skip != nil && skip(h.Key)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// cohortHeld is the holdings of a cohort, by quota, as of a tree version
-// and a cohort version.
+// cohortHeld is the holdings of a cohort, by quota, as of a shape of the
+// tree and a version of the cohort (a search simulates evictions on the
+// tree and so moves its usage version; its shape stays).
 type cohortHeld struct {
-	tree, version uint64
-	held          map[quota.QuotaName][]quota.Holding
+	shape, version uint64
+	held           map[quota.QuotaName][]quota.Holding
 }
 
 // sameCharge reports whether b charges what a charges and looks the same
