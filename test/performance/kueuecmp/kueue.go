@@ -57,7 +57,7 @@ func Prepare(ctx context.Context, version string, log io.Writer) (*Kueue, error)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	// Outside any module, so our go.mod is left alone.
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", Module+"@"+version)
 	cmd.Dir = tmp
@@ -68,8 +68,11 @@ func Prepare(ctx context.Context, version string, log io.Writer) (*Kueue, error)
 	if jerr := json.Unmarshal(out, &info); jerr != nil && err == nil {
 		err = jerr
 	}
-	if err != nil || info.Error != "" || info.Dir == "" {
-		return nil, fmt.Errorf("go mod download %s@%s: %v %s\n%s", Module, version, err, info.Error, stderr.String())
+	if err == nil && (info.Error != "" || info.Dir == "") {
+		err = fmt.Errorf("no module folder: %s", info.Error)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("go mod download %s@%s: %w %s\n%s", Module, version, err, info.Error, stderr.String())
 	}
 	bin, err := CacheDir(version)
 	if err != nil {
@@ -318,7 +321,7 @@ func lastScrapeWrites(path string) (map[string]float64, error) {
 	var last []byte
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
