@@ -198,6 +198,16 @@ perf-compare: ## Kueue's harness (module at PERF_COMPARE_KUEUE) and ours in Kueu
 	go run ./test/performance/compare --pair $(PERF_COMPARE_PAIR) --runs $(PERF_COMPARE_RUNS) --kueue-version $(PERF_COMPARE_KUEUE) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT))
 
 .PHONY: perf-check
-perf-check: ## Compare a run's summary with a range file: SUMMARY=.../summary.yaml RANGES=test/performance/ranges/baseline.yaml.
+perf-check: ## Regression gate: a run's summary against the measured ranges: SUMMARY=.../summary.yaml RANGES=test/performance/ranges/baseline.yaml.
 	@test -n "$(SUMMARY)" || { echo "set SUMMARY=path/to/summary.yaml"; exit 2; }
 	go run ./test/performance/checker --summary $(SUMMARY) --ranges $(or $(RANGES),test/performance/ranges/baseline.yaml)
+
+.PHONY: perf-goals
+perf-goals: ## A run's summary against the goals not reached yet: SUMMARY=.../summary.yaml GOALS=test/performance/goals/baseline.yaml.
+	@test -n "$(SUMMARY)" || { echo "set SUMMARY=path/to/summary.yaml"; exit 2; }
+	go run ./test/performance/checker --summary $(SUMMARY) --ranges $(or $(GOALS),test/performance/goals/baseline.yaml)
+
+.PHONY: perf-calibrate
+perf-calibrate: ## Print ranges calibrated from a measured run (25 % worse allowed): SUMMARY=.../summary.yaml.
+	@test -n "$(SUMMARY)" || { echo "set SUMMARY=path/to/summary.yaml"; exit 2; }
+	@go run ./test/performance/checker --calibrate --summary $(SUMMARY)

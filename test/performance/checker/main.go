@@ -1,46 +1,82 @@
 // Command checker compares a performance run's summary.yaml with a range
-// file and exits non-zero naming every figure out of range:
+// file and exits 1 naming every figure out of range:
 //
 //	go run ./test/performance/checker --summary DIR/summary.yaml --ranges test/performance/ranges/baseline.yaml
+//
+// With --calibrate it prints a range file instead: every regression figure
+// of the summary (harness.RegressionFigures) with 25 % of room on its worse
+// side, and the run's invariants exactly:
+//
+//	go run ./test/performance/checker --calibrate --summary DIR/summary.yaml > test/performance/ranges/baseline.yaml
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/koordinator-sh/koord-queue/test/performance/harness"
 )
 
 func main() {
-	summary := flag.String("summary", "", "Path to a summary.yaml written by the runner.")
-	ranges := flag.String("ranges", "", "Path to a range file (test/performance/ranges/*.yaml).")
-	flag.Parse()
-	if *summary == "" || *ranges == "" {
-		fmt.Fprintln(os.Stderr, "usage: checker --summary SUMMARY --ranges RANGES")
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command: 0 all in range (or calibrated), 1 out of range, 2
+// bad usage or input.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("checker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	summary := fs.String("summary", "", "Path to a summary.yaml written by the runner.")
+	ranges := fs.String("ranges", "", "Path to a range file (test/performance/ranges/*.yaml) or a goal file (test/performance/goals/*.yaml).")
+	calibrate := fs.Bool("calibrate", false, "Print a range file calibrated from --summary instead of checking.")
+	margin := fs.Float64("margin", harness.RegressionMargin, "With --calibrate: the regression a range allows, as a fraction.")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *summary == "" || (*ranges == "") == !*calibrate {
+		fmt.Fprintln(stderr, "usage: checker --summary SUMMARY (--ranges RANGES | --calibrate)")
+		return 2
 	}
 	data, err := os.ReadFile(*summary)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
 	figures, err := harness.Figures(data)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", *summary, err)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "%s: %v\n", *summary, err)
+		return 2
+	}
+	if *calibrate {
+		r, err := harness.Calibrate(figures, *summary, *margin)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", *summary, err)
+			return 2
+		}
+		out, err := yaml.Marshal(r)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "# Regression gates calibrated from %s: each figure as measured, with\n# %.0f %% of room on its worse side. Regenerate with make perf-calibrate.\n%s", *summary, 100**margin, out)
+		return 0
 	}
 	r, err := harness.LoadRanges(*ranges)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
 	bad := harness.Check(figures, r)
 	for _, b := range bad {
-		fmt.Println("OUT OF RANGE:", b)
+		fmt.Fprintln(stdout, "OUT OF RANGE:", b)
 	}
 	if len(bad) > 0 {
-		os.Exit(1)
+		return 1
 	}
-	fmt.Printf("%d figures of %s within %s\n", len(r.Figures), *summary, *ranges)
+	fmt.Fprintf(stdout, "%d figures of %s within %s\n", len(r.Figures), *summary, *ranges)
+	return 0
 }

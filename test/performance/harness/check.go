@@ -13,6 +13,8 @@ import (
 // path in summary.yaml (for example wallToIdealRatio or
 // admissionWait.small.p95Seconds). A bound left out is not checked.
 type Ranges struct {
+	// Source names the run a range file was calibrated from.
+	Source  string           `json:"source,omitempty"`
 	Figures map[string]Range `json:"figures"`
 }
 

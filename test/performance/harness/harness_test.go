@@ -126,7 +126,7 @@ func TestSmallRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := LoadRanges("../ranges/small.yaml")
+	r, err := LoadRanges("../sanity/small.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

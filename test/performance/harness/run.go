@@ -218,6 +218,8 @@ wait:
 	// The final reads must work after an interrupt too.
 	fin, finCancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer finCancel()
+	// koord-queue writes its events at its own pace: count them once none waits.
+	evWait := waitEventsWritten(context.WithoutCancel(ctx), metricsURL)
 	after, err := scrape(metricsURL)
 	if err != nil {
 		return nil, fmt.Errorf("final scrape: %w", err)
@@ -259,6 +261,7 @@ wait:
 	for _, n := range events {
 		s.API.Events += n
 	}
+	s.Events = checkEvents(s, events, evWait)
 	if s.Admissions > 0 {
 		s.API.UnitStatusWritesPerAdmission = round(float64(s.API.UnitStatusWrites)/float64(s.Admissions), 3)
 		s.API.EventsPerAdmission = round(float64(s.API.Events)/float64(s.Admissions), 3)

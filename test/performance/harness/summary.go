@@ -43,6 +43,8 @@ type Summary struct {
 	CPU           CPUFigures           `json:"cpu"`
 	Passes        PassFigures          `json:"schedulingPasses"`
 	Evictions     EvictionFigures      `json:"evictions"`
+	// Events checks koord-queue's events against admissions and evictions.
+	Events EventFigures `json:"events"`
 	// HarnessWriteErrors are failed writes of the fake extension (not conflicts).
 	HarnessWriteErrors int    `json:"harnessWriteErrors"`
 	HarnessLastError   string `json:"harnessLastError,omitempty"`

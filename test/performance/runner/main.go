@@ -73,6 +73,10 @@ func main() {
 	if s.TimedOut {
 		os.Exit(1)
 	}
+	if s.Events.Missing > 0 || s.Events.Dropped > 0 {
+		fmt.Fprintf(os.Stderr, "runner: events lost: %d missing %v, %v dropped by koord-queue\n", s.Events.Missing, s.Events.Details, s.Events.Dropped)
+		os.Exit(1)
+	}
 }
 
 func fail(err error) {

@@ -1,0 +1,114 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Names of koord-queue's event metrics (pkg/metrics), read from /metrics.
+const (
+	eventsPendingMetric = "koord_queue_events_pending"
+	eventsDroppedMetric = "koord_queue_events_dropped_total"
+)
+
+// EventFigures check koord-queue's events against what the harness saw.
+// Counts are of recorded events: an Event object with count (or series
+// count) n counts n times.
+type EventFigures struct {
+	// Admissions (re-admissions included) against the Scheduled events.
+	Admissions int `json:"admissions"`
+	Scheduled  int `json:"scheduled"`
+	// Evictions by the Evicted condition's reason against the events of
+	// that reason (Preempted, ...).
+	Evictions      map[string]int `json:"evictions"`
+	EvictionEvents map[string]int `json:"evictionEvents"`
+	// Releases are evictions (each gives its quota back), against the
+	// Reclaimed events koord-queue records when it sees a unit release.
+	Releases  int `json:"releases"`
+	Reclaimed int `json:"reclaimed"`
+	// Missing adds up the shortfalls above; any is a lost event and fails
+	// the run (ranges: events.missing max 0).
+	Missing int      `json:"missing"`
+	Details []string `json:"details,omitempty"`
+	// Dropped is koord_queue_events_dropped_total at the end, Pending the
+	// events still waiting to be written when they were counted, WaitSeconds
+	// how long the harness waited for them.
+	Dropped     float64 `json:"dropped"`
+	Pending     float64 `json:"pending"`
+	WaitSeconds float64 `json:"waitSeconds"`
+	Note        string  `json:"note,omitempty"`
+}
+
+// eventWait is what waitEventsWritten saw.
+type eventWait struct {
+	present          bool
+	pending, dropped float64
+	waited           time.Duration
+}
+
+// eventsWaitLimit bounds waitEventsWritten.
+const eventsWaitLimit = 2 * time.Minute
+
+// waitEventsWritten polls koord-queue's metrics until no event waits to be
+// written (for at most eventsWaitLimit), so the events listed afterwards are
+// all there are.
+func waitEventsWritten(ctx context.Context, url string) eventWait {
+	ctx, cancel := context.WithTimeout(ctx, eventsWaitLimit)
+	defer cancel()
+	began := time.Now()
+	var w eventWait
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if samples, err := scrape(url); err == nil {
+			w.pending, w.present = counterSum(samples, eventsPendingMetric)
+			w.dropped, _ = counterSum(samples, eventsDroppedMetric)
+			if !w.present || w.pending == 0 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			w.waited = time.Since(began)
+			return w
+		case <-tick.C:
+		}
+	}
+	w.waited = time.Since(began)
+	return w
+}
+
+// checkEvents compares the events listed by reason with the admissions and
+// evictions the harness saw.
+func checkEvents(s *Summary, byReason map[string]int, w eventWait) EventFigures {
+	f := EventFigures{
+		Admissions: s.Admissions, Scheduled: byReason["Scheduled"],
+		Evictions: map[string]int{}, EvictionEvents: map[string]int{},
+		Releases: s.Evictions.Total, Reclaimed: byReason["Reclaimed"],
+		Dropped: w.dropped, Pending: w.pending, WaitSeconds: secs(w.waited),
+	}
+	short := func(what string, want, got int) {
+		if got < want {
+			f.Missing += want - got
+			f.Details = append(f.Details, fmt.Sprintf("%s: %d events for %d", what, got, want))
+		}
+	}
+	short("Scheduled", f.Admissions, f.Scheduled)
+	reasons := make([]string, 0, len(s.Evictions.ByReason))
+	for r := range s.Evictions.ByReason {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		f.Evictions[r] = s.Evictions.ByReason[r]
+		f.EvictionEvents[r] = byReason[r]
+		short(r, f.Evictions[r], f.EvictionEvents[r])
+	}
+	short("Reclaimed", f.Releases, f.Reclaimed)
+	if !w.present {
+		f.Note = eventsPendingMetric + " is not exported by this koord-queue: events may still have been waiting when counted"
+	}
+	return f
+}
