@@ -98,6 +98,7 @@ func (p *passDriver) try(ctx context.Context, u *queue.Unit, q queue.Settings, m
 		}
 		u.Cohort = p.fw.Cohort(u.Quota)
 		info := st.info(u)
+		info.Beside = u.Pending.Beside
 		if f := p.preemptor.borrowingPaused(info, u.Cohort); f != nil {
 			// WouldBorrow is monotone in the request too.
 			f.Covering = true
@@ -105,10 +106,16 @@ func (p *passDriver) try(ctx context.Context, u *queue.Unit, q queue.Settings, m
 			return f
 		}
 		if status := p.fw.Filter(ctx, info); !status.IsSuccess() {
+			if f := heldFailure(status); f != nil {
+				memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
+				return f
+			}
 			var v quota.Victims
 			if status.Code == framework.Unschedulable {
 				var f *queue.Failure
 				if f, v = p.preemptor.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
+					// Room is being made for it: it may hold that room.
+					f.Reserves = true
 					return f
 				}
 			}
@@ -118,7 +125,7 @@ func (p *passDriver) try(ctx context.Context, u *queue.Unit, q queue.Settings, m
 				f.Reason, f.Message = protectedReason(f.Reason, v), protectedMessage(f.Message, v)
 			}
 			if !f.NeverFits {
-				f.Covering = true
+				f.Covering, f.Reserves = true, v.Reachable
 				memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
 			}
 			return f

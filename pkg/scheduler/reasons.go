@@ -29,6 +29,7 @@ var conditionReasons = map[string]string{
 	"preemptor":         "RoomBeingMade",
 	"borrowing-paused":  "RoomBeingMade",
 	"reserving":         "QuotaReservedByMaxWait",
+	"held":              "RoomHeldForHigherPriority",
 	"depth":             "BeyondMaxDepth",
 	"waitforpods":       "WaitingForPodsRunning",
 }

@@ -19,6 +19,7 @@ func TestConditionReason(t *testing.T) {
 		"borrowing-paused/ns/a":                   "RoomBeingMade",
 		"preempting/team-a":                       "Preempting",
 		"reserving/ns/a":                          "QuotaReservedByMaxWait",
+		"held/p/ns/big":                           "RoomHeldForHigherPriority",
 		"depth/q":                                 "BeyondMaxDepth",
 		"waitforpods/q":                           "WaitingForPodsRunning",
 		"inactive":                                "Inactive",

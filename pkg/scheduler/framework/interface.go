@@ -23,6 +23,11 @@ type UnitInfo struct {
 	Request schedtypes.Resources
 	// Priority of the unit inside its queue.
 	Priority int32
+	// Beside is the room held in the unit's cohort for waiting units of
+	// higher priority (see schedtypes.Reservation): a filter that keeps
+	// quota counts it as used, and refuses with a reason starting with
+	// schedtypes.HeldReasonPrefix when only that room is missing.
+	Beside []schedtypes.Reservation
 }
 
 // Plugin is what every plugin is.

@@ -178,6 +178,9 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	}
 	s := p.tree.Check(u.Quota, u.Request)
 	if s == nil {
+		if h := p.tree.CheckBeside(u.Quota, u.Request, u.Beside); h != nil {
+			return framework.NewStatus(framework.Unschedulable, h.Key(), h.Message())
+		}
 		return nil
 	}
 	code := framework.Unschedulable
@@ -278,6 +281,8 @@ type victimSearch struct {
 	// retryAt is when a protection period that kept candidates out ends.
 	retryAt          time.Time
 	preempt, reclaim bool
+	// reachable is the search's Victims.Reachable.
+	reachable bool
 }
 
 // noVictimsTTL bounds how long a fruitless search is trusted: time alone can
@@ -299,7 +304,8 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 	if last, ok := p.noVictims[u.Quota]; ok && last.version == p.versions[cohort] && now.Sub(last.at) < noVictimsTTL &&
 		(last.retryAt.IsZero() || now.Before(last.retryAt)) && last.preempt == preempt && last.reclaim == reclaim &&
 		u.Priority <= last.priority && covers(u.Request, last.request) {
-		return quota.Victims{RetryAt: last.retryAt}
+		// Reachable is known only for the same request and priority.
+		return quota.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
 	}
 	held := p.cohortHoldingsLocked(cohort, u.Key, skip)
 	v := p.tree.SelectVictims(quota.Preemption{
@@ -307,10 +313,24 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now,
 	}, held)
 	if len(v.Units) == 0 && !v.Waiting {
+		v.Reachable = p.tree.CouldFit(u.Quota, u.Request, lowerThan(u.Priority, held))
 		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now,
-			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim}
+			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim, reachable: v.Reachable}
 	}
 	return v
+}
+
+// lowerThan lists the holdings of priority below priority.
+func lowerThan(priority int32, held map[quota.QuotaName][]quota.Holding) []quota.Holding {
+	var out []quota.Holding
+	for _, hs := range held {
+		for _, h := range hs {
+			if h.Priority < priority {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
 }
 
 // covers reports whether a asks at least as much as b of every resource b asks.

@@ -1,0 +1,132 @@
+package quota
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+)
+
+// Reservation is room held for a waiting unit (see schedtypes.Reservation).
+type Reservation = schedtypes.Reservation
+
+// HeldShortage says why a request that fits on its own does not fit beside
+// the room held for waiting units of higher priority.
+type HeldShortage struct {
+	// Quota is where the room runs out; Used, Limit and Kept (what quotas
+	// that do not lend their min keep) are its figures for Resource.
+	Quota                        QuotaName
+	Resource                     corev1.ResourceName
+	Requested, Used, Limit, Kept int64
+	// Held is how much of Resource is held at Quota for waiting units;
+	// First is the one of highest priority among them, the unit named.
+	Held   int64
+	First  Reservation
+	Others int
+}
+
+// Key identifies the wait without its changing numbers.
+func (s *HeldShortage) Key() string {
+	return schedtypes.HeldReasonPrefix + string(s.Quota) + "/" + string(s.First.Unit)
+}
+
+// Message renders the wait for a unit's status and events.
+func (s *HeldShortage) Message() string {
+	r := s.Resource
+	others := ""
+	if s.Others > 0 {
+		others = fmt.Sprintf(" and %d other waiting unit(s) of higher priority", s.Others)
+	}
+	free := max(s.Limit-s.Used-s.Kept, 0)
+	return fmt.Sprintf("waits behind %s (priority %d, quota %s, requests %s %s), for which room is held: quota %s has %s %s free (used %s, max %s), of which %s held for it%s; the unit requests %s %s",
+		s.First.Unit, s.First.Priority, s.First.Quota, Format(r, s.First.Request[r]), r,
+		s.Quota, Format(r, free), r, Format(r, s.Used), Format(r, s.Limit), Format(r, s.Held), others, Format(r, s.Requested), r)
+}
+
+// CheckBeside tells whether req, which fits quota name on its own, also fits
+// beside held: room kept for waiting units, counted as used at every quota on
+// both the unit's path and the waiting unit's. held is in priority order,
+// highest first; nil means it fits.
+func (t *Tree) CheckBeside(name QuotaName, req Resources, held []Reservation) *HeldShortage {
+	leaf, ok := t.nodes[name]
+	if !ok || len(held) == 0 {
+		return nil
+	}
+	var from *node
+	for n := leaf; n != t.root; from, n = n, n.parent {
+		if !n.exists || len(n.spec.Max) == 0 {
+			continue
+		}
+		kept := t.reservedBesides(n, from)
+		for _, r := range req.Names() {
+			lim, limited := t.limit(n, r)
+			if !limited {
+				continue
+			}
+			s := HeldShortage{Quota: n.spec.Name, Resource: r, Requested: req[r], Used: n.used[r], Limit: lim, Kept: kept[r]}
+			for _, h := range held {
+				// Counted where the holder's path meets the unit's: n is the
+				// holder's quota or one of its ancestors.
+				if h.Request[r] == 0 || !t.isAncestor(n, t.nodes[h.Quota]) {
+					continue
+				}
+				if s.Held == 0 {
+					s.First = h
+				} else {
+					s.Others++
+				}
+				s.Held += h.Request[r]
+			}
+			if s.Held > 0 && s.Used+s.Kept+s.Held+s.Requested > s.Limit {
+				return &s
+			}
+		}
+	}
+	return nil
+}
+
+// CouldFit reports whether req would fit quota name once the holdings gone
+// (admitted units of lower priority, say) had given back what they hold.
+// A request that can never fit, or a quota that is missing or broken, could
+// not.
+func (t *Tree) CouldFit(name QuotaName, req Resources, gone []Holding) bool {
+	if t.Problem(name) != nil {
+		return false
+	}
+	leaf := t.nodes[name]
+	if t.neverFits(leaf, req) != nil {
+		return false
+	}
+	onPath := t.ancestors(name)
+	freed := map[*node]Resources{}
+	for _, h := range gone {
+		for n := t.nodes[h.Quota]; n != nil && n != t.root; n = n.parent {
+			if onPath[n] {
+				freed[n] = freed[n].Add(h.Used)
+			}
+		}
+	}
+	var from *node
+	for n := leaf; n != t.root; from, n = n, n.parent {
+		if !n.exists || len(n.spec.Max) == 0 {
+			continue
+		}
+		kept := t.reservedBesides(n, from)
+		for r, v := range req {
+			if lim, limited := t.limit(n, r); limited && n.used[r]-freed[n][r]+kept[r]+v > lim {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ancestors is the set of quota name and its ancestors, without the root.
+func (t *Tree) ancestors(name QuotaName) map[*node]bool {
+	out := map[*node]bool{}
+	for n := t.nodes[name]; n != nil && n != t.root; n = n.parent {
+		out[n] = true
+	}
+	return out
+}

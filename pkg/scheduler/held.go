@@ -1,0 +1,24 @@
+package scheduler
+
+import (
+	"strings"
+
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
+)
+
+// heldFailure is the refusal of a unit that fits on its own but not beside
+// the room held in its cohort for waiting units of higher priority; nil for
+// any other answer. Evicting others would not help it, so it goes straight
+// back to its queue. It fits on its own, so it could fit: it may hold room
+// for itself against units of still lower priority. Asking more, at no
+// higher priority, is refused the same way (Covering).
+func heldFailure(s *framework.Status) *queue.Failure {
+	if s.Code != framework.Unschedulable || !strings.HasPrefix(s.Reason, schedtypes.HeldReasonPrefix) {
+		return nil
+	}
+	f := failureOf(s)
+	f.Covering, f.Reserves = true, true
+	return f
+}
