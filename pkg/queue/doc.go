@@ -14,4 +14,9 @@
 // skipped the same way: after a pass walked it, it is walked again only
 // when one of these can change an answer of its units (settle.go), so a
 // pass costs the queues where something happened, not every queue.
+//
+// It also decides which waiting units hold room in their cohort, so that
+// units of lower priority do not take every slot they wait for
+// (reservations.go): a unit is tried with the rooms held above it
+// (Pending.Beside), and the caller's quota check counts them as used.
 package queue

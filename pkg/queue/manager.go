@@ -44,6 +44,9 @@ type Manager struct {
 	// SetShareOrder) instead of taking turns.
 	share   func(queueName QueueName) float64
 	shareOn func() bool
+
+	// held is the room held in cohorts for waiting units (see reservations).
+	held reservations
 }
 
 // NewManager returns an empty manager ordering units with less.
@@ -58,6 +61,7 @@ func NewManager(less Less) *Manager {
 		starting: map[UnitKey]QueueName{}, startingIn: map[QueueName]map[UnitKey]struct{}{},
 		epochs: epochs{global: 1, cohort: map[CohortName]uint64{}}, rr: map[int32]int{},
 		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now,
+		held: newReservations(),
 	}
 }
 
@@ -136,6 +140,7 @@ func (m *Manager) DeleteQueue(name QueueName) {
 	m.order = nil
 	for _, u := range q.units {
 		m.addOrphan(name, u)
+		m.releaseHeld(u.Key)
 	}
 }
 
@@ -178,6 +183,10 @@ func (m *Manager) Upsert(u *Unit, queueName QueueName, changed bool) bool {
 			return m.queues[queueName] != nil
 		}
 		m.removeLocked(old)
+		if changed || old.Priority != u.Priority {
+			// What it holds room for may have changed: it is decided again.
+			m.releaseHeld(u.Key)
+		}
 		u.Enqueued = old.Enqueued
 		if !changed {
 			u.Pending = old.Pending
@@ -213,6 +222,7 @@ func (m *Manager) Delete(key UnitKey) {
 	defer m.mu.Unlock()
 	if u, ok := m.units[key]; ok {
 		m.removeLocked(u)
+		m.releaseHeld(key)
 	}
 }
 

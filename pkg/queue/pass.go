@@ -156,9 +156,11 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			}
 			continue
 		}
+		u.Pending.Beside = m.held.beside(u)
 		f := try(u, q.Settings)
 		it.open = it.open || opens(f)
 		if f == nil {
+			m.held.drop(u.Key)
 			it.pos++
 			q.remove(u, m.less)
 			delete(m.units, u.Key)
@@ -175,6 +177,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 				u.Quota, schedv1alpha1.MaxWaitAnnotation, q.MaxWait)
 		}
 		f.Blocking = (blocking || f.Preempting) && !f.NeverFits
+		m.noteHeld(u, q.Name, f)
 		it.record(u, f, res)
 		if f.Blocking {
 			it.block(u)

@@ -34,6 +34,11 @@ type Victims struct {
 	// (Reclaim says whether by reclaim). The waiting unit names them.
 	Protected []Holding
 	FreeAt    time.Time
+	// Reachable, when no victims were found, is true when the unit would fit
+	// once the admitted units of lower priority in its cohort had given back
+	// what they hold: waiting can help it, so it may hold room (see
+	// Reservation).
+	Reachable bool
 }
 
 // Info is a read-only view of one quota.

@@ -35,6 +35,10 @@ type PendingState struct {
 	Failure *Failure
 	// Epoch is the cohort epoch at which it failed.
 	Epoch uint64
+	// Beside is the room held in the unit's cohort for waiting units of
+	// higher priority, set just before the unit is tried: it is admitted
+	// only if it fits beside that room.
+	Beside []Reservation
 }
 
 // Failure is why a unit was not admitted.
@@ -70,6 +74,10 @@ type Failure struct {
 	// the queue is ordered by priority first and all its units qualify, the
 	// pass stops trying the queue.
 	Covering bool
+	// Reserves is set by the caller when the unit waits for room that lower
+	// priority units hold or could take: it could fit once they finish. The
+	// queue then may hold its request in its cohort (see Reservation).
+	Reserves bool
 }
 
 // Less orders units inside a queue: true when a goes first.

@@ -1,0 +1,169 @@
+package queue
+
+import (
+	"sort"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+)
+
+// Reservation is room held in a cohort for a waiting unit (see
+// schedtypes.Reservation).
+type Reservation = schedtypes.Reservation
+
+// reservations hold room in cohorts for waiting units, so that units of
+// lower priority do not take every slot a higher-priority unit waits for.
+// The rule: per queue and quota, the highest-ranked unit that was refused
+// for room it could get once units of lower priority finish (the caller
+// says so with Failure.Reserves) holds its request in its cohort; a unit of
+// lower priority of the same cohort is then admitted only if it fits beside
+// every such room held for units above it. A unit that can never fit holds
+// nothing. The room is held until the unit is admitted, is refused for
+// another reason, leaves its queue, or a unit ranked above it in the same
+// queue and quota takes over. The manager's lock guards them.
+type reservations struct {
+	byUnit  map[UnitKey]*holding
+	byScope map[holdScope]*holding
+	// byCohort lists the rooms held in each cohort, highest priority first;
+	// rebuilt when dirty.
+	byCohort map[CohortName][]Reservation
+	dirty    bool
+}
+
+type holdScope struct {
+	queue QueueName
+	quota QuotaName
+}
+
+type holding struct {
+	unit   *Unit
+	scope  holdScope
+	cohort CohortName
+	r      Reservation
+}
+
+func newReservations() reservations {
+	return reservations{byUnit: map[UnitKey]*holding{}, byScope: map[holdScope]*holding{}, byCohort: map[CohortName][]Reservation{}}
+}
+
+// beside returns the rooms held in u's cohort for units of higher priority
+// than u, highest first.
+func (rs *reservations) beside(u *Unit) []Reservation {
+	if len(rs.byUnit) == 0 {
+		return nil
+	}
+	if rs.dirty {
+		rs.rebuild()
+	}
+	list := rs.byCohort[u.Cohort]
+	n := sort.Search(len(list), func(i int) bool { return list[i].Priority <= u.Priority })
+	if n == 0 {
+		return nil
+	}
+	return list[:n:n]
+}
+
+func (rs *reservations) rebuild() {
+	clear(rs.byCohort)
+	for _, h := range rs.byUnit {
+		rs.byCohort[h.cohort] = append(rs.byCohort[h.cohort], h.r)
+	}
+	for _, list := range rs.byCohort {
+		sort.Slice(list, func(i, j int) bool {
+			if list[i].Priority != list[j].Priority {
+				return list[i].Priority > list[j].Priority
+			}
+			return list[i].Unit < list[j].Unit
+		})
+	}
+	rs.dirty = false
+}
+
+// note records the outcome of trying u in queue q: u holds room when f says
+// it could fit once lower units finish and no unit ranked above it in its
+// queue and quota holds room. It returns whether u holds room now and the
+// cohorts where room held before was given up (their units are worth
+// trying again).
+func (rs *reservations) note(u *Unit, q QueueName, f *Failure, less Less) (bool, []CohortName) {
+	scope := holdScope{queue: q, quota: u.Quota}
+	wants := f.Reserves && !f.NeverFits && !f.HeldBack
+	var freed []CohortName
+	if old := rs.byUnit[u.Key]; old != nil && (!wants || old.scope != scope || old.cohort != u.Cohort || !old.r.Request.Equal(u.Request) || old.r.Priority != u.Priority) {
+		freed = append(freed, rs.drop(u.Key))
+	}
+	if !wants {
+		return false, freed
+	}
+	if cur := rs.byScope[scope]; cur != nil && cur.unit.Key != u.Key {
+		if !less(u, cur.unit) {
+			return false, freed
+		}
+		// u takes over; the units held back by cur are held back by u too,
+		// unless u asks less of something.
+		if c := rs.drop(cur.unit.Key); !u.Request.Covers(cur.r.Request) {
+			freed = append(freed, c)
+		}
+	}
+	if h := rs.byUnit[u.Key]; h != nil {
+		h.unit = u
+	} else {
+		h := &holding{unit: u, scope: scope, cohort: u.Cohort,
+			r: Reservation{Unit: u.Key, Priority: u.Priority, Quota: u.Quota, Request: u.Request}}
+		rs.byUnit[u.Key], rs.byScope[scope] = h, h
+		rs.dirty = true
+	}
+	return true, freed
+}
+
+// drop gives up the room held for unit key, if any, and returns its cohort
+// ("" when it held none).
+func (rs *reservations) drop(key UnitKey) CohortName {
+	h := rs.byUnit[key]
+	if h == nil {
+		return ""
+	}
+	delete(rs.byUnit, key)
+	if rs.byScope[h.scope] == h {
+		delete(rs.byScope, h.scope)
+	}
+	rs.dirty = true
+	return h.cohort
+}
+
+// noteHeld lets u, just refused in queue q with f, hold room or give it up
+// (see reservations). Cohorts where room was given up are worth trying
+// again. The holder's own text stays why it does not fit: the units that
+// wait beside its room name it, and changing its reason whenever the holder
+// of a queue changes would rewrite statuses for nothing.
+func (m *Manager) noteHeld(u *Unit, q QueueName, f *Failure) {
+	_, freed := m.held.note(u, q, f, m.less)
+	for _, c := range freed {
+		m.epochs.freed(c)
+	}
+	if len(freed) > 0 {
+		m.signal()
+	}
+}
+
+// releaseHeld gives up the room held for unit key, if any, when it leaves
+// its queue without being admitted: its cohort is worth trying again.
+func (m *Manager) releaseHeld(key UnitKey) {
+	if c := m.held.drop(key); c != "" {
+		m.epochs.freed(c)
+		m.signal()
+	}
+}
+
+// Held lists the room held in each cohort, highest priority first (a copy,
+// for views and tests).
+func (m *Manager) Held() map[CohortName][]Reservation {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held.dirty {
+		m.held.rebuild()
+	}
+	out := make(map[CohortName][]Reservation, len(m.held.byCohort))
+	for c, list := range m.held.byCohort {
+		out[c] = append([]Reservation(nil), list...)
+	}
+	return out
+}

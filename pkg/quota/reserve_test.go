@@ -1,0 +1,108 @@
+package quota
+
+import (
+	"testing"
+)
+
+// The tree of these tests: root <- p (max cpu 24) <- a, b (max cpu 24 each),
+// and root <- q (max cpu 24), a cohort of its own.
+func cohorts(t *testing.T) *Tree {
+	t.Helper()
+	tr := New(1)
+	for _, s := range []Spec{
+		{Name: "p", Max: res("cpu", "24")},
+		{Name: "a", Parent: "p", Max: res("cpu", "24")},
+		{Name: "b", Parent: "p", Max: res("cpu", "24")},
+		{Name: "q", Max: res("cpu", "24")},
+	} {
+		if err := tr.Upsert(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr
+}
+
+func TestCheckBeside(t *testing.T) {
+	big := Reservation{Unit: "ns/big", Priority: 200, Quota: "a", Request: res("cpu", "20")}
+	medium := Reservation{Unit: "ns/medium", Priority: 100, Quota: "b", Request: res("cpu", "5")}
+	cases := []struct {
+		name    string
+		used    map[QuotaName]Resources
+		quota   QuotaName
+		req     Resources
+		held    []Reservation
+		wantKey string
+		// wantHeld and wantOthers describe the shortage when there is one.
+		wantHeld, wantOthers int64
+	}{
+		{name: "nothing held", used: map[QuotaName]Resources{"b": res("cpu", "10")}, quota: "b", req: res("cpu", "1")},
+		{name: "a sibling's room counts at the parent", used: map[QuotaName]Resources{"b": res("cpu", "10")}, quota: "b", req: res("cpu", "1"),
+			held: []Reservation{big}, wantKey: "held/p/ns/big", wantHeld: 20000},
+		{name: "fits beside the room", used: map[QuotaName]Resources{"b": res("cpu", "3")}, quota: "b", req: res("cpu", "1"),
+			held: []Reservation{big}},
+		{name: "rooms add up and the first is named", used: map[QuotaName]Resources{"b": res("cpu", "1")}, quota: "b", req: res("cpu", "1"),
+			held: []Reservation{big, medium}, wantKey: "held/p/ns/big", wantHeld: 25000, wantOthers: 1},
+		{name: "another cohort's room does not count", used: map[QuotaName]Resources{"q": res("cpu", "10")}, quota: "q", req: res("cpu", "1"),
+			held: []Reservation{big}},
+		{name: "a resource the room does not ask is free", used: map[QuotaName]Resources{"b": res("cpu", "10")}, quota: "b", req: res("memory", "1Gi"),
+			held: []Reservation{big}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := cohorts(t)
+			for q, r := range c.used {
+				tr.Charge(q, r)
+			}
+			if s := tr.Check(c.quota, c.req); s != nil {
+				t.Fatalf("the request does not fit on its own: %s", s.Message())
+			}
+			s := tr.CheckBeside(c.quota, c.req, c.held)
+			if c.wantKey == "" {
+				if s != nil {
+					t.Fatalf("refused: %s", s.Message())
+				}
+				return
+			}
+			if s == nil {
+				t.Fatalf("admitted, want refused with %s", c.wantKey)
+			}
+			if s.Key() != c.wantKey || s.Held != c.wantHeld || int64(s.Others) != c.wantOthers {
+				t.Errorf("got key %s, held %d, others %d; want %s, %d, %d", s.Key(), s.Held, s.Others, c.wantKey, c.wantHeld, c.wantOthers)
+			}
+		})
+	}
+}
+
+func TestCouldFit(t *testing.T) {
+	low := func(q QuotaName, cpu string) Holding {
+		return Holding{Key: UnitKey("ns/" + q), Quota: q, Used: res("cpu", cpu), Priority: 50}
+	}
+	cases := []struct {
+		name  string
+		used  map[QuotaName]Resources
+		quota QuotaName
+		req   Resources
+		gone  []Holding
+		want  bool
+	}{
+		{name: "room freed by lower units in a sibling", used: map[QuotaName]Resources{"a": res("cpu", "4"), "b": res("cpu", "20")}, quota: "a", req: res("cpu", "20"),
+			gone: []Holding{low("b", "20")}, want: true},
+		{name: "what others hold stays", used: map[QuotaName]Resources{"a": res("cpu", "4"), "b": res("cpu", "20")}, quota: "a", req: res("cpu", "20"),
+			gone: []Holding{low("b", "10")}},
+		{name: "above max never", quota: "a", req: res("cpu", "30")},
+		{name: "a missing quota never", quota: "nope", req: res("cpu", "1")},
+		{name: "holdings of another cohort free nothing here", used: map[QuotaName]Resources{"a": res("cpu", "24"), "q": res("cpu", "24")}, quota: "a", req: res("cpu", "1"),
+			gone: []Holding{low("q", "24")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := cohorts(t)
+			for q, r := range c.used {
+				tr.Charge(q, r)
+			}
+			if got := tr.CouldFit(c.quota, c.req, c.gone); got != c.want {
+				t.Errorf("CouldFit = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

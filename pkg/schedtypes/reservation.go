@@ -1,0 +1,19 @@
+package schedtypes
+
+// Reservation is room held in a cohort for a waiting unit that does not fit
+// yet but could once units of lower priority finish: a unit of the same
+// cohort with a lower priority is admitted only if it fits beside it (see
+// docs/protocol.md, "Room held for a waiting unit").
+type Reservation struct {
+	Unit     UnitKey
+	Priority int32
+	// Quota is the waiting unit's quota: the room is held there and at each
+	// of its ancestors.
+	Quota   QuotaName
+	Request Resources
+}
+
+// HeldReasonPrefix starts the reason of a refusal for want of room beside
+// the room held for waiting units: such a unit fits on its own, so evicting
+// others would not help it.
+const HeldReasonPrefix = "held/"
