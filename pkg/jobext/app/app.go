@@ -138,6 +138,7 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			RunningTimeout:     running,
 			BackoffTimeout:     backoff,
 			SkipNameValidation: o.SkipNameValidation,
+			Workers:            o.Workers,
 		})
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
@@ -223,6 +224,9 @@ func (o *Options) complete() (*completed, error) {
 	sel, err := framework.ParseNamespaceSelector(o.ManagedJobsNamespaceSelector, o.releaseNamespace())
 	if err != nil {
 		return nil, fmt.Errorf("--managed-jobs-namespace-selector: %w", err)
+	}
+	if o.Workers < 1 {
+		return nil, fmt.Errorf("--workers must be at least 1, got %d", o.Workers)
 	}
 	if o.EventQPS <= 0 || o.EventBurst <= 0 {
 		return nil, fmt.Errorf("--event-qps and --event-burst must be positive, got %v and %d", o.EventQPS, o.EventBurst)

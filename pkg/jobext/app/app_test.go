@@ -42,6 +42,7 @@ func TestCompleteManageAllOptions(t *testing.T) {
 		"good default quota":     {mutate: func(o *Options) { o.DefaultQuota = "team-a" }, wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
 		"bad default quota":      {mutate: func(o *Options) { o.DefaultQuota = "Team A" }, wantErr: "--default-quota"},
 		"too long default quota": {mutate: func(o *Options) { o.DefaultQuota = strings.Repeat("a", 64) }, wantErr: "--default-quota"},
+		"no workers":             {mutate: func(o *Options) { o.Workers = 0 }, wantErr: "--workers must be at least 1, got 0"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -47,6 +47,8 @@ type Options struct {
 	EventQPS                     float32
 	EventBurst                   int
 	Verbosity                    int
+	// Workers is how many jobs of one extension are reconciled at once.
+	Workers int
 
 	// WebhookPort serves the admission webhook; 0 turns it off. NewOptions
 	// leaves it off (tests run several managers in one process); the flag's
@@ -82,6 +84,7 @@ func NewOptions() *Options {
 		EventQPS:                     50,
 		EventBurst:                   100,
 		Verbosity:                    0,
+		Workers:                      8,
 		WebhookSecretName:            "koord-queue-controllers-webhook-cert",
 		WebhookServiceName:           "koord-queue-controllers-webhook",
 		WebhookConfigurationName:     "koord-queue-controllers",
@@ -115,6 +118,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.EventQPS, "event-qps", o.EventQPS, "queries per second of the separate client that writes events (identical events waiting together are written once, with a count)")
 	fs.IntVar(&o.EventBurst, "event-burst", o.EventBurst, "burst of the separate client that writes events")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "log verbosity")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "jobs of each enabled extension reconciled at once (one job is never reconciled twice at once)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", defaultWebhookPort,
 		"port of the mutating admission webhook that suspends managed jobs at creation; 0 turns it off")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the webhook listens on; empty means all")

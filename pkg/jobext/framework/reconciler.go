@@ -62,6 +62,8 @@ type ReconcilerOptions struct {
 	BackoffTimeout time.Duration
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool
+	// Workers is how many jobs are reconciled at once; less than 1 means 1.
+	Workers int
 }
 
 // Reconciler keeps the jobs of one extension and their QueueUnits in step.
@@ -106,7 +108,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				UpdateFunc:  podOrphaned,
 				GenericFunc: func(event.GenericEvent) bool { return false },
 			})).
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation)}).
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation), MaxConcurrentReconciles: max(r.opts.Workers, 1)}).
 		Complete(r)
 }
 
