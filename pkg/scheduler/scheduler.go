@@ -225,6 +225,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := catchUp(ctx, s.env.reader, s.cache, catchUpLimit); err != nil {
+		return err
+	}
 	s.env.leading.Store(true)
 	log.Info("Scheduler started; usage rebuilt from the API")
 	go s.writer.run(ctx, s.env.opts.StatusWorkers)

@@ -12,10 +12,11 @@ import (
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
-// auditPolicy records what the chaos checker needs and nothing else: every
-// write of a Lease in namespace koord-queue with its response (holder and
-// renew time), and every write of a QueueUnit or its status at Metadata level
-// (who, with which user agent, when, with what result).
+// auditPolicy records what the chaos checker needs and what explains its
+// findings: every write of a Lease in namespace koord-queue with its
+// response (holder and renew time), and every write of a QueueUnit, its
+// status or a Job with its request (who, with which user agent, when, what,
+// with what result).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -26,11 +27,13 @@ rules:
   resources:
   - group: coordination.k8s.io
     resources: ["leases"]
-- level: Metadata
+- level: Request
   verbs: ["create", "update", "patch", "delete"]
   resources:
   - group: scheduling.x-k8s.io
     resources: ["queueunits", "queueunits/status"]
+  - group: batch
+    resources: ["jobs"]
 - level: None
 `
 

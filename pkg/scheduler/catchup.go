@@ -1,0 +1,86 @@
+package scheduler
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+)
+
+// catchUpLimit bounds how long a new leader waits for its cache (catchUp).
+const catchUpLimit = time.Minute
+
+// catchUp waits until the unit cache holds every QueueUnit the API holds at
+// the moment of the call, at that version or a later one. A replica that
+// takes the lease over may have followed with a stale watch (paused, or cut
+// off while kube-apiserver restarted); its caches said "synced" long ago.
+// Deciding on that view would charge quota to units that finished, and miss
+// admissions the last leader made. The list is read from the API, not the
+// cache. Past limit the leader goes on, and says so.
+func catchUp(ctx context.Context, reader client.Reader, cache *unitCache, limit time.Duration) error {
+	lag, err := newCacheLag(ctx, reader, cache)
+	if err != nil {
+		return err
+	}
+	left := 0
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, limit, true, func(context.Context) (bool, error) {
+		left = lag.behind()
+		return left == 0, nil
+	})
+	if err != nil && ctx.Err() == nil {
+		klog.FromContext(ctx).Info("The unit cache did not catch up with the API; going on", "unitsBehind", left, "waited", limit)
+		return nil
+	}
+	return ctx.Err()
+}
+
+// cacheLag is what the unit cache has yet to see of one list of the API.
+type cacheLag struct {
+	cache *unitCache
+	want  map[schedtypes.UnitKey]string // unit -> resourceVersion listed
+}
+
+func newCacheLag(ctx context.Context, reader client.Reader, cache *unitCache) (*cacheLag, error) {
+	list := &schedv1alpha1.QueueUnitList{}
+	if err := reader.List(ctx, list); err != nil {
+		return nil, err
+	}
+	want := make(map[schedtypes.UnitKey]string, len(list.Items))
+	for i := range list.Items {
+		want[keyOf(&list.Items[i])] = list.Items[i].ResourceVersion
+	}
+	return &cacheLag{cache: cache, want: want}, nil
+}
+
+// behind counts the listed units the cache does not hold yet at their
+// listed version or later; those it holds are not looked at again.
+func (l *cacheLag) behind() int {
+	n := 0
+	for key, rv := range l.want {
+		obj, _ := l.cache.object(key)
+		if obj == nil || olderVersion(obj.ResourceVersion, rv) {
+			n++
+			continue
+		}
+		delete(l.want, key)
+	}
+	return n
+}
+
+// olderVersion reports whether resourceVersion a is older than b. They are
+// compared as numbers, as etcd issues them; versions that are not numbers
+// count as older unless equal.
+func olderVersion(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil {
+		return a != b
+	}
+	return x < y
+}

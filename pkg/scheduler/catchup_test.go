@@ -1,0 +1,88 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+)
+
+// A new leader decides nothing until its cache holds what the API holds:
+// a unit the cache knows at an older version, or not at all, holds it back.
+func TestCatchUpWaitsForTheCache(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).Build()
+	for _, name := range []string{"a", "b"} {
+		u := &schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := map[string]*schedv1alpha1.QueueUnit{}
+	for _, name := range []string{"a", "b"} {
+		u := &schedv1alpha1.QueueUnit{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: name}, u); err != nil {
+			t.Fatal(err)
+		}
+		fresh[name] = u
+	}
+	cache, _ := newTestCache()
+	// The cache saw a before its last change, and b not at all.
+	stale := fresh["a"].DeepCopy()
+	stale.ResourceVersion = "0"
+	cache.observe(keyOf(stale), stale, "q", "team-a")
+
+	lag, err := newCacheLag(ctx, c, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := lag.behind(); n != 2 {
+		t.Fatalf("behind = %d with a stale and a missing unit, want 2", n)
+	}
+	cache.observe(keyOf(fresh["a"]), fresh["a"], "q", "team-a")
+	if n := lag.behind(); n != 1 {
+		t.Fatalf("behind = %d with b missing, want 1", n)
+	}
+	cache.observe(keyOf(fresh["b"]), fresh["b"], "q", "team-a")
+	if n := lag.behind(); n != 0 {
+		t.Fatalf("behind = %d with both seen, want 0", n)
+	}
+	// Caught up, catchUp returns at its first look.
+	if err := catchUp(ctx, c, cache, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A cache that never catches up holds the leader back for the limit only.
+func TestCatchUpGivesUpAfterTheLimit(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).
+		WithObjects(&schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}).Build()
+	cache, _ := newTestCache()
+	if err := catchUp(ctx, c, cache, 10*time.Millisecond); err != nil {
+		t.Fatalf("catchUp = %v, want nil after the limit", err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := catchUp(canceled, c, cache, time.Minute); err == nil {
+		t.Fatal("catchUp with a canceled context returned nil")
+	}
+}
+
+func TestOlderVersion(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"9", "10", true}, {"10", "9", false}, {"10", "10", false}, {"x", "x", false}, {"x", "10", true},
+	} {
+		if got := olderVersion(tc.a, tc.b); got != tc.want {
+			t.Errorf("olderVersion(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
