@@ -29,6 +29,7 @@ func main() {
 		binary  = flag.String("binary", "", "A prebuilt koord-queue binary; default: built once.")
 		verb    = flag.Int("v-ours", 2, "koord-queue's -v (Kueue's runner starts minimalkueue at log level 2).")
 		prepare = flag.Bool("prepare-only", false, "Only fetch and build Kueue's harness.")
+		from    = flag.String("from", "", "Rebuild the table from the runs already in this output folder.")
 	)
 	flag.Parse()
 	ctrllog.SetLogger(klog.Background())
@@ -40,6 +41,14 @@ func main() {
 			fail(err)
 		}
 		fmt.Println(k.Runner, k.MinimalKueue, k.Checker)
+		return
+	}
+	if *from != "" {
+		t, err := kueuecmp.Tabulate(*pair, *from)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Print(t.Markdown())
 		return
 	}
 	out := *output

@@ -248,3 +248,60 @@ func DefaultOutput(pair string) string {
 	}
 	return filepath.Join(home, ".cache", "koord-queue", "perf", "compare-"+pair+"-"+time.Now().Format("20060102-150405"))
 }
+
+// Tabulate rebuilds the table of a pair from the run folders already in dir
+// (kueue-N, ours-N), for instance of a comparison stopped before its last
+// round, and writes it there.
+func Tabulate(pair, dir string) (*Table, error) {
+	p, ok := Pairs[pair]
+	if !ok {
+		return nil, fmt.Errorf("unknown pair %q (known: %s)", pair, strings.Join(sortedKeys(Pairs), ", "))
+	}
+	cfg, err := harness.LoadConfig(filepath.Join(framework.RepoRoot(), p.Config))
+	if err != nil {
+		return nil, err
+	}
+	classes := make([]string, len(cfg.Classes))
+	for i, c := range cfg.Classes {
+		classes[i] = c.Name
+	}
+	ideal := cfg.IdealMakespan().Seconds
+	var kf, of []Figures
+	notes := []string{p.Note}
+	for i := 1; ; i++ {
+		kdir := filepath.Join(dir, fmt.Sprintf("kueue-%d", i))
+		if _, err := os.Stat(filepath.Join(kdir, "minimalkueue.stats.yaml")); err != nil {
+			break
+		}
+		f, err := ReadKueue(kdir, classes, cfg.Children.Max.MilliValue(), ideal)
+		if err != nil {
+			return nil, err
+		}
+		kf = append(kf, f)
+		if b, err := os.ReadFile(filepath.Join(kdir, "checker.log")); err == nil {
+			notes = append(notes, fmt.Sprintf("Kueue run %d against Kueue's own rangespec (its checker): passed=%t.", i, !strings.Contains(string(b), "--- FAIL")))
+		}
+	}
+	for i := 1; ; i++ {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("ours-%d", i), "summary.yaml"))
+		if err != nil {
+			break
+		}
+		s := &harness.Summary{}
+		if err := yaml.Unmarshal(data, s); err != nil {
+			return nil, fmt.Errorf("ours-%d/summary.yaml: %w", i, err)
+		}
+		f, err := FromOurs(s)
+		if err != nil {
+			return nil, err
+		}
+		of = append(of, f)
+		notes = append(notes, fmt.Sprintf("our run %d (koord-queue %s, %s): load average %s at start, %s at end.", i, s.Setup.Commit, s.Setup.ServerVersion, s.Setup.LoadAverageStart, s.Setup.LoadAverageEnd))
+	}
+	if len(kf) == 0 || len(of) == 0 {
+		return nil, fmt.Errorf("%s holds %d finished Kueue runs and %d of ours; need at least one of each", dir, len(kf), len(of))
+	}
+	t := Build(pair, classes, kf, of)
+	t.Notes = notes
+	return &t, t.write(dir)
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/koordinator-sh/koord-queue/test/performance/harness"
 )
@@ -107,6 +108,34 @@ func writeFile(t *testing.T, dir, name, text string) {
 
 func TestReadKueue(t *testing.T) {
 	dir := t.TempDir()
+	writeKueueRun(t, dir)
+	got, err := ReadKueue(dir, []string{"small", "large"}, 120000, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Admissions: a 1, b 1+1, c 1+2, d (unfinished) 1 = 7; evictions 4.
+	want := Figures{
+		Units: 4, Completed: 3, WallSeconds: 20, WallToIdeal: 2, Admissions: 7, AdmissionsPerSecond: 0.35,
+		TimeToAdmission: map[string]harness.KueueWait{
+			"small": {Count: 2, AvgMs: 200, P50Ms: 100, P95Ms: 300, MaxMs: 300},
+			"large": {Count: 2, AvgMs: 1000, P50Ms: 0, P95Ms: 2000, MaxMs: 2000},
+		},
+		CPUSeconds: 4, PeakRSSMiB: 200,
+		WritesPerAdmission: map[string]float64{"PATCH": 2, "POST": 1, "total": 3},
+		QuotaViolations:    1, Evictions: 4,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("figures (-want +got):\n%s", diff)
+	}
+	writeFile(t, dir, "wlStates.csv", "id,class name\n0,small\n")
+	if _, err := ReadKueue(dir, nil, 1, 1); err == nil || !strings.Contains(err.Error(), "ms to admitted") {
+		t.Errorf("a CSV without its columns: error %v", err)
+	}
+}
+
+// writeKueueRun writes the outputs of a small Kueue run into dir.
+func writeKueueRun(t *testing.T, dir string) {
+	t.Helper()
 	writeFile(t, dir, "minimalkueue.stats.yaml", "wallMs: 20000\nuserMs: 3000\nsysMs: 1000\nmaxrss: 204800\n")
 	writeFile(t, dir, "wlStates.csv", `id,class name,namespace,name,ms to admitted,ms to finish,num evictions
 0,small,ns,a,100,400,0
@@ -140,28 +169,6 @@ cq-b,cohort-0,cq,20000,1,121000,10
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	got, err := ReadKueue(dir, []string{"small", "large"}, 120000, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Admissions: a 1, b 1+1, c 1+2, d (unfinished) 1 = 7; evictions 4.
-	want := Figures{
-		Units: 4, Completed: 3, WallSeconds: 20, WallToIdeal: 2, Admissions: 7, AdmissionsPerSecond: 0.35,
-		TimeToAdmission: map[string]harness.KueueWait{
-			"small": {Count: 2, AvgMs: 200, P50Ms: 100, P95Ms: 300, MaxMs: 300},
-			"large": {Count: 2, AvgMs: 1000, P50Ms: 0, P95Ms: 2000, MaxMs: 2000},
-		},
-		CPUSeconds: 4, PeakRSSMiB: 200,
-		WritesPerAdmission: map[string]float64{"PATCH": 2, "POST": 1, "total": 3},
-		QuotaViolations:    1, Evictions: 4,
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("figures (-want +got):\n%s", diff)
-	}
-	writeFile(t, dir, "wlStates.csv", "id,class name\n0,small\n")
-	if _, err := ReadKueue(dir, nil, 1, 1); err == nil || !strings.Contains(err.Error(), "ms to admitted") {
-		t.Errorf("a CSV without its columns: error %v", err)
 	}
 }
 
@@ -210,5 +217,43 @@ func TestBuildTable(t *testing.T) {
 		if !strings.Contains(md, line) {
 			t.Errorf("markdown lacks %q:\n%s", line, md)
 		}
+	}
+}
+
+func TestTabulate(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "kueue-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeKueueRun(t, filepath.Join(dir, "kueue-1"))
+	// Ours: 5 s from start to exit, 7 admissions, 14 PATCH and 7 POST.
+	s := harness.Summary{Config: "smoke", Units: 4, Completed: 4, Ideal: harness.Ideal{Seconds: 10}, Kueue: &harness.KueueFigures{
+		WallSeconds: 5, Admissions: 7, UserCPUSeconds: 1.5, SystemCPUSeconds: 0.5, MaxRSSMiB: 50,
+		WritesByMethod: map[string]float64{"PATCH": 14, "POST": 7},
+	}}
+	data, err := yaml.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "ours-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "ours-1"), "summary.yaml", string(data))
+	tab, err := Tabulate("smoke", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := tab.Markdown()
+	// Kueue's fixture: 20 s; ours 5 s; 0.25. CPU 4 s vs 2 s.
+	for _, line := range []string{"| wall time (s) | 20 | 5 | 0.25 | 20 | 5 |", "| scheduler CPU (s) | 4 | 2 | 0.5 | 4 | 2 |", "| API writes / admission, total | 3 | 3 | 1 | 3 | 3 |"} {
+		if !strings.Contains(md, line) {
+			t.Errorf("table lacks %q:\n%s", line, md)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "compare.md")); err != nil {
+		t.Error(err)
+	}
+	if _, err := Tabulate("smoke", t.TempDir()); err == nil {
+		t.Error("an empty folder gave a table")
 	}
 }
