@@ -171,7 +171,8 @@ func Compare(ctx context.Context, o Options) (*Table, error) {
 			return nil, fmt.Errorf("our run %s: %w", dir, err)
 		}
 		if s.TimedOut {
-			return nil, fmt.Errorf("our run %s timed out (%d/%d units done)", dir, s.Completed, s.Units)
+			// Still tabulated: its completed units and wall time say how far it got.
+			notes = append(notes, fmt.Sprintf("our run %d timed out after %s: %d of %d units completed.", i+1, cfg.Timeout.Duration, s.Completed, s.Units))
 		}
 		f, err = FromOurs(s)
 		if err != nil {
