@@ -44,7 +44,7 @@ build: ## Build the binaries into bin/ (with VERSION and REVISION).
 	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./cmd/...
 
 .PHONY: test
-test: ## The whole suite: verify, unit, integration, chart, image and end-to-end tests.
+test: ## The whole suite: verify, unit, integration, chart, image, end-to-end and short chaos tests.
 	@hack/tools.sh >/dev/null
 	$(MAKE) verify
 	$(MAKE) test-unit
@@ -52,6 +52,7 @@ test: ## The whole suite: verify, unit, integration, chart, image and end-to-end
 	$(MAKE) test-chart
 	$(MAKE) test-images
 	$(MAKE) test-e2e
+	$(MAKE) test-chaos-short
 	$(MAKE) test-harness
 
 .PHONY: test-unit

@@ -206,7 +206,9 @@ func TestChaos(t *testing.T) {
 		t.Errorf("the checker saw %d pod events for %d jobs", report.PodEvents, want)
 	case len(report.Faults) != 5*m.rounds+1:
 		t.Errorf("%d faults recorded, want %d", len(report.Faults), 5*m.rounds+1)
-	case report.Audit == nil || report.Audit.Takeovers < 3*m.rounds || sum(report.Audit.Writes) < want:
+	// Each round kills the leader and pauses the next one: two takeovers at
+	// least (the restarts of the API server may or may not cost a lease).
+	case report.Audit == nil || report.Audit.Takeovers < 2*m.rounds || sum(report.Audit.Writes) < want:
 		t.Errorf("the audit check read too little: %+v", report.Audit)
 	case appr.approved.Load() == 0:
 		t.Errorf("no admission check was answered: the checked queue %s saw no unit", checkedLeaf)
