@@ -8,13 +8,12 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
 
@@ -196,44 +195,9 @@ func WritesByMethod(r io.Reader) (map[string]float64, float64, error) {
 // class one goroutine that, for each unit, sleeps the class's interval and
 // then creates it (so the create latency adds up, as in Kueue's generator).
 func generateKueue(ctx context.Context, c client.Client, cfg *Config, rec *Recorder) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, 1)
-	for p := range cfg.Parents.Count {
-		for ch := range cfg.Children.Count {
-			child := ChildName(p, ch)
-			for _, k := range cfg.Classes {
-				wg.Go(func() {
-					for i := range k.Count {
-						select {
-						case <-ctx.Done():
-							return
-						case <-time.After(k.Interval.Duration):
-						}
-						name := unitName(child, k.Name, i)
-						u := utiltesting.MakeQueueUnit(name, cfg.Namespace).Quota(child).Priority(k.Priority).PodSet("main", 1, "cpu", k.CPU.String()).Obj()
-						u.Spec.Request = u.Spec.Resource.DeepCopy()
-						rec.mu.Lock()
-						rec.units[name].created = time.Now()
-						rec.mu.Unlock()
-						if err := c.Create(ctx, u); err != nil {
-							select {
-							case errs <- fmt.Errorf("create %s: %w", name, err):
-							default:
-							}
-							return
-						}
-					}
-				})
-			}
-		}
-	}
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return generateUnits(ctx, cfg, rec,
+		func(k Class, _ int) time.Duration { return k.Interval.Duration },
+		func(ctx context.Context, u *schedv1alpha1.QueueUnit) error { return c.Create(ctx, u) })
 }
 
 func processState(p *process) *os.ProcessState {

@@ -361,6 +361,17 @@ func queuesReady(ctx context.Context, c client.Client, cfg *Config) error {
 // generate creates every unit on its class's schedule, one goroutine per
 // child quota and class, each unit at origin + i*interval.
 func generate(ctx context.Context, c client.Client, cfg *Config, rec *Recorder, origin time.Time) error {
+	return generateUnits(ctx, cfg, rec,
+		func(k Class, i int) time.Duration {
+			return time.Until(origin.Add(time.Duration(i) * k.Interval.Duration))
+		},
+		func(ctx context.Context, u *schedv1alpha1.QueueUnit) error { return createWithRetry(ctx, c, u) })
+}
+
+// generateUnits runs one goroutine per child quota and class; each waits
+// wait(class, i) before it creates unit i with create, and records when it
+// did. The first error stops the goroutine that met it and is returned.
+func generateUnits(ctx context.Context, cfg *Config, rec *Recorder, wait func(k Class, i int) time.Duration, create func(context.Context, *schedv1alpha1.QueueUnit) error) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
 	for p := range cfg.Parents.Count {
@@ -369,20 +380,18 @@ func generate(ctx context.Context, c client.Client, cfg *Config, rec *Recorder, 
 			for _, k := range cfg.Classes {
 				wg.Go(func() {
 					for i := range k.Count {
-						at := origin.Add(time.Duration(i) * k.Interval.Duration)
 						select {
 						case <-ctx.Done():
 							return
-						case <-time.After(time.Until(at)):
+						case <-time.After(wait(k, i)):
 						}
 						name := unitName(child, k.Name, i)
 						u := utiltesting.MakeQueueUnit(name, cfg.Namespace).Quota(child).Priority(k.Priority).PodSet("main", 1, "cpu", k.CPU.String()).Obj()
 						u.Spec.Request = u.Spec.Resource.DeepCopy()
-						now := time.Now()
 						rec.mu.Lock()
-						rec.units[name].created = now
+						rec.units[name].created = time.Now()
 						rec.mu.Unlock()
-						if err := createWithRetry(ctx, c, u); err != nil {
+						if err := create(ctx, u); err != nil {
 							select {
 							case errs <- fmt.Errorf("create %s: %w", name, err):
 							default:
