@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,7 +42,10 @@ type Checker struct {
 	opts      Options
 	clientset kubernetes.Interface
 
-	podInformer, jobInformer, unitInformer, quotaInformer cache.SharedIndexInformer
+	// pods and units are judged against each other, so they come from
+	// streams with an exact frontier; Jobs and quotas are only looked up.
+	podStream, unitStream      *stream
+	jobInformer, quotaInformer cache.SharedIndexInformer
 
 	mu       sync.Mutex
 	buffer   []event // watch events not yet applied, any order
@@ -50,6 +53,7 @@ type Checker struct {
 	quotas   map[string]quotaNode
 	pods     map[string]podState
 	units    map[string]unitState
+	blind    []window                   // versions a stream did not see one by one
 	byJob    map[string]map[string]bool // job -> unit keys
 	running  map[string]int             // job -> running pods
 	live     map[string]int             // job -> live pods
@@ -72,6 +76,17 @@ type event struct {
 	pod     *podState  // a pod event (nil state: deleted)
 	unit    *unitState // a unit event
 	isPod   bool
+	// relist, when set, ends a window (relist.from, rv] that a stream
+	// listed instead of watching: nothing in it is judged, and everything
+	// is judged again at its end.
+	relist *window
+}
+
+// window is a range (from, to] of resourceVersions a stream relisted.
+type window struct {
+	resource string
+	from, to int64
+	at       time.Time
 }
 
 // New builds a checker for the cluster of cfg; Start starts it.
@@ -93,10 +108,15 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 		used: map[string]amounts{}, leaving: map[string]amounts{}, open: map[string]bool{},
 	}
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace))
-	c.podInformer = typed.Core().V1().Pods().Informer()
 	c.jobInformer = typed.Batch().V1().Jobs().Informer()
-	dynf := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, opts.Namespace, nil)
-	c.unitInformer = dynf.ForResource(unitsGVR).Informer()
+	pods := cs.CoreV1().Pods(opts.Namespace)
+	c.podStream = newStream("pods",
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
+		pods.Watch)
+	units := dyn.Resource(unitsGVR).Namespace(opts.Namespace)
+	c.unitStream = newStream("queueunits",
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return units.List(ctx, o) },
+		units.Watch)
 	// Quotas may live in any namespace (their names are what units use).
 	c.quotaInformer = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, "", nil).ForResource(quotasGVR).Informer()
 	if err := c.addHandlers(); err != nil {
@@ -108,11 +128,23 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 // Start runs the watches until ctx ends and waits for their first lists.
 func (c *Checker) Start(ctx context.Context) error {
 	c.report.Started = time.Now()
-	for _, inf := range []cache.SharedIndexInformer{c.quotaInformer, c.jobInformer, c.podInformer, c.unitInformer} {
+	for _, inf := range []cache.SharedIndexInformer{c.quotaInformer, c.jobInformer} {
 		go inf.Run(ctx.Done())
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.quotaInformer.HasSynced, c.jobInformer.HasSynced, c.podInformer.HasSynced, c.unitInformer.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.quotaInformer.HasSynced, c.jobInformer.HasSynced) {
 		return fmt.Errorf("invariants: watches did not sync: %w", ctx.Err())
+	}
+	// Pods are judged with their Job's quota: the streams start once Jobs
+	// and quotas are known.
+	for _, s := range []*stream{c.podStream, c.unitStream} {
+		go s.run(ctx)
+	}
+	for _, s := range []*stream{c.podStream, c.unitStream} {
+		select {
+		case <-s.synced:
+		case <-ctx.Done():
+			return fmt.Errorf("invariants: %s were not listed: %w", s.resource, ctx.Err())
+		}
 	}
 	go func() {
 		t := time.NewTicker(250 * time.Millisecond)
@@ -130,32 +162,45 @@ func (c *Checker) Start(ctx context.Context) error {
 }
 
 func (c *Checker) addHandlers() error {
-	pod := func(obj any, deleted bool) {
-		p, rv, ok := decodePod(obj, c.podInformer)
-		if !ok {
-			return
-		}
-		ev := event{rv: rv, seen: time.Now(), key: p.Namespace + "/" + p.Name, isPod: true}
-		if !deleted {
+	c.podStream.handle = func(key string, obj runtime.Object, rv int64) {
+		ev := event{rv: rv, seen: time.Now(), key: key, isPod: true}
+		if obj != nil {
+			p, ok := obj.(*corev1.Pod)
+			if !ok {
+				return
+			}
 			s := podStateOf(p, c.jobQuota)
 			ev.pod = &s
 		}
 		c.push(ev)
 	}
-	unit := func(obj any, deleted bool) {
-		u, rv, ok := decodeUnit(obj, c.unitInformer)
-		if !ok {
-			return
-		}
-		ev := event{rv: rv, seen: time.Now(), key: u.Namespace + "/" + u.Name}
-		if !deleted {
-			s := unitStateOf(u)
+	c.unitStream.handle = func(key string, obj runtime.Object, rv int64) {
+		ev := event{rv: rv, seen: time.Now(), key: key}
+		if obj != nil {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return
+			}
+			qu := &schedv1alpha1.QueueUnit{}
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, qu) != nil {
+				return
+			}
+			s := unitStateOf(qu)
 			ev.unit = &s
 		}
 		c.push(ev)
 	}
+	for _, s := range []*stream{c.podStream, c.unitStream} {
+		resource := s.resource
+		s.relisted = func(from, to int64) {
+			c.push(event{rv: to, seen: time.Now(), relist: &window{resource: resource, from: from, to: to, at: time.Now()}})
+		}
+	}
 	quota := func(obj any, deleted bool) {
-		u, ok := unwrap(obj).(*unstructured.Unstructured)
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			return
 		}
@@ -171,53 +216,12 @@ func (c *Checker) addHandlers() error {
 			c.quotas[q.Name] = quotaNodeOf(q)
 		}
 	}
-	for inf, f := range map[cache.SharedIndexInformer]func(any, bool){c.podInformer: pod, c.unitInformer: unit, c.quotaInformer: quota} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { f(obj, false) },
-			UpdateFunc: func(_, obj any) { f(obj, false) },
-			DeleteFunc: func(obj any) { f(obj, true) },
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func unwrap(obj any) any {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return d.Obj
-	}
-	return obj
-}
-
-// rvOf is the object's resourceVersion as a number; a deletion seen only
-// through a relist takes the informer's list version instead.
-func rvOf(obj any, meta string, inf cache.SharedIndexInformer) int64 {
-	if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		meta = inf.LastSyncResourceVersion()
-	}
-	n, _ := strconv.ParseInt(meta, 10, 64)
-	return n
-}
-
-func decodePod(obj any, inf cache.SharedIndexInformer) (*corev1.Pod, int64, bool) {
-	p, ok := unwrap(obj).(*corev1.Pod)
-	if !ok {
-		return nil, 0, false
-	}
-	return p, rvOf(obj, p.ResourceVersion, inf), true
-}
-
-func decodeUnit(obj any, inf cache.SharedIndexInformer) (*schedv1alpha1.QueueUnit, int64, bool) {
-	u, ok := unwrap(obj).(*unstructured.Unstructured)
-	if !ok {
-		return nil, 0, false
-	}
-	qu := &schedv1alpha1.QueueUnit{}
-	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, qu) != nil {
-		return nil, 0, false
-	}
-	return qu, rvOf(obj, qu.ResourceVersion, inf), true
+	_, err := c.quotaInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { quota(obj, false) },
+		UpdateFunc: func(_, obj any) { quota(obj, false) },
+		DeleteFunc: func(obj any) { quota(obj, true) },
+	})
+	return err
 }
 
 // jobQuota is the quota label of a Job (for pods that do not carry it).
@@ -234,7 +238,59 @@ func (c *Checker) push(ev event) {
 	defer c.mu.Unlock()
 	c.seq++
 	ev.seq = c.seq
+	if ev.relist != nil {
+		// Known before anything in the window is applied: the stream's
+		// frontier moves past it only after this.
+		c.blind = append(c.blind, *ev.relist)
+		if ev.relist.from > 0 {
+			c.report.Relists = append(c.report.Relists, Relist{
+				Resource: ev.relist.resource, At: ev.relist.at, FromResourceVersion: ev.relist.from, ToResourceVersion: ev.relist.to,
+			})
+		}
+	}
 	c.buffer = append(c.buffer, ev)
+}
+
+// inBlind: rv lies in a window some stream relisted, whose end is not
+// applied yet; the state there mixes versions and is not judged.
+func (c *Checker) inBlind(rv int64) bool {
+	for _, w := range c.blind {
+		if w.from < rv && rv <= w.to {
+			return true
+		}
+	}
+	return false
+}
+
+// endBlind closes the relisted window w and judges every job and quota
+// again on the state at its end, which is whole.
+func (c *Checker) endBlind(ev event) {
+	w := *ev.relist
+	for i := range c.blind {
+		if c.blind[i] == w {
+			c.blind = append(c.blind[:i], c.blind[i+1:]...)
+			break
+		}
+	}
+	if c.inBlind(ev.rv) {
+		return // another window still covers this version
+	}
+	jobs := map[string]bool{}
+	for j := range c.byJob {
+		jobs[j] = true
+	}
+	for j := range c.live {
+		jobs[j] = true
+	}
+	for j := range c.running {
+		jobs[j] = true
+	}
+	for j := range jobs {
+		c.checkJob(j, ev)
+	}
+	for q := range c.quotas {
+		c.checkQuota(q, ev)
+	}
 }
 
 // apply applies, in resourceVersion order, the buffered events that both
@@ -258,9 +314,12 @@ func (c *Checker) apply(final bool) {
 	})
 	n := 0
 	for n < len(c.buffer) && c.buffer[n].rv <= frontier {
-		if c.buffer[n].isPod {
+		switch {
+		case c.buffer[n].relist != nil:
+			c.endBlind(c.buffer[n])
+		case c.buffer[n].isPod:
 			c.applyPod(c.buffer[n])
-		} else {
+		default:
 			c.applyUnit(c.buffer[n])
 		}
 		n++
@@ -273,12 +332,7 @@ func (c *Checker) frontier() int64 {
 	if c.frontierFunc != nil {
 		return c.frontierFunc()
 	}
-	f := int64(1<<63 - 1)
-	for _, inf := range []cache.SharedIndexInformer{c.podInformer, c.unitInformer} {
-		n, _ := strconv.ParseInt(inf.LastSyncResourceVersion(), 10, 64)
-		f = min(f, n)
-	}
-	return f
+	return min(c.podStream.progress.Load(), c.unitStream.progress.Load())
 }
 
 func (c *Checker) applyPod(ev event) {
@@ -334,10 +388,15 @@ func (c *Checker) amountsOf(m map[string]amounts, q string) amounts {
 // being deleted added, an excess is counted (not a violation).
 func (c *Checker) checkQuotas(s podState, ev event) {
 	for _, q := range chain(c.quotas, s.quota) {
-		node, ok := c.quotas[q]
-		if !ok {
-			continue
-		}
+		c.checkQuota(q, ev)
+	}
+}
+
+func (c *Checker) checkQuota(q string, ev event) {
+	if c.inBlind(ev.rv) {
+		return
+	}
+	if node, ok := c.quotas[q]; ok {
 		for r, max := range node.max {
 			used := c.used[q][r]
 			c.report.notePeak(q, r, used, max)
@@ -384,6 +443,9 @@ func (c *Checker) applyUnit(ev event) {
 // two units holding quota at once; a job has no more live pods than its
 // unit was admitted with.
 func (c *Checker) checkJob(job string, ev event) {
+	if c.inBlind(ev.rv) {
+		return
+	}
 	var holding []string
 	var replicas int64
 	for key := range c.byJob[job] {

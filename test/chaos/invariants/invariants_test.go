@@ -230,3 +230,66 @@ func TestSettleWaitsForBothWatches(t *testing.T) {
 		t.Fatalf("a pod running after its unit's admission was judged a violation: %+v", c.report.Violations)
 	}
 }
+
+// TestRelistedWindowIsJudgedAtItsEnd: inside a window a stream listed
+// instead of watching, the checker has the unit's state at the list's
+// version next to the pods' states of their own versions, so it may see a
+// pod running beside a unit that has already finished: that is not judged.
+// At the window's end everything is judged again, so a job still running
+// without a unit holding quota there is found.
+func TestRelistedWindowIsJudgedAtItsEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []event
+		want   int
+	}{
+		{
+			// Unit j1 went Dequeued (rv 11) and Succeed (rv 14) while the
+			// unit stream could not watch; its list at 15 shows Succeed.
+			name: "admitted and finished inside the window",
+			events: []event{
+				{rv: 1, key: "ns/j1", unit: unit("ns/j1", "Enqueued", 0)},
+				{rv: 12, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+				{rv: 13, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodSucceeded, false)},
+				{rv: 14, key: "ns/j1", unit: unit("ns/j1", "Succeed", 1)},
+				{rv: 15, relist: &window{resource: "queueunits", from: 10, to: 15}},
+			},
+		},
+		{
+			name: "still running without admission at the window's end",
+			events: []event{
+				{rv: 1, key: "ns/j1", unit: unit("ns/j1", "Enqueued", 0)},
+				{rv: 12, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+				{rv: 15, relist: &window{resource: "queueunits", from: 10, to: 15}},
+			},
+			want: 1,
+		},
+		{
+			name: "running without admission after the window",
+			events: []event{
+				{rv: 1, key: "ns/j1", unit: unit("ns/j1", "Enqueued", 0)},
+				{rv: 15, relist: &window{resource: "queueunits", from: 10, to: 15}},
+				{rv: 16, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+			},
+			want: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newModel()
+			c.quotas["leaf"] = quotaNode{max: amounts{corev1.ResourceCPU: 8000}}
+			for _, ev := range tc.events {
+				c.push(ev)
+			}
+			c.apply(true)
+			if got := c.report.ViolationCounts["running-without-admission"]; got != tc.want {
+				t.Errorf("running-without-admission %d, want %d (all: %+v)", got, tc.want, c.report.Violations)
+			}
+			if len(c.blind) != 0 {
+				t.Errorf("windows left open: %+v", c.blind)
+			}
+			if len(c.report.Relists) != 1 {
+				t.Errorf("relists reported %+v, want one", c.report.Relists)
+			}
+		})
+	}
+}

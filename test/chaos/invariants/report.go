@@ -37,6 +37,11 @@ type Report struct {
 	// watch had passed them (its frontier did not move in time); their
 	// verdicts may rest on a stale view and should be 0.
 	UnsettledEvents int `json:"unsettledEvents"`
+	// Relists are the windows a stream could not watch (its version had
+	// expired, as after a kube-apiserver restart) and listed instead: what
+	// changed inside one is seen only at its end, where every job and quota
+	// is judged again.
+	Relists []Relist `json:"relists,omitempty"`
 	// PeakUse is, per quota and resource, the most its live pods requested,
 	// next to its max.
 	PeakUse map[string]map[corev1.ResourceName]Peak `json:"peakUse,omitempty"`
@@ -46,6 +51,14 @@ type Report struct {
 	// first ones.
 	ViolationCounts map[string]int `json:"violationCounts"`
 	Violations      []Violation    `json:"violations"`
+}
+
+// Relist is a window (from, to] of resourceVersions a stream listed.
+type Relist struct {
+	Resource            string    `json:"resource"`
+	At                  time.Time `json:"at"`
+	FromResourceVersion int64     `json:"fromResourceVersion"`
+	ToResourceVersion   int64     `json:"toResourceVersion"`
 }
 
 // Peak is the highest use seen of a quota's resource, in milli-units.
