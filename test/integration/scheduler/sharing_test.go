@@ -93,6 +93,7 @@ func TestSharedWeightSharesTheParent(t *testing.T) {
 			got = admitted()
 			return len(got["sw-a"])+len(got["sw-b"])+len(got["sw-c"]) == 12, nil
 		}); err != nil {
+			dump(t, ns)
 			t.Fatalf("%s: the parent is not full: %v", when, got)
 		}
 		for name, w := range weights {
