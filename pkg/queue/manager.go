@@ -44,6 +44,9 @@ type Manager struct {
 	// SetShareOrder) instead of taking turns.
 	share   func(queueName QueueName) float64
 	shareOn func() bool
+	// guaranteed, when set, says a queue's quota uses less than its min:
+	// such queues take their turns first (see guaranteedFirst).
+	guaranteed func(queueName QueueName) bool
 
 	// held is the room held in cohorts for waiting units (see reservations).
 	held reservations
@@ -72,6 +75,16 @@ func NewManager(less Less) *Manager {
 func (m *Manager) SetShareOrder(share func(queueName QueueName) float64, on func() bool) {
 	m.mu.Lock()
 	m.share, m.shareOn = share, on
+	m.mu.Unlock()
+}
+
+// SetGuaranteedFirst makes a pass, when it serves queues of equal priority
+// by turns, serve first the queues for which guaranteed is true (their quota
+// uses less than its min). It is called under the manager's lock and must
+// not call back into the manager.
+func (m *Manager) SetGuaranteedFirst(guaranteed func(queueName QueueName) bool) {
+	m.mu.Lock()
+	m.guaranteed = guaranteed
 	m.mu.Unlock()
 }
 

@@ -60,6 +60,7 @@ func (m *Manager) Pass(try Try) PassResult {
 			m.byShare(iters, try, &res)
 			continue
 		}
+		iters = m.guaranteedFirst(iters, try, &res)
 		for len(iters) > 0 {
 			next := iters[:0]
 			for _, it := range iters {
@@ -77,6 +78,35 @@ func (m *Manager) Pass(try Try) PassResult {
 		it.settle(snap)
 	}
 	return res
+}
+
+// guaranteedFirst lets the queues of a tier whose quota uses less than its
+// min take their turns (one admission each, in tier order) before the
+// others, for as long as they stay below it and admit something; it returns
+// the queues left for the common turns. Room freed in a cohort then goes to
+// the quota it is guaranteed to before another quota borrows it, which that
+// quota would take back at once by reclaim (an eviction for nothing).
+func (m *Manager) guaranteedFirst(iters []*queueIter, try Try, res *PassResult) []*queueIter {
+	if m.guaranteed == nil {
+		return iters
+	}
+	for {
+		stepped := false
+		next := iters[:0]
+		for _, it := range iters {
+			if m.guaranteed(it.q.Name) {
+				if !it.step(try, res) {
+					continue // walked in full
+				}
+				stepped = true
+			}
+			next = append(next, it)
+		}
+		iters = next
+		if !stepped {
+			return iters
+		}
+	}
 }
 
 // byShare serves the queues of one tier by fair share: each admission goes

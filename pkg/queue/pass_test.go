@@ -263,6 +263,39 @@ func TestEqualPriorityQueuesTakeTurns(t *testing.T) {
 	}
 }
 
+// Room freed in a cohort goes first to a quota below its min, which would
+// otherwise reclaim it from a sibling that borrowed it in the same pass;
+// once that quota has its min, queues take turns again.
+func TestQueuesBelowTheirMinGoFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first bool
+		want  []string
+	}{
+		{"turns only", false, []string{"x0", "y0", "x1", "y1"}},
+		{"below min first", true, []string{"y0", "y1", "x0", "y2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, quota.Spec{Name: "parent", Max: cpu(6)},
+				quota.Spec{Name: "x", Parent: "parent", Min: cpu(2), Max: cpu(6)},
+				quota.Spec{Name: "y", Parent: "parent", Min: cpu(2), Max: cpu(6)})
+			h.tree.Charge("x", cpu(2)) // x has its min; y has nothing of its own
+			if tc.first {
+				h.m.SetGuaranteedFirst(func(q QueueName) bool { return h.tree.BelowMin(QuotaName(q)) })
+			}
+			h.m.UpsertQueue(Settings{Name: "x", Priority: 1000})
+			h.m.UpsertQueue(Settings{Name: "y", Priority: 1000})
+			for i := range 3 {
+				h.add("x", fmt.Sprintf("x%d", i), "x", 0, 1)
+				h.add("y", fmt.Sprintf("y%d", i), "y", 0, 1)
+			}
+			if diff := cmp.Diff(tc.want, h.pass()); diff != "" {
+				t.Errorf("admitted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestHigherPriorityQueueFirst(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "parent", Max: cpu(2)},
 		quota.Spec{Name: "x", Parent: "parent"}, quota.Spec{Name: "y", Parent: "parent"})

@@ -191,6 +191,21 @@ func (t *Tree) Share(name QuotaName) float64 {
 	return share
 }
 
+// BelowMin reports whether quota name uses less than its min of some
+// resource: room freed in its cohort is room it is guaranteed.
+func (t *Tree) BelowMin(name QuotaName) bool {
+	n, ok := t.nodes[name]
+	if !ok || !n.exists {
+		return false
+	}
+	for r, m := range n.spec.Min {
+		if m > 0 && n.used[r] < m {
+			return true
+		}
+	}
+	return false
+}
+
 // NeverFits reports a shortage when req is above some limit on the path of
 // quota name, whatever the usage.
 func (t *Tree) NeverFits(name QuotaName, req Resources) *Shortage {

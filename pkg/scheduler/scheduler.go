@@ -131,6 +131,7 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 	if sharer := fw.Sharer(); sharer != nil {
 		// Queues are named like the quota that pays for their units.
 		e.queues.SetShareOrder(func(q schedtypes.QueueName) float64 { return sharer.Share(schedtypes.QuotaName(q)) }, sharer.Sharing)
+		e.queues.SetGuaranteedFirst(func(q schedtypes.QueueName) bool { return sharer.BelowMin(schedtypes.QuotaName(q)) })
 	}
 	if fw.PriorityMajor() {
 		e.queues.DeclarePriorityMajor()

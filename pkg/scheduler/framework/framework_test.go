@@ -116,6 +116,7 @@ type sharer struct{ fake }
 
 func (s *sharer) Share(schedtypes.QuotaName) float64 { return 0.5 }
 func (s *sharer) Sharing() bool                      { return true }
+func (s *sharer) BelowMin(schedtypes.QuotaName) bool { return false }
 
 type lister struct {
 	fake

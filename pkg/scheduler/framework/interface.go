@@ -128,6 +128,9 @@ type SharePlugin interface {
 	// Sharing reports whether fair sharing is asked for at all; while it is
 	// not, queues of equal priority take turns.
 	Sharing() bool
+	// BelowMin reports whether a quota uses less than its min of some
+	// resource; while queues take turns, such quotas' queues go first.
+	BelowMin(quotaName schedtypes.QuotaName) bool
 }
 
 // QuotaLister is a plugin that can list its quotas with their usage (for

@@ -375,6 +375,13 @@ func (p *Plugin) Sharing() bool {
 	return p.tree.Weighted()
 }
 
+// BelowMin reports whether a quota uses less than its min of some resource.
+func (p *Plugin) BelowMin(quotaName quota.QuotaName) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tree.BelowMin(quotaName)
+}
+
 // ListQuotas lists every quota with its usage.
 func (p *Plugin) ListQuotas() []quota.Info {
 	p.mu.Lock()

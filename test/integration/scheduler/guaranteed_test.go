@@ -1,0 +1,74 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+// Room freed in a quota's min goes back to that quota's waiting unit, not
+// to a sibling that would borrow it: the sibling's unit would be reclaimed
+// at once. Each round frees the room again; queues of equal priority take
+// turns in a rotating order, so rounds cover both orders.
+func TestFreedRoomGoesToTheQuotaBelowItsMin(t *testing.T) {
+	const ns = "guaranteed-first"
+	startScheduler(t, noProtection)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota("gf-parent").Namespace(ns).Max("cpu", "4").Obj())
+	for _, name := range []string{"gf-x", "gf-y"} {
+		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent("gf-parent").Min("cpu", "2").Max("cpu", "4").Obj())
+		waitQueue(t, name)
+	}
+	create(t, utiltesting.MakeQueueUnit("gf-x0", ns).Quota("gf-x").Request("cpu", "2").Obj())
+	waitPhase(t, ns, "gf-x0", schedv1alpha1.QueueUnitPhaseDequeued)
+	create(t, utiltesting.MakeQueueUnit("gf-y0", ns).Quota("gf-y").Request("cpu", "2").Obj())
+	waitPhase(t, ns, "gf-y0", schedv1alpha1.QueueUnitPhaseDequeued)
+	// The parent is full; gf-x1 could only borrow gf-y's min.
+	create(t, utiltesting.MakeQueueUnit("gf-x1", ns).Quota("gf-x").Request("cpu", "2").Obj())
+	waitMessage(t, ns, "gf-x1")
+
+	const rounds = 4
+	for i := range rounds {
+		next := fmt.Sprintf("gf-y%d", i+1)
+		create(t, utiltesting.MakeQueueUnit(next, ns).Quota("gf-y").Request("cpu", "2").Obj())
+		waitMessage(t, ns, next)
+		setPhase(t, ns, fmt.Sprintf("gf-y%d", i), schedv1alpha1.QueueUnitPhaseSucceed)
+		waitPhase(t, ns, next, schedv1alpha1.QueueUnitPhaseDequeued)
+	}
+	if p := getUnit(t, ns, "gf-x1").Status.Phase; p == schedv1alpha1.QueueUnitPhaseDequeued {
+		t.Fatalf("gf-x1 is %s, want it waiting", p)
+	}
+	// Judge the events once they are all written: one Scheduled per
+	// admission of gf-x0 and gf-y0..gf-y4, at least.
+	evs := &corev1.EventList{}
+	want := 2 + rounds
+	scheduled := 0
+	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
+		if err := env.Client.List(c, evs, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		scheduled = 0
+		for _, e := range evs.Items {
+			if e.Reason == "Scheduled" {
+				scheduled++
+			}
+		}
+		return scheduled >= want, nil
+	}); err != nil {
+		t.Fatalf("%d Scheduled events, want at least %d: too few events to judge", scheduled, want)
+	}
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Name == "gf-x1" && (e.Reason == "Scheduled" || e.Reason == "Preempted") {
+			dump(t, ns)
+			t.Errorf("gf-x1 was admitted into room gf-y is guaranteed: event %s: %s", e.Reason, e.Message)
+		}
+	}
+}
