@@ -427,6 +427,10 @@ func (c *Checker) applyUnit(ev event) {
 		if holdsQuota(ev.unit.phase) && (!had || !holdsQuota(old.phase)) {
 			c.admitted = append(c.admitted, ev.seen)
 		}
+		if finished(ev.unit.phase) && (!had || (!holdsQuota(old.phase) && !finished(old.phase))) && c.inBlind(ev.rv) {
+			// Admitted and done inside a relisted window: seen only done.
+			c.report.AdmissionsInRelists++
+		}
 	}
 	if had && old.job != "" {
 		if ev.unit == nil {

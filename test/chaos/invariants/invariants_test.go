@@ -242,6 +242,7 @@ func TestRelistedWindowIsJudgedAtItsEnd(t *testing.T) {
 		name   string
 		events []event
 		want   int
+		unseen int // admissions seen only as finished units
 	}{
 		{
 			// Unit j1 went Dequeued (rv 11) and Succeed (rv 14) while the
@@ -254,6 +255,7 @@ func TestRelistedWindowIsJudgedAtItsEnd(t *testing.T) {
 				{rv: 14, key: "ns/j1", unit: unit("ns/j1", "Succeed", 1)},
 				{rv: 15, relist: &window{resource: "queueunits", from: 10, to: 15}},
 			},
+			unseen: 1,
 		},
 		{
 			name: "still running without admission at the window's end",
@@ -283,6 +285,9 @@ func TestRelistedWindowIsJudgedAtItsEnd(t *testing.T) {
 			c.apply(true)
 			if got := c.report.ViolationCounts["running-without-admission"]; got != tc.want {
 				t.Errorf("running-without-admission %d, want %d (all: %+v)", got, tc.want, c.report.Violations)
+			}
+			if c.report.AdmissionsInRelists != tc.unseen {
+				t.Errorf("admissions seen only finished %d, want %d", c.report.AdmissionsInRelists, tc.unseen)
 			}
 			if len(c.blind) != 0 {
 				t.Errorf("windows left open: %+v", c.blind)

@@ -14,6 +14,11 @@ func holdsQuota(p schedv1alpha1.QueueUnitPhase) bool {
 	return p == "Reserved" || p == "Dequeued" || p == "Running"
 }
 
+// finished: the unit's job ended (it was admitted to get there).
+func finished(p schedv1alpha1.QueueUnitPhase) bool {
+	return p == schedv1alpha1.QueueUnitPhaseSucceed || p == schedv1alpha1.QueueUnitPhaseFailed
+}
+
 // amounts are quantities in milli-units, by resource name.
 type amounts map[corev1.ResourceName]int64
 

@@ -27,6 +27,10 @@ type Report struct {
 	JobsFailed  int `json:"jobsFailed"`
 	// Admissions: units that went from a phase without quota to one with.
 	Admissions int `json:"admissions"`
+	// AdmissionsInRelists: units first seen finished, never holding quota,
+	// inside a relisted window: admitted and done where the checker could
+	// not see each step.
+	AdmissionsInRelists int `json:"admissionsInRelists,omitempty"`
 	// PodEvents and UnitEvents are the watch events applied: the samples.
 	PodEvents  int `json:"podEvents"`
 	UnitEvents int `json:"unitEvents"`
