@@ -39,11 +39,10 @@ func (r *reporter) markEnqueued(u *schedv1alpha1.QueueUnit) {
 	if !r.leader() {
 		return
 	}
-	key := keyOf(u)
-	if r.writer.has(key) {
-		return
-	}
-	r.writer.enqueue(key, &write{
+	// Any write already waiting gives the unit a phase too; replacing it
+	// would lose it (a report of why the unit waits, queued by a pass that
+	// ran while the unit was being put in its queue).
+	r.writer.enqueueUnlessPending(keyOf(u), &write{
 		base: u, retryOnConflict: true, info: true,
 		mutate: func(x *schedv1alpha1.QueueUnit) bool {
 			return queueunit.MarkEnqueued(x, r.now())
@@ -89,6 +88,11 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) {
 // writeWaiting queues the report of f after delay: a unit admitted
 // meanwhile, or told something else, costs no write.
 func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
+	r.writer.enqueue(key, r.waitingWrite(key, base, f), delay)
+}
+
+// waitingWrite is the write that reports f.
+func (r *reporter) waitingWrite(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *queue.Failure) *write {
 	message, reason := f.Message, conditionReason(f.Reason)
 	var event string
 	switch {
@@ -98,7 +102,7 @@ func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *schedv1alpha1.Queu
 		// Held-back units were not tried: no attempt, no event.
 		event = "FailedScheduling"
 	}
-	r.writer.enqueue(key, &write{
+	return &write{
 		base: base, retryOnConflict: true, info: true,
 		written: func(x *schedv1alpha1.QueueUnit) {
 			if event != "" {
@@ -115,7 +119,7 @@ func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *schedv1alpha1.Queu
 			}
 			return true
 		},
-	}, delay)
+	}
 }
 
 // shown records that the API carries f's report; if the unit waits for
@@ -128,8 +132,9 @@ func (r *reporter) shown(key schedtypes.UnitKey, f *queue.Failure) {
 		st.shown, st.shownMessage = f.Reason, f.Message
 		wanted, base = st.wanted, st.obj
 	})
-	if wanted != nil && wanted.Reason != f.Reason && !r.writer.has(key) {
-		r.writeWaiting(key, base, wanted, waitingWriteDelay)
+	if wanted != nil && wanted.Reason != f.Reason {
+		// A write already waiting is newer than what was read here.
+		r.writer.enqueueUnlessPending(key, r.waitingWrite(key, base, wanted), waitingWriteDelay)
 	}
 }
 

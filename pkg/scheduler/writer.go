@@ -174,6 +174,21 @@ func (w *statusWriter) queueOf(wr *write) workqueue.TypedRateLimitingInterface[s
 	return w.decide
 }
 
+// enqueueUnlessPending schedules wr for key after delay unless a write for
+// key waits already; it reports whether wr was queued. The test and the
+// queueing are one step: a report queued between them is not replaced.
+func (w *statusWriter) enqueueUnlessPending(key schedtypes.UnitKey, wr *write, delay time.Duration) bool {
+	w.mu.Lock()
+	if _, ok := w.pending[key]; ok {
+		w.mu.Unlock()
+		return false
+	}
+	w.pending[key] = wr
+	w.mu.Unlock()
+	w.queueOf(wr).AddAfter(key, delay)
+	return true
+}
+
 // again puts back a write that was taken but not made, merged with any
 // write that came for its unit meanwhile, after the unit's backoff (or
 // after delay, when it is not 0).

@@ -437,3 +437,41 @@ func TestWriterWritesNothingOutsideTheFence(t *testing.T) {
 		t.Fatal("the write was not made once the lease was renewed")
 	}
 }
+
+// A unit's first phase is queued only when nothing waits for the unit: a
+// report of why it waits, queued by a pass at the same moment, is never
+// replaced by it (the report would be lost for good: the reason counts as
+// reported). Both orders are raced many times.
+func TestWriterFirstPhaseNeverReplacesAReport(t *testing.T) {
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseNone)
+	f := newWriterFixture(t, base)
+	var reportFirst, phaseFirst int
+	for range 2000 {
+		report := &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("why")}
+		phase := &write{base: base, retryOnConflict: true, info: true, mutate: setMessage("")}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var queued bool
+		wg.Go(func() { <-start; f.w.enqueue("ns/a", report, 0) })
+		wg.Go(func() { <-start; queued = f.w.enqueueUnlessPending("ns/a", phase, 0) })
+		close(start)
+		wg.Wait()
+		if queued {
+			phaseFirst++
+		} else {
+			reportFirst++
+		}
+		f.w.mu.Lock()
+		got := f.w.pending["ns/a"]
+		delete(f.w.pending, "ns/a")
+		f.w.mu.Unlock()
+		if got != report {
+			t.Fatalf("the first phase replaced the report (phase queued: %v)", queued)
+		}
+		for f.w.inform.Len() > 0 {
+			k, _ := f.w.inform.Get()
+			f.w.inform.Done(k)
+		}
+	}
+	t.Logf("report first %d times, first phase first %d times", reportFirst, phaseFirst)
+}
