@@ -23,10 +23,12 @@ type Reservation = schedtypes.Reservation
 type reservations struct {
 	byUnit  map[UnitKey]*holding
 	byScope map[holdScope]*holding
-	// byCohort lists the rooms held in each cohort, highest priority first;
-	// rebuilt when dirty.
+	// inCohort are the holdings of each cohort; byCohort lists their rooms,
+	// highest priority first, rebuilt for a cohort in dirty when asked for.
+	// A change in one cohort costs a sort of that cohort's rooms only.
+	inCohort map[CohortName]map[UnitKey]*holding
 	byCohort map[CohortName][]Reservation
-	dirty    bool
+	dirty    map[CohortName]struct{}
 }
 
 type holdScope struct {
@@ -42,7 +44,8 @@ type holding struct {
 }
 
 func newReservations() reservations {
-	return reservations{byUnit: map[UnitKey]*holding{}, byScope: map[holdScope]*holding{}, byCohort: map[CohortName][]Reservation{}}
+	return reservations{byUnit: map[UnitKey]*holding{}, byScope: map[holdScope]*holding{},
+		inCohort: map[CohortName]map[UnitKey]*holding{}, byCohort: map[CohortName][]Reservation{}, dirty: map[CohortName]struct{}{}}
 }
 
 // beside returns the rooms held in u's cohort for units of higher priority
@@ -51,10 +54,7 @@ func (rs *reservations) beside(u *Unit) []Reservation {
 	if len(rs.byUnit) == 0 {
 		return nil
 	}
-	if rs.dirty {
-		rs.rebuild()
-	}
-	list := rs.byCohort[u.Cohort]
+	list := rs.list(u.Cohort)
 	n := sort.Search(len(list), func(i int) bool { return list[i].Priority <= u.Priority })
 	if n == 0 {
 		return nil
@@ -62,20 +62,47 @@ func (rs *reservations) beside(u *Unit) []Reservation {
 	return list[:n:n]
 }
 
-func (rs *reservations) rebuild() {
-	clear(rs.byCohort)
-	for _, h := range rs.byUnit {
-		rs.byCohort[h.cohort] = append(rs.byCohort[h.cohort], h.r)
+// list returns the rooms held in cohort c, highest priority first.
+func (rs *reservations) list(c CohortName) []Reservation {
+	if _, ok := rs.dirty[c]; !ok {
+		return rs.byCohort[c]
 	}
-	for _, list := range rs.byCohort {
-		sort.Slice(list, func(i, j int) bool {
-			if list[i].Priority != list[j].Priority {
-				return list[i].Priority > list[j].Priority
-			}
-			return list[i].Unit < list[j].Unit
-		})
+	delete(rs.dirty, c)
+	members := rs.inCohort[c]
+	if len(members) == 0 {
+		delete(rs.byCohort, c)
+		return nil
 	}
-	rs.dirty = false
+	// A fresh slice: lists handed out before (Pending.Beside) stay as they were.
+	list := make([]Reservation, 0, len(members))
+	for _, h := range members {
+		list = append(list, h.r)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].Priority != list[j].Priority {
+			return list[i].Priority > list[j].Priority
+		}
+		return list[i].Unit < list[j].Unit
+	})
+	rs.byCohort[c] = list
+	return list
+}
+
+// add and remove keep the per-cohort index of h.
+func (rs *reservations) add(h *holding) {
+	if rs.inCohort[h.cohort] == nil {
+		rs.inCohort[h.cohort] = map[UnitKey]*holding{}
+	}
+	rs.inCohort[h.cohort][h.r.Unit] = h
+	rs.dirty[h.cohort] = struct{}{}
+}
+
+func (rs *reservations) remove(h *holding) {
+	delete(rs.inCohort[h.cohort], h.r.Unit)
+	if len(rs.inCohort[h.cohort]) == 0 {
+		delete(rs.inCohort, h.cohort)
+	}
+	rs.dirty[h.cohort] = struct{}{}
 }
 
 // note records the outcome of trying u in queue q: u holds room when f says
@@ -109,7 +136,7 @@ func (rs *reservations) note(u *Unit, q QueueName, f *Failure, less Less) (bool,
 		h := &holding{unit: u, scope: scope, cohort: u.Cohort,
 			r: Reservation{Unit: u.Key, Priority: u.Priority, Quota: u.Quota, Request: u.Request}}
 		rs.byUnit[u.Key], rs.byScope[scope] = h, h
-		rs.dirty = true
+		rs.add(h)
 	}
 	return true, freed
 }
@@ -125,7 +152,7 @@ func (rs *reservations) drop(key UnitKey) CohortName {
 	if rs.byScope[h.scope] == h {
 		delete(rs.byScope, h.scope)
 	}
-	rs.dirty = true
+	rs.remove(h)
 	return h.cohort
 }
 
@@ -158,12 +185,9 @@ func (m *Manager) releaseHeld(key UnitKey) {
 func (m *Manager) Held() map[CohortName][]Reservation {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.held.dirty {
-		m.held.rebuild()
-	}
-	out := make(map[CohortName][]Reservation, len(m.held.byCohort))
-	for c, list := range m.held.byCohort {
-		out[c] = append([]Reservation(nil), list...)
+	out := make(map[CohortName][]Reservation, len(m.held.inCohort))
+	for c := range m.held.inCohort {
+		out[c] = append([]Reservation(nil), m.held.list(c)...)
 	}
 	return out
 }

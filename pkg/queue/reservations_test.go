@@ -276,3 +276,57 @@ func names(as []Admitted) []string {
 	}
 	return out
 }
+
+// Rooms are listed per cohort: a change in one cohort leaves the lists of
+// the others as they were (no rebuild of every cohort per change), and the
+// list of the changed cohort follows each note and drop.
+func TestHeldRoomListsFollowTheirCohortOnly(t *testing.T) {
+	rs := newReservations()
+	less := func(a, b *Unit) bool { return a.Priority > b.Priority }
+	hold := func(name string, q QueueName, cohort CohortName, prio int32) *Unit {
+		u := &Unit{Key: UnitKey("ns/" + name), Name: name, Quota: QuotaName(q), Cohort: cohort, Priority: prio,
+			Request: quota.Resources{"cpu": 1000}}
+		if held, _ := rs.note(u, q, &Failure{Reason: "short", Reserves: true}, less); !held {
+			t.Fatalf("%s holds no room", name)
+		}
+		return u
+	}
+	rooms := func(c CohortName) string {
+		var out []string
+		for _, r := range rs.list(c) {
+			out = append(out, fmt.Sprintf("%s@%d", r.Unit, r.Priority))
+		}
+		return strings.Join(out, " ")
+	}
+	hold("a1", "qa1", "a", 100)
+	hold("a2", "qa2", "a", 300)
+	b1 := hold("b1", "qb1", "b", 200)
+	if got, want := rooms("a"), "ns/a2@300 ns/a1@100"; got != want {
+		t.Fatalf("cohort a holds %q, want %q", got, want)
+	}
+	if got, want := rooms("b"), "ns/b1@200"; got != want {
+		t.Fatalf("cohort b holds %q, want %q", got, want)
+	}
+	before := rs.list("a")
+	hold("b2", "qb2", "b", 400)
+	rs.drop(b1.Key)
+	if got, want := rooms("b"), "ns/b2@400"; got != want {
+		t.Fatalf("after a note and a drop cohort b holds %q, want %q", got, want)
+	}
+	if _, dirty := rs.dirty["a"]; dirty || &rs.list("a")[0] != &before[0] {
+		t.Fatal("changes in cohort b made cohort a's list be rebuilt")
+	}
+	// Beside: the rooms of higher priority only.
+	low := &Unit{Key: "ns/x", Cohort: "a", Priority: 200}
+	if got := rs.beside(low); len(got) != 1 || got[0].Unit != "ns/a2" {
+		t.Fatalf("beside a unit of priority 200 in cohort a: %v, want ns/a2 only", got)
+	}
+	rs.drop("ns/a2")
+	rs.drop("ns/a1")
+	if got := rooms("a"); got != "" {
+		t.Fatalf("cohort a still holds %q after both drops", got)
+	}
+	if _, ok := rs.inCohort["a"]; ok {
+		t.Fatal("an empty cohort stays in the index")
+	}
+}
