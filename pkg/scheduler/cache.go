@@ -3,6 +3,8 @@ package scheduler
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
@@ -84,6 +86,9 @@ type observation struct {
 	// inflight: an admission write is being made; its outcome decides.
 	inflight   bool
 	wasHolding bool
+	// stale: u is older than the object the cache has (see observe);
+	// nothing was recorded.
+	stale bool
 }
 
 // observe records u, mapped to queueName and quotaName by the plugins. An
@@ -98,6 +103,14 @@ func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, 
 		c.units[key] = st
 	}
 	o := observation{st: st, prev: st.obj}
+	if older(u, st.obj) {
+		// A list served from a watch cache that lags behind the API (after
+		// a watch broke) can hand back a version older than one already
+		// seen, such as the object an admission write returned. Taking it
+		// would give back quota the unit still holds.
+		o.stale = true
+		return o
+	}
 	if charged := chargedQuota(u, st); charged != "" && charged != quotaName {
 		if st.relabelled != quotaName {
 			o.relabelled = quotaName
@@ -123,6 +136,17 @@ func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, 
 	}
 	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))
 	return o
+}
+
+// older reports whether u is an earlier version of the same object than
+// seen (same UID, lower resourceVersion). Versions that do not compare (not
+// well formed) are taken as they come.
+func older(u, seen *schedv1alpha1.QueueUnit) bool {
+	if seen == nil || u.UID != seen.UID {
+		return false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(u.ResourceVersion, seen.ResourceVersion)
+	return err == nil && cmp < 0
 }
 
 // chargedQuota is the quota an admitted unit is charged to: the one its

@@ -360,3 +360,44 @@ func TestPassMaxWaitWakesAndReserves(t *testing.T) {
 	f.step(t, heldBackRewriteDelay-waitingWriteDelay, f.informDue)
 	wantWaiting(t, f.get(t, "b"), "QuotaReservedByMaxWait", "held back: ns/a has waited longer than koord-queue/max-wait")
 }
+
+// A list served from a watch cache behind the API (after a watch broke) can
+// bring back a unit as it was before its admission. The scheduler keeps what
+// it has seen: the unit stays charged and is not queued again, so the room
+// is not given to another unit while the first one runs (a quota exceeded
+// in a perf run). A newer version is taken as usual.
+func TestOlderVersionOfAUnitIsIgnored(t *testing.T) {
+	f := newFixture(t, nil)
+	f.plugin.setCapacity("team-a", 2)
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
+	before := f.addUnit(t, makeUnit("a", "team-a", "2").Obj())
+	f.pass(t)
+	if u := f.get(t, "a"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued {
+		t.Fatalf("a is %s, want Dequeued", u.Status.Phase)
+	}
+	f.addUnit(t, makeUnit("b", "team-a", "2").Obj())
+	f.pass(t)
+
+	// The relist hands back a as it was before its admission.
+	f.s.intake.onUnit(before.DeepCopy())
+	if h, ok := f.plugin.chargedTo("ns/a"); !ok || h.Used["cpu"] != 2000 {
+		t.Fatalf("a charged %+v after an older version of it: want its 2 CPUs", h)
+	}
+	if f.pendingIn("team-a", "ns/a") {
+		t.Fatal("an older version put the admitted unit back in its queue")
+	}
+	f.pass(t)
+	if u := f.get(t, "b"); u.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued {
+		t.Fatal("b was admitted into the room a still holds")
+	}
+
+	// The unit's own newer versions still count: it finishes, b goes in.
+	f.extension(t, "a", func(u *schedv1alpha1.QueueUnit) { u.Status.Phase = schedv1alpha1.QueueUnitPhaseSucceed })
+	if _, ok := f.plugin.chargedTo("ns/a"); ok {
+		t.Fatal("a finished and is still charged")
+	}
+	f.pass(t)
+	if u := f.get(t, "b"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued {
+		t.Fatalf("b is %s once a finished, want Dequeued", u.Status.Phase)
+	}
+}

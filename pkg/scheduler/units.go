@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
@@ -46,6 +47,10 @@ func (in *intake) onUnit(obj any) {
 	key := keyOf(u)
 	mappedQueue, mappedQuota := in.fw.Map(u)
 	o := in.cache.observe(key, u, mappedQueue, mappedQuota)
+	if o.stale {
+		klog.Background().WithName("scheduler").V(2).Info("Ignoring an older version of a unit", "unit", key, "resourceVersion", u.ResourceVersion)
+		return
+	}
 	queueName := o.queue
 	if o.relabelled != "" && in.leader() {
 		in.recorder.Eventf(u, corev1.EventTypeWarning, "QuotaChangeIgnored",
