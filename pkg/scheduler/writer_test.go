@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -474,4 +476,75 @@ func TestWriterFirstPhaseNeverReplacesAReport(t *testing.T) {
 		}
 	}
 	t.Logf("report first %d times, first phase first %d times", reportFirst, phaseFirst)
+}
+
+// While decisions wait, the informational workers wait before they take a
+// report, instead of taking every waiting report and putting it back after
+// infoRetry (which, with thousands of reports, kept the scheduler busy
+// re-queueing them). Once the decisions are made, every report is written.
+func TestWriterInformationWaitsWithoutChurning(t *testing.T) {
+	const reports = 200
+	objs := []client.Object{unitObj("d0", schedv1alpha1.QueueUnitPhaseRunning), unitObj("d1", schedv1alpha1.QueueUnitPhaseRunning)}
+	for i := range reports {
+		objs = append(objs, unitObj(fmt.Sprintf("r%d", i), schedv1alpha1.QueueUnitPhaseEnqueued))
+	}
+	gate := make(chan struct{})
+	f := faultyFixture(t, func(_ int, obj client.Object) error {
+		if obj.GetName() == "d0" {
+			<-gate
+		}
+		return nil
+	}, objs...)
+	for i := range reports {
+		u := objs[2+i].(*schedv1alpha1.QueueUnit)
+		f.w.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, info: true, mutate: setMessage("why")}, 0)
+	}
+	// d0's write blocks the only decision worker; d1 waits behind it.
+	for _, o := range objs[:2] {
+		u := o.(*schedv1alpha1.QueueUnit)
+		f.w.enqueue(keyOf(u), &write{base: u, retryOnConflict: true, mutate: setEvicted}, 0)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.w.run(ctx, 1); close(done) }()
+	var open sync.Once
+	release := func() { open.Do(func() { close(gate) }) }
+	t.Cleanup(func() {
+		release() // a failed test leaves d0's write blocked otherwise
+		cancel()
+		<-done
+	})
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return f.w.decide.Len() == 1, nil // d0 taken, d1 waiting
+	}); err != nil {
+		t.Fatal("the decision worker did not take d0")
+	}
+	// Watched over three retry periods (a window for something that must
+	// not happen): a worker that takes reports and puts them back empties
+	// the ready queue within microseconds.
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 3*infoRetry, true, func(context.Context) (bool, error) {
+		return f.w.inform.Len() < reports, nil
+	}); err == nil {
+		t.Fatalf("%d of %d reports ready while a decision waits: a worker took reports and put them back", f.w.inform.Len(), reports)
+	}
+	f.mu.Lock()
+	patches := f.patches
+	f.mu.Unlock()
+	if patches != 1 {
+		t.Fatalf("%d patches while the decision worker was blocked, want only d0's", patches)
+	}
+	release()
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.patches == reports+2, nil
+	}); err != nil {
+		f.mu.Lock()
+		t.Fatalf("%d patches once the decisions were made, want %d", f.patches, reports+2)
+	}
+	for _, name := range []string{"r0", fmt.Sprintf("r%d", reports-1)} {
+		if got := f.get(t, name).Status.Message; got != "why" {
+			t.Errorf("%s says %q, want its report", name, got)
+		}
+	}
 }
