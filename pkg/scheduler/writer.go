@@ -223,14 +223,6 @@ func (w *statusWriter) dropInfo(key schedtypes.UnitKey) {
 	}
 }
 
-// has reports whether a write for key is waiting.
-func (w *statusWriter) has(key schedtypes.UnitKey) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, ok := w.pending[key]
-	return ok
-}
-
 // run writes with workers for decisions and a few for information.
 func (w *statusWriter) run(ctx context.Context, workers int) {
 	go func() {

@@ -19,6 +19,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
@@ -49,6 +50,16 @@ type writerFixture struct {
 func newWriterFixture(t *testing.T, objs ...client.Object) *writerFixture {
 	t.Helper()
 	return faultyFixture(t, func(int, client.Object) error { return nil }, objs...)
+}
+
+// has reports whether a write for key is waiting. The scheduler itself
+// never asks apart from queueing (enqueueUnlessPending): a test and a queueing
+// in two steps let another write slip in between.
+func (w *statusWriter) has(key schedtypes.UnitKey) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.pending[key]
+	return ok
 }
 
 // drain makes every waiting write, decisions first, as the workers would.
