@@ -190,7 +190,12 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		f := try(u, q.Settings)
 		it.open = it.open || opens(f)
 		if f == nil {
-			m.held.drop(u.Key)
+			if c := m.held.drop(u.Key); c != "" {
+				// The units refused beside its room wait for something else
+				// now (and one within its min may reclaim): try them again.
+				m.epochs.freed(c)
+				m.signal()
+			}
 			it.pos++
 			q.remove(u, m.less)
 			delete(m.units, u.Key)

@@ -330,3 +330,42 @@ func TestHeldRoomListsFollowTheirCohortOnly(t *testing.T) {
 		t.Fatal("an empty cohort stays in the index")
 	}
 }
+
+// A unit refused beside the room held for another is tried again once that
+// unit is admitted: its room is in use now, and the refused unit waits for
+// something else (or may reclaim, in the scheduler), not for a held room.
+func TestUnitsHeldBackAreTriedAgainWhenTheHolderIsAdmitted(t *testing.T) {
+	w := newHeldWorld(t, quota.Spec{Name: "p", Max: cpu(4)},
+		quota.Spec{Name: "a", Parent: "p", Max: cpu(4)}, quota.Spec{Name: "b", Parent: "p", Max: cpu(4)})
+	// b's queue is walked first in every pass.
+	w.m.UpsertQueue(Settings{Name: "a", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 1})
+	w.m.UpsertQueue(Settings{Name: "b", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 2})
+	w.add("a", "h0", "a", 200, 2)
+	w.pass(time.Hour)
+	w.add("b", "l0", "b", 50, 2)
+	w.pass(time.Second)
+	w.add("a", "big", "a", 200, 2)
+	w.add("b", "s1", "b", 50, 1)
+	w.pass(time.Hour) // big holds 2 (l0 is below it); s1 does not fit
+	if held := w.m.Held()["p"]; len(held) == 0 || held[0].Unit != "ns/big" {
+		t.Fatalf("room held in p: %v, want it held for big", held)
+	}
+	w.tick(time.Second) // l0 ends
+	res := w.pass(time.Hour)
+	if got := names(res.Admitted); len(got) != 1 || got[0] != "big" {
+		t.Fatalf("admitted %v, want big", got)
+	}
+	failed := func(res *PassResult) map[string]*Failure {
+		out := map[string]*Failure{}
+		for _, f := range res.Failed {
+			out[f.Unit.Name] = f.Failure
+		}
+		return out
+	}
+	if f := failed(res)["s1"]; f == nil || f.Reason != "held/p/ns/big" {
+		t.Fatalf("s1, tried before big in that pass: %+v, want it held back by big's room", f)
+	}
+	if f := failed(w.pass(time.Hour))["s1"]; f == nil || f.Reason != "short/p/cpu" {
+		t.Errorf("s1 after big's admission: %+v, want it tried again and told p is short", f)
+	}
+}
