@@ -48,10 +48,20 @@ func (s *HeldShortage) Message() string {
 // beside held: room kept for waiting units, counted as used at every quota on
 // both the unit's path and the waiting unit's. held is in priority order,
 // highest first; nil means it fits.
+//
+// Room held for a unit that would borrow (its quota would go above its min)
+// does not hold back a unit of another branch that stays within its own min:
+// the room is guaranteed to the latter, and a borrower admitted into it would
+// only be reclaimed.
 func (t *Tree) CheckBeside(name QuotaName, req Resources, held []Reservation) *HeldShortage {
 	leaf, ok := t.nodes[name]
 	if !ok || len(held) == 0 {
 		return nil
+	}
+	guaranteed := t.withinMin(name, req)
+	// yields: h is on another branch below n (from is the unit's) and would borrow.
+	yields := func(from *node, h Reservation) bool {
+		return guaranteed && from != nil && !t.isAncestor(from, t.nodes[h.Quota]) && t.WouldBorrow(h.Quota, h.Request)
 	}
 	var from *node
 	for n := leaf; n != t.root; from, n = n, n.parent {
@@ -68,7 +78,7 @@ func (t *Tree) CheckBeside(name QuotaName, req Resources, held []Reservation) *H
 			for _, h := range held {
 				// Counted where the holder's path meets the unit's: n is the
 				// holder's quota or one of its ancestors.
-				if h.Request[r] == 0 || !t.isAncestor(n, t.nodes[h.Quota]) {
+				if h.Request[r] == 0 || !t.isAncestor(n, t.nodes[h.Quota]) || yields(from, h) {
 					continue
 				}
 				if s.Held == 0 {

@@ -106,3 +106,61 @@ func TestCouldFit(t *testing.T) {
 		})
 	}
 }
+
+// Room held for a unit that would borrow does not hold back a unit of a
+// sibling quota that stays within its min; it still holds back everyone
+// else.
+func TestHeldRoomYieldsToAGuarantee(t *testing.T) {
+	// p (max 60) <- a, b (min 20, max 40 each), c (no min, max 40). Every
+	// request below fits on its own but not beside the 20 held for big.
+	tree := func(t *testing.T, used map[QuotaName]string) *Tree {
+		t.Helper()
+		tr := New(1)
+		for _, s := range []Spec{
+			{Name: "p", Max: res("cpu", "60")},
+			{Name: "a", Parent: "p", Min: res("cpu", "20"), Max: res("cpu", "40")},
+			{Name: "b", Parent: "p", Min: res("cpu", "20"), Max: res("cpu", "40")},
+			{Name: "c", Parent: "p", Max: res("cpu", "40")},
+		} {
+			if err := tr.Upsert(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for q, cpu := range used {
+			tr.Charge(q, res("cpu", cpu))
+		}
+		return tr
+	}
+	big := Reservation{Unit: "ns/big", Priority: 200, Quota: "a", Request: res("cpu", "20")}
+	cases := []struct {
+		name    string
+		used    map[QuotaName]string
+		quota   QuotaName
+		req     string
+		refused bool
+	}{
+		// a is at its min: big would borrow, and b's unit stays within b's min.
+		{name: "a borrower's room yields to a sibling within its min", used: map[QuotaName]string{"a": "20", "b": "10", "c": "20"}, quota: "b", req: "5"},
+		{name: "not to a sibling that would borrow itself", used: map[QuotaName]string{"a": "20", "b": "18"}, quota: "b", req: "5", refused: true},
+		{name: "not to a sibling without a min", used: map[QuotaName]string{"a": "20", "c": "20"}, quota: "c", req: "5", refused: true},
+		{name: "not to a unit of the borrower's own quota", used: map[QuotaName]string{"a": "5", "b": "20", "c": "20"}, quota: "a", req: "1", refused: true},
+		// big fits a's min: both are guaranteed, and the room stays held.
+		{name: "room held within its own min stays held", used: map[QuotaName]string{"c": "38"}, quota: "b", req: "5", refused: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := tree(t, c.used)
+			req := res("cpu", c.req)
+			if s := tr.Check(c.quota, req); s != nil {
+				t.Fatalf("the request does not fit on its own: %s", s.Message())
+			}
+			s := tr.CheckBeside(c.quota, req, []Reservation{big})
+			switch {
+			case c.refused && s == nil:
+				t.Fatal("admitted beside the held room, want refused")
+			case !c.refused && s != nil:
+				t.Fatalf("refused: %s", s.Message())
+			}
+		})
+	}
+}

@@ -72,3 +72,60 @@ func TestFreedRoomGoesToTheQuotaBelowItsMin(t *testing.T) {
 		}
 	}
 }
+
+// Room held for a waiting unit of higher priority does not keep a sibling
+// quota from its min when that unit would borrow: the sibling would reclaim
+// the room at once, and every round would end in an eviction.
+func TestHeldRoomYieldsToTheQuotaBelowItsMin(t *testing.T) {
+	const ns = "held-yields"
+	startScheduler(t, noProtection)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota("hy-parent").Namespace(ns).Max("cpu", "4").Obj())
+	for _, name := range []string{"hy-x", "hy-y"} {
+		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent("hy-parent").Min("cpu", "2").Max("cpu", "4").Obj())
+		waitQueue(t, name)
+	}
+	// hy-x is at its min: hy-x1 could only borrow, and it holds room above
+	// the units of priority 100 of hy-y.
+	create(t, utiltesting.MakeQueueUnit("hy-x0", ns).Quota("hy-x").Priority(200).Request("cpu", "2").Obj())
+	waitPhase(t, ns, "hy-x0", schedv1alpha1.QueueUnitPhaseDequeued)
+	create(t, utiltesting.MakeQueueUnit("hy-y0", ns).Quota("hy-y").Priority(100).Request("cpu", "2").Obj())
+	waitPhase(t, ns, "hy-y0", schedv1alpha1.QueueUnitPhaseDequeued)
+	create(t, utiltesting.MakeQueueUnit("hy-x1", ns).Quota("hy-x").Priority(200).Request("cpu", "2").Obj())
+	waitMessage(t, ns, "hy-x1")
+
+	const rounds = 4
+	for i := range rounds {
+		next := fmt.Sprintf("hy-y%d", i+1)
+		create(t, utiltesting.MakeQueueUnit(next, ns).Quota("hy-y").Priority(100).Request("cpu", "2").Obj())
+		waitMessage(t, ns, next)
+		setPhase(t, ns, fmt.Sprintf("hy-y%d", i), schedv1alpha1.QueueUnitPhaseSucceed)
+		waitPhase(t, ns, next, schedv1alpha1.QueueUnitPhaseDequeued)
+	}
+	if p := getUnit(t, ns, "hy-x1").Status.Phase; p == schedv1alpha1.QueueUnitPhaseDequeued {
+		t.Fatalf("hy-x1 is %s, want it waiting", p)
+	}
+	evs := &corev1.EventList{}
+	want := 2 + rounds
+	scheduled := 0
+	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
+		if err := env.Client.List(c, evs, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		scheduled = 0
+		for _, e := range evs.Items {
+			if e.Reason == "Scheduled" {
+				scheduled++
+			}
+		}
+		return scheduled >= want, nil
+	}); err != nil {
+		t.Fatalf("%d Scheduled events, want at least %d: too few events to judge", scheduled, want)
+	}
+	for _, e := range evs.Items {
+		if e.Reason == "Preempted" || (e.InvolvedObject.Name == "hy-x1" && e.Reason == "Scheduled") {
+			dump(t, ns)
+			t.Errorf("%s: event %s: %s", e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+}

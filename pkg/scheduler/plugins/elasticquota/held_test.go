@@ -12,27 +12,31 @@ import (
 
 // TestFilterBesideHeldRoom checks that Filter counts the room held for
 // waiting units of higher priority at the quotas it shares with them, and
-// says so with a reason the scheduler tells from a plain shortage.
+// says so with a reason the scheduler tells from a plain shortage; room held
+// for a unit that would borrow does not count against a unit that stays
+// within its quota's min.
 func TestFilterBesideHeldRoom(t *testing.T) {
 	p, _ := newTestPlugin(t, nil, twoTeams()...)
-	// team-a holds 2 of org's 6 CPUs; room for 3 CPUs of team-a is held.
+	// org has 3 of its 6 CPUs free; team-a is at its min of 2, and room for
+	// 3 more CPUs of team-a (borrowing) is held.
 	p.SetUsage("default/x", holding(unit("x", "team-a", 0, 2), time.Time{}))
+	p.SetUsage("default/y", holding(unit("y", "team-b", 0, 1), time.Time{}))
 	held := []schedtypes.Reservation{{Unit: "default/big", Priority: 200, Quota: "team-a", Request: cpu(3)}}
 
 	one := unit("one", "team-b", 50, 1)
 	one.Beside = held
 	if s := p.Filter(context.Background(), one); !s.IsSuccess() {
-		t.Errorf("1 CPU beside 3 held of 4 free refused: %+v", s)
+		t.Errorf("1 CPU within team-b's min, beside 3 held for a borrower, refused: %+v", s)
 	}
 	two := unit("two", "team-b", 50, 2)
 	if s := p.Filter(context.Background(), two); !s.IsSuccess() {
-		t.Fatalf("2 CPUs of 4 free refused with nothing held: %+v", s)
+		t.Fatalf("2 CPUs of 3 free refused with nothing held: %+v", s)
 	}
 	two.Beside = held
 	s := p.Filter(context.Background(), two)
 	if s == nil || s.Code != framework.Unschedulable || s.Reason != schedtypes.HeldReasonPrefix+"org/default/big" ||
 		!strings.Contains(s.Message, "waits behind default/big (priority 200") {
-		t.Errorf("2 CPUs beside 3 held of 4 free: %+v, want refused naming default/big", s)
+		t.Errorf("2 CPUs, above team-b's min, beside 3 held of 3 free: %+v, want refused naming default/big", s)
 	}
 }
 
