@@ -39,9 +39,15 @@ type Admitted struct {
 // Pass serves every queue once: queues by priority (round-robin among equal
 // priorities, taking turns one admission at a time), units in queue order under
 // the queue's policy. Admitted units leave the manager.
-func (m *Manager) Pass(try Try) PassResult {
+func (m *Manager) Pass(try Try) PassResult { return m.PassUpTo(try, 0) }
+
+// PassUpTo is Pass that stops once it has admitted limit units (limit <= 0:
+// no bound). The queues it did not walk in full stay unsettled, so the next
+// pass goes on with them.
+func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.limit = max(limit, 0)
 	snap := m.epochs.snapshot()
 	now := m.now()
 	var res PassResult
@@ -163,6 +169,12 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 	q, m := it.q, it.m
 	intelligent := q.Policy == schedv1alpha1.QueuePolicyIntelligent
 	for ; it.pos < len(it.units); it.pos++ {
+		if m.limit > 0 && len(res.Admitted) >= m.limit {
+			// The pass has admitted all it may: the rest of the queue waits
+			// for the next one.
+			it.open = true
+			return false
+		}
 		if q.WaitForPodsRunning && !intelligent && len(m.startingIn[q.Name]) > 0 {
 			it.holdForPods(res)
 			return false

@@ -470,3 +470,40 @@ func TestWaitForPodsRunningSaysWhy(t *testing.T) {
 		t.Errorf("told again although nothing changed: %+v", res.Failed[0].Failure)
 	}
 }
+
+// A pass with a limit stops after that many admissions, in the order an
+// unlimited pass would admit, and the next pass goes on where it stopped
+// although nothing changed in between.
+func TestPassUpToStopsAndTheNextGoesOn(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "parent", Max: cpu(10)},
+		quota.Spec{Name: "x", Parent: "parent"}, quota.Spec{Name: "y", Parent: "parent"})
+	h.m.UpsertQueue(Settings{Name: "x"})
+	h.m.UpsertQueue(Settings{Name: "y"})
+	for i := range 3 {
+		h.add("x", fmt.Sprintf("x%d", i), "x", 0, 1)
+		h.add("y", fmt.Sprintf("y%d", i), "y", 0, 1)
+	}
+	// Every unit is refused once, then the room comes back.
+	h.tree.Charge("x", cpu(10))
+	if got := h.pass(); len(got) != 0 {
+		t.Fatalf("admitted %v into a full parent", got)
+	}
+	h.tree.Release("x", cpu(10))
+	h.m.Freed("parent")
+	upTo := func(n int) []string {
+		var out []string
+		for _, a := range h.m.PassUpTo(h.try, n).Admitted {
+			out = append(out, a.Unit.Name)
+		}
+		return out
+	}
+	var got [][]string
+	for _, n := range []int{3, 2, 0} {
+		got = append(got, upTo(n))
+	}
+	// The refused pass moved the turns on: y goes first now.
+	want := [][]string{{"y0", "x0", "y1"}, {"x1", "y2"}, {"x2"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("admitted per pass (-want +got):\n%s", diff)
+	}
+}

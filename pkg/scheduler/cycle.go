@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,13 +32,35 @@ type passDriver struct {
 	writer    *statusWriter
 	wakeups   *wakeups
 	nodes     *nodes
+
+	// inflight counts the admissions handed to the writer whose outcome is
+	// not known yet (see Options.AdmissionWindow).
+	inflight atomic.Int64
+}
+
+// budget is how many units the next pass may admit: 0 for no bound, -1
+// when the admission window is full (the pass waits for a write to land).
+func (p *passDriver) budget() int {
+	w := p.opts.AdmissionWindow
+	if w <= 0 {
+		return 0
+	}
+	if free := w - int(p.inflight.Load()); free > 0 {
+		return free
+	}
+	return -1
 }
 
 // schedule runs one pass and hands its results to the writer.
 func (p *passDriver) schedule(ctx context.Context) {
+	limit := p.budget()
+	if limit < 0 {
+		// The window is full: the write that lands first asks for a pass.
+		return
+	}
 	start := p.clock.Now()
 	memo := shortfalls{}
-	res := p.queues.Pass(func(u *queue.Unit, q queue.Settings) *queue.Failure {
+	res := p.queues.PassUpTo(func(u *queue.Unit, q queue.Settings) *queue.Failure {
 		f := p.try(ctx, u, q, memo)
 		if f != nil && q.MaxWait > 0 && !u.WaitingSince.IsZero() {
 			// The end of its bound is a deadline: look again then.
@@ -46,7 +69,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 			}
 		}
 		return f
-	})
+	}, limit)
 	p.opts.Metrics.Pass(p.clock.Since(start))
 	for _, a := range res.Admitted {
 		p.admit(ctx, a)
@@ -182,6 +205,7 @@ func (p *passDriver) admit(ctx context.Context, a queue.Admitted) {
 	// One time for every attempt, so a fresh read can tell whether an
 	// attempt whose answer was lost landed (the API keeps seconds).
 	now := p.now()
+	p.inflight.Add(1)
 	p.writer.enqueue(key, &write{
 		base:   base,
 		landed: func(fresh *schedv1alpha1.QueueUnit) bool { return admissionLanded(fresh, a.Unit.Quota, now) },
@@ -202,6 +226,10 @@ func admissionLanded(fresh *schedv1alpha1.QueueUnit, quotaName schedtypes.QuotaN
 
 // admitted learns how an admission write ended.
 func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, written *schedv1alpha1.QueueUnit, err error) {
+	if w := p.opts.AdmissionWindow; p.inflight.Add(-1) == int64(w)-1 && w > 0 {
+		// The window was full: the passes wait for this.
+		p.queues.Kick()
+	}
 	key := info.Key
 	ok := err == nil && written != nil
 	if !ok {

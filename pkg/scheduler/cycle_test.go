@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -399,5 +401,51 @@ func TestOlderVersionOfAUnitIsIgnored(t *testing.T) {
 	f.pass(t)
 	if u := f.get(t, "b"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("b is %s once a finished, want Dequeued", u.Status.Phase)
+	}
+}
+
+// With an admission window, a pass admits no more units than may be in
+// flight; the room left goes, once writes land, to the units of highest
+// priority by then, a later one of higher priority among them.
+func TestPassAdmitsNoMoreThanTheWindow(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.AdmissionWindow = 2 })
+	f.plugin.setCapacity("team-a", 10)
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
+	names := []string{"a", "b", "c", "d", "h"}
+	for i, name := range names[:4] {
+		f.addUnit(t, makeUnit(name, "team-a", "1").Priority(int32(10-i)).Obj())
+	}
+	inFlight := func() []string {
+		var out []string
+		for _, name := range names {
+			if _, in := f.s.cache.object(schedtypes.UnitKey("ns/" + name)); in {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	f.s.pass.schedule(f.ctx)
+	f.s.pass.schedule(f.ctx) // nothing landed: the window is full
+	if got := inFlight(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("in flight: %v, want a and b", got)
+	}
+	f.addUnit(t, makeUnit("h", "team-a", "1").Priority(100).Obj())
+	for len(f.s.env.queues.Kicked()) > 0 {
+		<-f.s.env.queues.Kicked()
+	}
+	f.drain(t) // a and b land
+	select {
+	case <-f.s.env.queues.Kicked():
+	default:
+		t.Fatal("no pass asked for once the window had room")
+	}
+	f.s.pass.schedule(f.ctx)
+	if got := inFlight(); !slices.Equal(got, []string{"c", "h"}) {
+		t.Fatalf("in flight: %v, want h and c", got)
+	}
+	f.drain(t)
+	f.s.pass.schedule(f.ctx)
+	if got := inFlight(); !slices.Equal(got, []string{"d"}) {
+		t.Fatalf("in flight: %v, want d", got)
 	}
 }

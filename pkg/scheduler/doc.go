@@ -16,8 +16,9 @@
 //     priority ceilings and settings, and the Queues' status;
 //   - intake (units.go): the QueueUnit informer's handlers, which put pending
 //     units in their queues or say why they cannot be there;
-//   - passDriver (cycle.go): the passes, the decision on each unit and the
-//     admission writes;
+//   - passDriver (cycle.go): the passes, the decision on each unit, the
+//     admission writes and how many of them are in flight (the admission
+//     window);
 //   - preemptor (preempt.go): victim search and the nominations;
 //   - reporter (reports.go): what a unit's status says of its wait, evictions
 //     and lifecycle moves, as writes; statusWriter (writer.go) makes them;

@@ -30,6 +30,12 @@ type Options struct {
 	Config *configv1.KoordQueueConfiguration
 	// StatusWorkers write QueueUnit status in parallel.
 	StatusWorkers int
+	// AdmissionWindow is the most admissions whose writes may be in flight
+	// at once; a pass decides no more until some land. Deciding far ahead
+	// of the writes would give quota to units in decision order for as long
+	// as the writes take, before units of higher priority that come
+	// meanwhile. 0 or less: no bound.
+	AdmissionWindow int
 	// Clock tells time and runs the deadlines (protection ends, lifecycle
 	// timeouts); tests pass a fake one.
 	Clock Clock

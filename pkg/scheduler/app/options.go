@@ -26,6 +26,7 @@ type Options struct {
 	FeatureGates                 string
 	AdmissionCheckWorkers        int
 	StatusWorkers                int
+	AdmissionWindow              int
 	LeaderElect                  bool
 	LeaderElectResourceName      string
 	LeaderElectResourceNamespace string
@@ -81,6 +82,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.AdmissionCheckWorkers, "admissionCheckControllerWorker", o.AdmissionCheckWorkers, "Workers of the admission check state machine.")
 	fs.BoolVar(&o.NodeFitCheck, "node-fit-check", o.NodeFitCheck, "Refuse units whose pods fit no schedulable node (by allocatable, taints, node selector and required affinity); turn off where nodes are added on demand.")
 	fs.IntVar(&o.StatusWorkers, "status-workers", o.StatusWorkers, "Workers writing QueueUnit status.")
+	fs.IntVar(&o.AdmissionWindow, "admission-window", o.AdmissionWindow, "Most admissions whose QueueUnit writes may be in flight at once; passes decide no more until some land, so freed quota goes by priority at the time of writing rather than far ahead of it. 0 means one second of --qps, at least --status-workers; a negative value means no bound.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader among replicas; only the leader admits.")
 	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "Name of the leader election Lease.")
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "Namespace of the leader election Lease.")
@@ -140,4 +142,17 @@ func (o *Options) Complete() error {
 		return fmt.Errorf("--config: %w", err)
 	}
 	return nil
+}
+
+// admissionWindow is the scheduler's AdmissionWindow for these flags: 0
+// picks one second of the client's write rate, at least one admission per
+// status worker; a negative value is no bound.
+func (o *Options) admissionWindow() int {
+	switch {
+	case o.AdmissionWindow < 0:
+		return 0
+	case o.AdmissionWindow > 0:
+		return o.AdmissionWindow
+	}
+	return max(o.StatusWorkers, int(o.QPS))
 }

@@ -101,7 +101,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	rec := metrics.NewRecorder()
 	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
 		Fence:  mayWrite,
-		Config: schedCfg, StatusWorkers: o.StatusWorkers, Metrics: rec,
+		Config: schedCfg, StatusWorkers: o.StatusWorkers, AdmissionWindow: o.admissionWindow(), Metrics: rec,
 		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers, Clock: o.Clock,
 		NodeFitCheck: o.NodeFitCheck, Recorder: events,
 	})
