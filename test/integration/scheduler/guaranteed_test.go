@@ -48,24 +48,7 @@ func TestFreedRoomGoesToTheQuotaBelowItsMin(t *testing.T) {
 	}
 	// Judge the events once they are all written: one Scheduled per
 	// admission of gf-x0 and gf-y0..gf-y4, at least.
-	evs := &corev1.EventList{}
-	want := 2 + rounds
-	scheduled := 0
-	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
-		if err := env.Client.List(c, evs, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		scheduled = 0
-		for _, e := range evs.Items {
-			if e.Reason == "Scheduled" {
-				scheduled++
-			}
-		}
-		return scheduled >= want, nil
-	}); err != nil {
-		t.Fatalf("%d Scheduled events, want at least %d: too few events to judge", scheduled, want)
-	}
-	for _, e := range evs.Items {
+	for _, e := range scheduledEvents(t, ns, 2+rounds) {
 		if e.InvolvedObject.Name == "gf-x1" && (e.Reason == "Scheduled" || e.Reason == "Preempted") {
 			dump(t, ns)
 			t.Errorf("gf-x1 was admitted into room gf-y is guaranteed: event %s: %s", e.Reason, e.Message)
@@ -105,8 +88,19 @@ func TestHeldRoomYieldsToTheQuotaBelowItsMin(t *testing.T) {
 	if p := getUnit(t, ns, "hy-x1").Status.Phase; p == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatalf("hy-x1 is %s, want it waiting", p)
 	}
+	for _, e := range scheduledEvents(t, ns, 2+rounds) {
+		if e.Reason == "Preempted" || (e.InvolvedObject.Name == "hy-x1" && e.Reason == "Scheduled") {
+			dump(t, ns)
+			t.Errorf("%s: event %s: %s", e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+}
+
+// scheduledEvents waits until ns has at least want Scheduled events and
+// returns all of its events then: fewer would be too few to judge by.
+func scheduledEvents(t *testing.T, ns string, want int) []corev1.Event {
+	t.Helper()
 	evs := &corev1.EventList{}
-	want := 2 + rounds
 	scheduled := 0
 	if err := framework.Eventually(ctx(), 20*time.Second, func(c context.Context) (bool, error) {
 		if err := env.Client.List(c, evs, client.InNamespace(ns)); err != nil {
@@ -122,10 +116,5 @@ func TestHeldRoomYieldsToTheQuotaBelowItsMin(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("%d Scheduled events, want at least %d: too few events to judge", scheduled, want)
 	}
-	for _, e := range evs.Items {
-		if e.Reason == "Preempted" || (e.InvolvedObject.Name == "hy-x1" && e.Reason == "Scheduled") {
-			dump(t, ns)
-			t.Errorf("%s: event %s: %s", e.InvolvedObject.Name, e.Reason, e.Message)
-		}
-	}
+	return evs.Items
 }
