@@ -29,8 +29,6 @@ type Manager struct {
 	epochs epochs
 	// rr rotates the start among queues of equal priority.
 	rr map[int32]int
-	// limit is the most units the running pass may admit (0: no bound).
-	limit int
 	// order is the queues grouped by priority and sorted (see tiers); nil
 	// when it must be built again.
 	order [][]*pendingQueue

@@ -47,7 +47,6 @@ func (m *Manager) Pass(try Try) PassResult { return m.PassUpTo(try, 0) }
 func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.limit = max(limit, 0)
 	snap := m.epochs.snapshot()
 	now := m.now()
 	var res PassResult
@@ -58,7 +57,7 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 			if q.quiet(snap) {
 				continue
 			}
-			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[QuotaName]*Unit{}, ahead: map[QuotaName]*Unit{}, now: now})
+			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[QuotaName]*Unit{}, ahead: map[QuotaName]*Unit{}, now: now, limit: limit})
 		}
 		// Each queue walked is walked in full by the end of its tier.
 		walked = append(walked, iters...)
@@ -146,6 +145,8 @@ type queueIter struct {
 	q      *pendingQueue
 	units  []*Unit
 	pos    int
+	// limit is the most units the pass may admit (<= 0: no bound).
+	limit int
 	// blocked maps a quota to the blocking unit that waits on it; ahead to
 	// the last unit of the quota that waits in line behind it (see heldBack).
 	blocked  map[QuotaName]*Unit
@@ -169,7 +170,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 	q, m := it.q, it.m
 	intelligent := q.Policy == schedv1alpha1.QueuePolicyIntelligent
 	for ; it.pos < len(it.units); it.pos++ {
-		if m.limit > 0 && len(res.Admitted) >= m.limit {
+		if it.limit > 0 && len(res.Admitted) >= it.limit {
 			// The pass has admitted all it may: the rest of the queue waits
 			// for the next one.
 			it.open = true

@@ -8,13 +8,18 @@ import (
 // and root <- q (max cpu 24), a cohort of its own.
 func cohorts(t *testing.T) *Tree {
 	t.Helper()
+	return treeOf(t,
+		Spec{Name: "p", Max: res("cpu", "24")},
+		Spec{Name: "a", Parent: "p", Max: res("cpu", "24")},
+		Spec{Name: "b", Parent: "p", Max: res("cpu", "24")},
+		Spec{Name: "q", Max: res("cpu", "24")})
+}
+
+// treeOf is a tree of specs, parents first, without overselling.
+func treeOf(t *testing.T, specs ...Spec) *Tree {
+	t.Helper()
 	tr := New(1)
-	for _, s := range []Spec{
-		{Name: "p", Max: res("cpu", "24")},
-		{Name: "a", Parent: "p", Max: res("cpu", "24")},
-		{Name: "b", Parent: "p", Max: res("cpu", "24")},
-		{Name: "q", Max: res("cpu", "24")},
-	} {
+	for _, s := range specs {
 		if err := tr.Upsert(s); err != nil {
 			t.Fatal(err)
 		}
@@ -115,17 +120,11 @@ func TestHeldRoomYieldsToAGuarantee(t *testing.T) {
 	// request below fits on its own but not beside the 20 held for big.
 	tree := func(t *testing.T, used map[QuotaName]string) *Tree {
 		t.Helper()
-		tr := New(1)
-		for _, s := range []Spec{
-			{Name: "p", Max: res("cpu", "60")},
-			{Name: "a", Parent: "p", Min: res("cpu", "20"), Max: res("cpu", "40")},
-			{Name: "b", Parent: "p", Min: res("cpu", "20"), Max: res("cpu", "40")},
-			{Name: "c", Parent: "p", Max: res("cpu", "40")},
-		} {
-			if err := tr.Upsert(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		tr := treeOf(t,
+			Spec{Name: "p", Max: res("cpu", "60")},
+			Spec{Name: "a", Parent: "p", Min: res("cpu", "20"), Max: res("cpu", "40")},
+			Spec{Name: "b", Parent: "p", Min: res("cpu", "20"), Max: res("cpu", "40")},
+			Spec{Name: "c", Parent: "p", Max: res("cpu", "40")})
 		for q, cpu := range used {
 			tr.Charge(q, res("cpu", cpu))
 		}

@@ -20,13 +20,7 @@ import (
 // turns in a rotating order, so rounds cover both orders.
 func TestFreedRoomGoesToTheQuotaBelowItsMin(t *testing.T) {
 	const ns = "guaranteed-first"
-	startScheduler(t, noProtection)
-	createNamespace(t, ns)
-	create(t, utiltesting.MakeElasticQuota("gf-parent").Namespace(ns).Max("cpu", "4").Obj())
-	for _, name := range []string{"gf-x", "gf-y"} {
-		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent("gf-parent").Min("cpu", "2").Max("cpu", "4").Obj())
-		waitQueue(t, name)
-	}
+	cohortOfTwo(t, ns, "gf-parent", "gf-x", "gf-y")
 	create(t, utiltesting.MakeQueueUnit("gf-x0", ns).Quota("gf-x").Request("cpu", "2").Obj())
 	waitPhase(t, ns, "gf-x0", schedv1alpha1.QueueUnitPhaseDequeued)
 	create(t, utiltesting.MakeQueueUnit("gf-y0", ns).Quota("gf-y").Request("cpu", "2").Obj())
@@ -61,13 +55,7 @@ func TestFreedRoomGoesToTheQuotaBelowItsMin(t *testing.T) {
 // the room at once, and every round would end in an eviction.
 func TestHeldRoomYieldsToTheQuotaBelowItsMin(t *testing.T) {
 	const ns = "held-yields"
-	startScheduler(t, noProtection)
-	createNamespace(t, ns)
-	create(t, utiltesting.MakeElasticQuota("hy-parent").Namespace(ns).Max("cpu", "4").Obj())
-	for _, name := range []string{"hy-x", "hy-y"} {
-		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent("hy-parent").Min("cpu", "2").Max("cpu", "4").Obj())
-		waitQueue(t, name)
-	}
+	cohortOfTwo(t, ns, "hy-parent", "hy-x", "hy-y")
 	// hy-x is at its min: hy-x1 could only borrow, and it holds room above
 	// the units of priority 100 of hy-y.
 	create(t, utiltesting.MakeQueueUnit("hy-x0", ns).Quota("hy-x").Priority(200).Request("cpu", "2").Obj())
@@ -117,4 +105,17 @@ func scheduledEvents(t *testing.T, ns string, want int) []corev1.Event {
 		t.Fatalf("%d Scheduled events, want at least %d: too few events to judge", scheduled, want)
 	}
 	return evs.Items
+}
+
+// cohortOfTwo starts the scheduler and makes, in a new namespace ns, a parent
+// quota of 4 CPU over children of min 2 and max 4 each, with their Queues.
+func cohortOfTwo(t *testing.T, ns, parent string, children ...string) {
+	t.Helper()
+	startScheduler(t, noProtection)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota(parent).Namespace(ns).Max("cpu", "4").Obj())
+	for _, name := range children {
+		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent(parent).Min("cpu", "2").Max("cpu", "4").Obj())
+		waitQueue(t, name)
+	}
 }
