@@ -6,7 +6,8 @@
 //     quota or are done;
 //   - the charge (charge.go, admission.go): a unit's request, what an
 //     admission records per pod set, and what a unit holds;
-//   - the queue, quota, priority and activity of a unit (owner.go);
+//   - the queue, quota, priority and activity of a unit (owner.go), and
+//     its place in time (created.go);
 //   - the status writes of each writer (conditions.go, admission.go,
 //     pods.go): SetCondition, first sight (MarkEnqueued), why a unit waits
 //     (SetWaiting), admission (MarkAdmitted), pods (ReportPods) and the end

@@ -100,7 +100,7 @@ func (in *intake) onUnit(obj any) {
 // enqueue puts a pending unit in its queue and reports where it cannot be.
 func (in *intake) enqueue(u *schedv1alpha1.QueueUnit, st *unitState, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName, changed bool) {
 	qu := &queue.Unit{
-		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: u.CreationTimestamp.Time,
+		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: queueunit.Created(u),
 		Quota: quotaName, Cohort: in.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: in.clock.Now(),
 		WaitingSince: queueunit.WaitingSince(u), Priority: priorityOf(u, in.registry.ceiling(queueName)),
 		// The queue entry carries the unit's state, so a pass needs no lookup.

@@ -19,6 +19,15 @@ const (
 	// MaxExecTimeSecondsAnnotation is a job's execution budget (feature gate
 	// MaximumExecutionTime).
 	MaxExecTimeSecondsAnnotation = "scheduling.x-k8s.io/max-exec-time-seconds"
+	// CreatedAtAnnotation on a job is when the API server accepted its
+	// creation, to the nanosecond (RFC 3339), stamped by koord-queue-controllers'
+	// webhook: it orders jobs created within the same second.
+	CreatedAtAnnotation = "koord-queue/created-at"
+	// JobCreatedAtAnnotation on a unit is its job's place in time (RFC 3339,
+	// nanoseconds), written by the extension: the job's CreatedAtAnnotation
+	// when it falls within the job's creation second, else the job's
+	// creationTimestamp. The queues order units of one priority by it.
+	JobCreatedAtAnnotation = "koord-queue/job-created-at"
 
 	// MaxPodSets is the most pod sets one unit may have.
 	MaxPodSets = 8
