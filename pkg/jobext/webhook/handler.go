@@ -11,31 +11,39 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // Path is where the webhook is served; one path for every kind.
 const Path = "/mutate-jobs"
 
-// Handler suspends managed jobs at creation. Every answer allows the request:
-// a job it cannot read goes through unchanged (the reconciler's backstop
-// holds it later if it is managed), so the webhook never blocks an apply.
+// Handler suspends managed jobs at creation and stamps when their creation
+// was accepted (koord-queue/created-at, to the nanosecond), so that jobs
+// created within one second keep their order in the queue. Every answer
+// allows the request: a job it cannot read goes through unchanged (the
+// reconciler's backstop holds it later if it is managed), so the webhook
+// never blocks an apply.
 type Handler struct {
 	kinds      map[schema.GroupVersionKind]*framework.Extension
 	namespaces client.Reader
 	manageAll  bool
 	selector   framework.NamespaceSelector
+	clock      clock.PassiveClock
 }
 
 var _ admission.Handler = (*Handler)(nil)
 
-// NewHandler serves exts. namespaces reads Namespaces, for --manage-all-jobs.
-func NewHandler(exts []framework.Extension, namespaces client.Reader, manageAll bool, selector framework.NamespaceSelector) *Handler {
-	h := &Handler{kinds: map[schema.GroupVersionKind]*framework.Extension{}, namespaces: namespaces, manageAll: manageAll, selector: selector}
+// NewHandler serves exts. namespaces reads Namespaces, for --manage-all-jobs;
+// clk stamps creations.
+func NewHandler(exts []framework.Extension, namespaces client.Reader, manageAll bool, selector framework.NamespaceSelector, clk clock.PassiveClock) *Handler {
+	h := &Handler{kinds: map[schema.GroupVersionKind]*framework.Extension{}, namespaces: namespaces, manageAll: manageAll, selector: selector, clock: clk}
 	for i := range exts {
 		h.kinds[exts[i].GVK] = &exts[i]
 	}
@@ -75,14 +83,14 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if !managed {
 		return admission.Allowed("not managed by koord-queue")
 	}
-	patched, err := suspended(ext, gj, req.Object.Raw)
+	patched, err := held(ext, gj, req.Object.Raw, queueunit.FormatCreated(h.clock.Now()))
 	if err != nil {
 		log.Info("Letting through a job the webhook cannot suspend", "err", err.Error())
 		return admission.Allowed("cannot suspend; left unchanged")
 	}
 	resp := admission.PatchResponseFromRaw(req.Object.Raw, patched)
 	if len(resp.Patches) > 0 {
-		log.V(2).Info("Suspending a new job until its queue unit is admitted")
+		log.V(2).Info("Holding a new job until its queue unit is admitted")
 	}
 	return resp
 }
@@ -99,16 +107,24 @@ func (h *Handler) managed(ctx context.Context, gj framework.GenericJob) (bool, e
 	return framework.ManagedAtCreation(gj, h.manageAll, h.selector, ns), nil
 }
 
-// suspended returns raw with the job suspended: only the fields the kind's
-// Suspend changes are written into raw, so fields the typed object does not
-// know survive.
-func suspended(ext *framework.Extension, gj framework.GenericJob, raw []byte) ([]byte, error) {
+// held returns raw with the job suspended and stamped with createdAt: only
+// the fields the kind's Suspend changes, and the stamp, are written into raw,
+// so fields the typed object does not know survive. A stamp the job came
+// with is replaced: it is the webhook's to write.
+func held(ext *framework.Extension, gj framework.GenericJob, raw []byte, createdAt string) ([]byte, error) {
 	before, err := json.Marshal(gj.Object())
 	if err != nil {
 		return nil, fmt.Errorf("encode job: %w", err)
 	}
 	gj.Suspend()
-	after, err := json.Marshal(gj.Object())
+	obj := gj.Object()
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[schedv1alpha1.CreatedAtAnnotation] = createdAt
+	obj.SetAnnotations(annotations)
+	after, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encode suspended job: %w", err)
 	}

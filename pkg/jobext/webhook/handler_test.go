@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -72,6 +74,8 @@ func TestHandle(t *testing.T) {
 	tfKind := metav1.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: "TFJob"}
 	sparkKind := metav1.GroupVersionKind{Group: "sparkoperator.k8s.io", Version: "v1beta2", Kind: "SparkApplication"}
 	labelled := `"labels":{"quota.scheduling.koordinator.sh/name":"q"}`
+	now := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
+	const stamp = "2026-12-01T10:00:00.123456789Z"
 	cases := map[string]struct {
 		req       admission.Request
 		manageAll bool
@@ -87,6 +91,22 @@ func TestHandle(t *testing.T) {
 				}
 				if field(m, "spec", "futureField", "x") != float64(1) {
 					t.Errorf("unknown field lost: spec %v", m["spec"])
+				}
+				if got := field(m, "metadata", "annotations", "koord-queue/created-at"); got != stamp {
+					t.Errorf("created-at = %v, want %s", got, stamp)
+				}
+			},
+		},
+		"labelled Job already suspended, with a stamp of its own": {
+			req: request(jobKind, admissionv1.Create, `{"metadata":{"name":"j",`+labelled+
+				`,"annotations":{"koord-queue/created-at":"2001-01-01T00:00:00Z","keep":"me"}},"spec":{"suspend":true,"template":{}}}`),
+			wantPatch: true,
+			check: func(t *testing.T, m map[string]any) {
+				if got := field(m, "metadata", "annotations", "koord-queue/created-at"); got != stamp {
+					t.Errorf("created-at = %v, want the webhook's %s", got, stamp)
+				}
+				if got := field(m, "metadata", "annotations", "keep"); got != "me" {
+					t.Errorf("other annotation = %v", got)
 				}
 			},
 		},
@@ -128,7 +148,7 @@ func TestHandle(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(ns).Build()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			h := NewHandler(exts, c, tc.manageAll, framework.DefaultNamespaceSelector("kq"))
+			h := NewHandler(exts, c, tc.manageAll, framework.DefaultNamespaceSelector("kq"), clocktesting.NewFakePassiveClock(now))
 			resp := h.Handle(context.Background(), tc.req)
 			if !resp.Allowed {
 				t.Fatalf("refused: %+v", resp.Result)

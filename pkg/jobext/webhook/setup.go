@@ -66,7 +66,7 @@ func Setup(mgr ctrl.Manager, exts []framework.Extension, o Options, manageAll bo
 		serverOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.GetCertificate = rotator.GetCertificate }}
 	}
 	server := webhook.NewServer(serverOpts)
-	server.Register(Path, NewHandler(exts, mgr.GetClient(), manageAll, selector).Webhook())
+	server.Register(Path, NewHandler(exts, mgr.GetClient(), manageAll, selector, clk).Webhook())
 	if err := mgr.Add(server); err != nil {
 		return fmt.Errorf("add webhook server: %w", err)
 	}
