@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 // conflictRetry is how soon a reconcile that lost an optimistic-lock race
@@ -75,13 +76,14 @@ type Reconciler struct {
 	opts     ReconcilerOptions
 
 	leftAlone startedJobs
+	order     *creationOrder
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler builds the reconciler of one extension.
 func NewReconciler(c client.Client, ext *Extension, recorder events.EventRecorder, clk clock.PassiveClock, opts ReconcilerOptions) *Reconciler {
-	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts}
+	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts, order: newCreationOrder()}
 }
 
 // SetupWithManager watches the extension's jobs, the units that point at
@@ -100,7 +102,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.ext.Name).
-		For(r.ext.NewObject()).
+		Watches(r.ext.NewObject(), r.jobEvents()).
 		Watches(&schedv1alpha1.QueueUnit{}, handler.EnqueueRequestsFromMapFunc(r.unitToJob)).
 		WatchesMetadata(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToJob),
 			builder.WithPredicates(predicate.Funcs{
@@ -134,20 +136,35 @@ func (r *Reconciler) refersToKind(unit *schedv1alpha1.QueueUnit) bool {
 
 // Reconcile reads the job and its unit, decides, and writes what changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+	return r.reconcile(ctx, req.NamespacedName, false)
+}
+
+// reconcile is Reconcile for the job at key; onlyCreate stops once the job
+// has its unit (the unit of an earlier job, made first: see creationOrder).
+func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, onlyCreate bool) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	unitKey := types.NamespacedName{Namespace: req.Namespace, Name: UnitName(r.ext, req.Name)}
+	unitKey := types.NamespacedName{Namespace: key.Namespace, Name: UnitName(r.ext, key.Name)}
 	obj := r.ext.NewObject()
-	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.client.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.leftAlone.forget(req.NamespacedName)
-			return ctrl.Result{}, r.deleteUnit(ctx, unitKey, req.Name, "")
+			r.order.done(key)
+			if onlyCreate {
+				return ctrl.Result{}, nil
+			}
+			r.leftAlone.forget(key)
+			return ctrl.Result{}, r.deleteUnit(ctx, unitKey, key.Name, "")
 		}
 		return ctrl.Result{}, fmt.Errorf("get job: %w", err)
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		return ctrl.Result{}, r.deleteUnit(ctx, unitKey, req.Name, obj.GetUID())
+		r.order.done(key)
+		if onlyCreate {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, r.deleteUnit(ctx, unitKey, key.Name, obj.GetUID())
 	}
 	if r.ext.Claims != nil && !r.ext.Claims(obj) {
+		r.order.done(key)
 		log.V(3).Info("Job served by a sibling extension")
 		return ctrl.Result{}, nil
 	}
@@ -160,7 +177,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("get queue unit: %w", err)
 		}
-		return r.takeOver(ctx, gj, unitKey)
+		if !onlyCreate {
+			r.unitsBefore(ctx, key)
+		}
+		res, err := r.takeOver(ctx, gj, unitKey)
+		if err == nil {
+			r.order.done(key)
+		}
+		return res, err
+	}
+	r.order.done(key)
+	if onlyCreate {
+		return ctrl.Result{}, nil
 	}
 	if unit.DeletionTimestamp != nil {
 		// Deleted by hand while its job is here: it goes once the job's pods are.
@@ -173,7 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 		if r.refersToKind(unit) && unit.Spec.ConsumerRef.Name == obj.GetName() {
 			// A unit left over from an earlier job of the same name.
 			log.V(2).Info("Deleting stale queue unit", "queueUnit", klog.KObj(unit))
-			return ctrl.Result{RequeueAfter: conflictRetry}, r.deleteUnit(ctx, unitKey, req.Name, unit.Spec.ConsumerRef.UID)
+			return ctrl.Result{RequeueAfter: conflictRetry}, r.deleteUnit(ctx, unitKey, key.Name, unit.Spec.ConsumerRef.UID)
 		}
 		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventInvalidJob, "Queue", "queue unit %s belongs to another object", unitKey.Name)
 		return ctrl.Result{}, nil
@@ -279,6 +307,7 @@ func (r *Reconciler) newUnit(gj GenericJob, key types.NamespacedName, spec sched
 	}
 	copyMeta(obj, unit)
 	recordJobValues(unit, &spec, prio)
+	unit.Annotations[schedv1alpha1.JobCreatedAtAnnotation] = queueunit.FormatCreated(queueunit.JobCreated(obj.GetCreationTimestamp(), obj.GetAnnotations()))
 	if !hasQuota {
 		unit.Annotations[NoQuotaAnnotation] = NoQuotaMessage
 	}
@@ -301,8 +330,11 @@ func (r *Reconciler) writeJob(ctx context.Context, gj GenericJob, change func())
 }
 
 // retry turns a lost optimistic-lock race into a quick requeue from a fresh
-// read, and wraps every other error.
+// read, and wraps every other error; no error is no retry.
 func (r *Reconciler) retry(err error, what string) (ctrl.Result, error) {
+	if err == nil {
+		return ctrl.Result{}, nil
+	}
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}

@@ -76,6 +76,7 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 	desired := unit.DeepCopy()
 	ensureFinalizer(desired)
 	copyMeta(gj.Object(), desired)
+	setAnnotation(desired, schedv1alpha1.JobCreatedAtAnnotation, queueunit.FormatCreated(queueunit.JobCreated(gj.Object().GetCreationTimestamp(), gj.Object().GetAnnotations())))
 	if v := formatActive(spec.Active); desired.Annotations[JobActiveAnnotation] != v {
 		desired.Spec.Active = spec.Active
 		setAnnotation(desired, JobActiveAnnotation, v)

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2/textlogger"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,6 +58,13 @@ func k8s(t *testing.T) client.Client {
 // until the test ends.
 func startManager(t *testing.T, extensions []string, mutate func(*app.Options)) (client.Client, string) {
 	t.Helper()
+	return startManagerWith(t, env.Config, extensions, mutate)
+}
+
+// startManagerWith is startManager with the manager talking to the API
+// server through cfg.
+func startManagerWith(t *testing.T, cfg *rest.Config, extensions []string, mutate func(*app.Options)) (client.Client, string) {
+	t.Helper()
 	c := k8s(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "jobext-"}}
@@ -73,7 +81,7 @@ func startManager(t *testing.T, extensions []string, mutate func(*app.Options)) 
 	if mutate != nil {
 		mutate(o)
 	}
-	mgr, err := app.NewManager(env.Config, o, clock.RealClock{})
+	mgr, err := app.NewManager(cfg, o, clock.RealClock{})
 	if err != nil {
 		t.Fatalf("new manager: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,6 +55,13 @@ func freePort(t *testing.T) int {
 // (extensions must include job).
 func startWebhook(t *testing.T, extensions []string, mutate func(*app.Options)) *webhookCluster {
 	t.Helper()
+	return startWebhookWith(t, env.Config, extensions, mutate)
+}
+
+// startWebhookWith is startWebhook with the manager talking to the API
+// server through restConfig.
+func startWebhookWith(t *testing.T, restConfig *rest.Config, extensions []string, mutate func(*app.Options)) *webhookCluster {
+	t.Helper()
 	c := k8s(t)
 	ctx := context.Background()
 	port := freePort(t)
@@ -92,7 +100,7 @@ func startWebhook(t *testing.T, extensions []string, mutate func(*app.Options)) 
 		t.Fatalf("create webhook configuration: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), cfg) })
-	_, w.ns = startManager(t, extensions, func(o *appOptions) {
+	_, w.ns = startManagerWith(t, restConfig, extensions, func(o *appOptions) {
 		o.WebhookPort = port
 		o.WebhookHost = "127.0.0.1"
 		o.WebhookServiceName = ""
