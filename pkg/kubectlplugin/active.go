@@ -14,19 +14,24 @@ import (
 )
 
 // GateRefusal says why spec.active may not be set, or nil when it may:
-// gates are the scheduler's (nil when unknown, with why).
-func GateRefusal(gates map[string]bool, unknownWhy string, active bool) error {
+// gates are the scheduler's (nil when unknown, with why). force sets it when
+// the gates are unknown, never when the gate is known to be off.
+func GateRefusal(gates map[string]bool, unknownWhy string, active, force bool) error {
 	verb := "stop"
 	if active {
 		verb = "resume"
 	}
 	if gates == nil {
+		if force {
+			return nil
+		}
 		return fmt.Errorf("cannot tell whether koord-queue runs with feature gate %s (%s), without which spec.active is ignored; "+
 			"pass --force to %s the unit anyway", features.QueueUnitActive, unknownWhy, verb)
 	}
 	if !gates[features.QueueUnitActive] {
 		return fmt.Errorf("refused: koord-queue runs without feature gate %s, so spec.active=%t would be ignored "+
-			"(start koord-queue with --feature-gates=%s=true, Helm value controller.featureGates)",
+			"(--force does not override a gate known to be off; start koord-queue with --feature-gates=%s=true, "+
+			"Helm value controller.featureGates)",
 			features.QueueUnitActive, active, features.QueueUnitActive)
 	}
 	return nil
@@ -50,8 +55,8 @@ func (o *options) activeCommand(active bool) *cobra.Command {
 		`Set the unit's spec.active to false: a waiting unit is never admitted, an
 admitted one is evicted (its job suspended, its quota released). It needs
 koord-queue's feature gate QueueUnitActive, which the plugin reads from the
-visibility API; it refuses when the gate is off, and when it cannot tell
-unless --force is given.`
+visibility API; it refuses when the gate is off (even with --force), and
+when it cannot tell unless --force is given.`
 	if active {
 		verb, short, long = "resume", "Resume a stopped unit: set its spec.active to true",
 			`Set the unit's spec.active to true, so that it is queued and admitted again.
@@ -76,14 +81,12 @@ Like stop, it needs koord-queue's feature gate QueueUnitActive.`
 			if err != nil {
 				return err
 			}
-			if !force {
-				why := "the visibility API, which publishes the gates, is not served"
-				if o.source == sourceObjects {
-					why = "--source=objects does not read the visibility API, which publishes the gates"
-				}
-				if err := GateRefusal(s.Gates, why, active); err != nil {
-					return err
-				}
+			why := "the visibility API, which publishes the gates, is not served"
+			if o.source == sourceObjects {
+				why = "--source=objects does not read the visibility API, which publishes the gates"
+			}
+			if err := GateRefusal(s.Gates, why, active, force); err != nil {
+				return err
 			}
 			if queueunit.IsActive(u) == active {
 				_, err := fmt.Fprintf(o.streams.Out, "queueunit %s/%s already has spec.active=%t\n", u.Namespace, u.Name, active)
@@ -100,6 +103,6 @@ Like stop, it needs koord-queue's feature gate QueueUnitActive.`
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "Set spec.active even when the plugin cannot tell whether the QueueUnitActive gate is on.")
+	cmd.Flags().BoolVar(&force, "force", false, "Set spec.active when the plugin cannot tell whether the QueueUnitActive gate is on (a gate known to be off is still refused).")
 	return cmd
 }

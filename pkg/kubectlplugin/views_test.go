@@ -217,16 +217,41 @@ team-b   Priority   1000       0         1          cpu 3/-/8
 }
 
 func TestGateRefusal(t *testing.T) {
-	if err := GateRefusal(map[string]bool{"QueueUnitActive": true}, "", false); err != nil {
-		t.Errorf("gate on: %v", err)
-	}
-	err := GateRefusal(map[string]bool{"QueueUnitActive": false}, "", false)
-	if err == nil || !strings.Contains(err.Error(), "refused: koord-queue runs without feature gate QueueUnitActive") {
-		t.Errorf("gate off: %v", err)
-	}
-	err = GateRefusal(nil, "the visibility API is not served", true)
-	if err == nil || !strings.Contains(err.Error(), "cannot tell") || !strings.Contains(err.Error(), "--force to resume") {
-		t.Errorf("unknown: %v", err)
+	on, off := map[string]bool{"QueueUnitActive": true}, map[string]bool{"QueueUnitActive": false}
+	for _, tc := range []struct {
+		name   string
+		gates  map[string]bool
+		active bool
+		force  bool
+		want   []string // substrings of the error; none: allowed
+	}{
+		{name: "gate on", gates: on},
+		{name: "gate on, forced", gates: on, force: true},
+		{name: "gate off", gates: off,
+			want: []string{"refused: koord-queue runs without feature gate QueueUnitActive", "--feature-gates=QueueUnitActive=true"}},
+		{name: "gate off, forced: --force does not override a known gate", gates: off, force: true,
+			want: []string{"refused: koord-queue runs without feature gate QueueUnitActive", "--force does not override", "--feature-gates=QueueUnitActive=true", "controller.featureGates"}},
+		{name: "unknown", active: true,
+			want: []string{"cannot tell", "--force to resume"}},
+		{name: "unknown, forced", active: true, force: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := GateRefusal(tc.gates, "the visibility API is not served", tc.active, tc.force)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("allowed, want an error with %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
 	}
 }
 

@@ -57,6 +57,19 @@ func SetWaiting(u *schedv1alpha1.QueueUnit, reason, message string, now metav1.T
 	return true
 }
 
+// WaitReason is the reason of the condition QuotaReserved=False that
+// SetWaiting wrote with the unit's status.message, or "" when the status
+// does not say why the unit waits (not tried yet, or the condition tells of
+// something else, such as an eviction).
+func WaitReason(u *schedv1alpha1.QueueUnit) string {
+	c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved)
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || u.Status.Message == "" ||
+		c == nil || c.Status != metav1.ConditionFalse || c.Message != u.Status.Message {
+		return ""
+	}
+	return c.Reason
+}
+
 // WaitingSince is when a unit's current wait began, from the API: its
 // creation, or the moment it last gave its quota back (QuotaReserved turned
 // False), whichever is later.

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -97,5 +98,30 @@ func TestRequestFromPodSets(t *testing.T) {
 	want := schedtypes.FromList(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")})
 	if got[corev1.ResourceCPU] != want[corev1.ResourceCPU] || got[corev1.ResourceMemory] != want[corev1.ResourceMemory] {
 		t.Errorf("request %v, want %v", got, want)
+	}
+}
+
+// WaitReason is the reason SetWaiting wrote, and nothing else.
+func TestWaitReason(t *testing.T) {
+	now := metav1.Now()
+	waiting := utiltesting.MakeQueueUnit("a", "ns").Obj()
+	SetWaiting(waiting, "InsufficientQuota", "insufficient quota: ...", now)
+	evicted := utiltesting.MakeQueueUnit("b", "ns").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
+	SetCondition(evicted, schedv1alpha1.ConditionQuotaReserved, metav1.ConditionFalse, "Preempted", "preempted by ns/x", now)
+	admitted := waiting.DeepCopy()
+	admitted.Status.Phase = schedv1alpha1.QueueUnitPhaseDequeued
+	for _, tc := range []struct {
+		name string
+		u    *schedv1alpha1.QueueUnit
+		want string
+	}{
+		{"told why it waits", waiting, "InsufficientQuota"},
+		{"new, not told yet", utiltesting.MakeQueueUnit("c", "ns").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj(), ""},
+		{"condition of an eviction, no message", evicted, ""},
+		{"admitted", admitted, ""},
+	} {
+		if got := WaitReason(tc.u); got != tc.want {
+			t.Errorf("%s: reason %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

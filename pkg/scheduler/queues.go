@@ -228,8 +228,7 @@ func (qs *queueSync) onQueueDelete(obj any) {
 	// Its units stay pending and say why.
 	for _, key := range qs.queues.Orphans()[name] {
 		if u, _ := qs.cache.object(key); u != nil {
-			qs.reports.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
-				Message: "queue " + q.Name + " not found: the unit is admitted as soon as it exists"})
+			qs.reports.queueNotFound(u, name)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -54,10 +55,10 @@ func (r *reporter) markEnqueued(u *schedv1alpha1.QueueUnit) {
 // QuotaReserved=False condition) and records a FailedScheduling (or
 // QueueNotFound) event for a refusal, only when the reason changed. A reason
 // that comes back before the report of the one in between was written costs
-// nothing: that report is dropped.
-func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) {
+// nothing: that report is dropped. It reports whether the reason changed.
+func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) bool {
 	if f.Reason == reasonStale || !r.leader() {
-		return
+		return false
 	}
 	key := keyOf(u)
 	var base *schedv1alpha1.QueueUnit
@@ -72,17 +73,28 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) {
 		told = st.shown != "" && base.Status.Message == st.shownMessage
 	})
 	if base == nil {
-		return
+		return false
 	}
 	if shown {
 		r.writer.dropInfo(key)
-		return
+		return true
 	}
 	delay := waitingWriteDelay
 	if f.HeldBack && told {
 		delay = heldBackRewriteDelay
 	}
 	r.writeWaiting(key, base, f, delay)
+	return true
+}
+
+// queueNotFound reports that u's queue is missing, and counts a
+// queue_not_found attempt each time the unit starts waiting for it.
+func (r *reporter) queueNotFound(u *schedv1alpha1.QueueUnit, name schedtypes.QueueName) {
+	f := &queue.Failure{Reason: reasonQueueNotFound,
+		Message: "queue " + string(name) + " not found: the unit is admitted as soon as it exists"}
+	if r.reportWaiting(u, f) {
+		r.opts.Metrics.Attempt(string(name), metrics.ResultQueueNotFound)
+	}
 }
 
 // writeWaiting queues the report of f after delay: a unit admitted

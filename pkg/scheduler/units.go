@@ -128,8 +128,7 @@ func (in *intake) enqueue(u *schedv1alpha1.QueueUnit, st *unitState, queueName s
 		return
 	}
 	if !in.queues.Upsert(qu, queueName, changed) {
-		in.reports.reportWaiting(u, &queue.Failure{Reason: reasonQueueNotFound,
-			Message: "queue " + string(queueName) + " not found: the unit is admitted as soon as it exists"})
+		in.reports.queueNotFound(u, queueName)
 		return
 	}
 	if u.Status.Phase == schedv1alpha1.QueueUnitPhaseNone {

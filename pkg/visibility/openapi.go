@@ -204,7 +204,7 @@ func definitions(ref func(name string) string) map[string]any {
 				"priority":        integer("Priority inside the queue."),
 				"positionInQueue": integer("Position counted from 1 over every unit of the queue; 0 for units that no longer wait."),
 				"request":         quantities("What the unit asks for in all."),
-				"reason":          str("A short, stable key of why the unit waits."),
+				"reason":          str("The kind of wait: the reason of the unit's QuotaReserved=False condition, e.g. InsufficientQuota."),
 				"message":         str("Why the unit waits, for people (the unit's status.message)."),
 			},
 		},

@@ -140,16 +140,22 @@ func quotaAndBelow(quotas []quota.Info, name quota.QuotaName) (map[quota.QuotaNa
 }
 
 // Explain implements Source: a pending unit waits for what the leader last
-// wrote in its status.message (the same text as its FailedScheduling event).
+// wrote in its status.message (the same text as its FailedScheduling event),
+// and reason is that of the QuotaReserved=False condition written with it.
 func (a *schedulerSource) Explain(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary) {
 	for i := range items {
 		it := &items[i]
-		if it.Message != "" || it.Phase != visibilityv1alpha1.PhaseEnqueued {
+		if (it.Message != "" && it.Reason != "") || it.Phase != visibilityv1alpha1.PhaseEnqueued {
 			continue
 		}
 		u := &schedv1alpha1.QueueUnit{}
 		if err := a.s.Objects().Get(ctx, client.ObjectKey{Namespace: it.Namespace, Name: it.Name}, u, client.UnsafeDisableDeepCopy); err == nil {
-			it.Message = u.Status.Message
+			if it.Message == "" {
+				it.Message = u.Status.Message
+			}
+			if it.Reason == "" {
+				it.Reason = queueunit.WaitReason(u)
+			}
 		}
 	}
 }

@@ -79,8 +79,10 @@ type QueueUnitSummary struct {
 	PositionInQueue int32 `json:"positionInQueue"`
 	// Request is what the unit asks for in all.
 	Request corev1.ResourceList `json:"request,omitempty"`
-	// Reason is a short, stable key of why the unit waits; empty when it has
-	// not been tried yet or does not wait.
+	// Reason is the kind of wait, one word: the reason of the unit's
+	// QuotaReserved=False condition (InsufficientQuota, WaitingInLine, ...),
+	// the same text as status.message. Empty when the unit does not say yet
+	// why it waits, or does not wait.
 	Reason string `json:"reason,omitempty"`
 	// Message says why the unit waits, for people.
 	Message string `json:"message,omitempty"`

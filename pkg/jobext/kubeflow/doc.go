@@ -1,7 +1,9 @@
 // Package kubeflow holds what TFJob and PyTorchJob (kubeflow.org/v1) share:
-// the takeover rule (spec.runPolicy.suspend or the scheduling.x-k8s.io/suspend
-// annotation, and no status.startTime; or a Queuing condition), suspension by
-// spec.runPolicy.suspend, resumption that also drops the annotation, one pod
-// set per replica type in a fixed order, and pod counts from
-// status.replicaStatuses. It owns no kind; tfjob and pytorchjob wrap it.
+// suspension by spec.runPolicy.suspend (the field the training operator
+// obeys; the scheduling.x-k8s.io/suspend annotation alone holds nothing),
+// resumption that clears the field and drops the annotation, status.startTime
+// as the sign a job started, one pod set per replica type in a fixed order,
+// and pod counts from status.replicaStatuses. Which jobs are managed is the
+// framework's rule (a quota label, or --manage-all-jobs for a job not yet
+// started or suspended). It owns no kind; tfjob and pytorchjob wrap it.
 package kubeflow

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,18 +67,25 @@ func startManager(t *testing.T, extensions []string, mutate func(*app.Options)) 
 func startManagerWith(t *testing.T, cfg *rest.Config, extensions []string, mutate func(*app.Options)) (client.Client, string) {
 	t.Helper()
 	c := k8s(t)
-	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "jobext-"}}
-	if err := c.Create(ctx, ns); err != nil {
+	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatalf("create namespace: %v", err)
 	}
+	t.Cleanup(runManager(t, ns.Name, extensions, mutate))
+	return c, ns.Name
+}
+
+// runManager runs koord-queue-controllers on namespace ns; the returned stop
+// ends it and waits until it has stopped (a second call does nothing).
+func runManager(t *testing.T, ns string, extensions []string, mutate func(*app.Options)) (stop func()) {
+	t.Helper()
 	o := app.NewOptions()
 	o.EnabledExtensions = extensions
 	o.LeaderElect = false
 	o.MetricsBindAddress = "0"
 	o.HealthProbeBindAddress = "0"
 	o.SkipNameValidation = true
-	o.WatchNamespaces = []string{ns.Name}
+	o.WatchNamespaces = []string{ns}
 	if mutate != nil {
 		mutate(o)
 	}
@@ -85,16 +93,18 @@ func startManagerWith(t *testing.T, cfg *rest.Config, extensions []string, mutat
 	if err != nil {
 		t.Fatalf("new manager: %v", err)
 	}
-	mctx, cancel := context.WithCancel(ctx)
+	mctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-	return c, ns.Name
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
 }
 
 // writeConfig writes a controllers configuration file for the test.

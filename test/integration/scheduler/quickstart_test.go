@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,6 +107,26 @@ func TestQueueFollowsElasticQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitQueue(func(q *schedv1alpha1.Queue) bool { return q.Spec.QueuePolicy == schedv1alpha1.QueuePolicyBlock })
+
+	// A koord-queue/* key written on the Queue by hand survives the next sync;
+	// the quota's own keys still win.
+	mergePatch(t, &schedv1alpha1.Queue{}, "koord-queue", "auto-q",
+		`{"metadata":{"annotations":{"koord-queue/wait-for-pods-running":"true"}}}`)
+	mergePatch(t, eq, eq.Namespace, eq.Name,
+		`{"metadata":{"annotations":{"koord-queue/priority-threshold":"6","koord-queue/max-depth":"7"}}}`)
+	waitQueue(func(q *schedv1alpha1.Queue) bool {
+		return q.Annotations[schedv1alpha1.PriorityThresholdAnnotation] == "6" && q.Annotations["koord-queue/max-depth"] == "7" &&
+			q.Annotations["koord-queue/wait-for-pods-running"] == "true"
+	})
+	// A key the quota drops goes from the Queue; removing the policy label
+	// returns the Queue to Priority.
+	mergePatch(t, eq, eq.Namespace, eq.Name,
+		`{"metadata":{"annotations":{"koord-queue/max-depth":null},"labels":{"koord-queue/queue-policy":null}}}`)
+	waitQueue(func(q *schedv1alpha1.Queue) bool {
+		_, depth := q.Annotations["koord-queue/max-depth"]
+		return !depth && q.Spec.QueuePolicy == schedv1alpha1.QueuePolicyPriority &&
+			q.Annotations[schedv1alpha1.PriorityThresholdAnnotation] == "6" && q.Annotations["koord-queue/wait-for-pods-running"] == "true"
+	})
 	if err := env.Client.Delete(ctx(), eq); err != nil {
 		t.Fatal(err)
 	}
@@ -184,5 +205,16 @@ func TestRefusalsDoNotHideSmallerUnits(t *testing.T) {
 		if p := getUnit(t, "shapes", name).Status.Phase; p != schedv1alpha1.QueueUnitPhaseEnqueued {
 			t.Errorf("%s phase %q, want Enqueued", name, p)
 		}
+	}
+}
+
+// mergePatch applies a JSON merge patch to the object namespace/name of obj's kind.
+func mergePatch(t *testing.T, obj client.Object, namespace, name, patch string) {
+	t.Helper()
+	obj.SetNamespace(namespace)
+	obj.SetName(name)
+	obj.SetResourceVersion("")
+	if err := env.Client.Patch(ctx(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("patch %s/%s: %v", namespace, name, err)
 	}
 }

@@ -260,6 +260,11 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		if !strings.Contains(high.Message, "team-a") {
 			t.Errorf("first item does not say why it waits: %q", high.Message)
 		}
+		// It waits for room in team-a, which first fills: the condition
+		// reason of that wait in docs/protocol.md.
+		if high.Reason != "InsufficientQuota" || !strings.HasPrefix(high.Message, "insufficient quota:") {
+			t.Errorf("first item reason %q message %q, want InsufficientQuota with its message", high.Reason, high.Message)
+		}
 	})
 
 	t.Run("limit and offset", func(t *testing.T) {

@@ -29,6 +29,11 @@ const (
 	// CreatedByLabel marks a Queue made for an ElasticQuota; its value is the
 	// quota's namespace.
 	CreatedByLabel = "scheduling.x-k8s.io/created-by-elasticquota"
+	// CopiedAnnotationsAnnotation lists, comma-separated and sorted, the
+	// koord-queue/* annotations of a Queue that were copied from its
+	// ElasticQuota: those go when the quota drops them; the others were
+	// written on the Queue by hand and stay.
+	CopiedAnnotationsAnnotation = "scheduling.x-k8s.io/copied-annotations"
 )
 
 func (s *follower) onQuota(obj any) {
@@ -210,8 +215,12 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidNamespaces", "%v", err)
 	}
 	policy, policyErr := policyOf(eq)
-	if policyErr != nil {
+	switch {
+	case policyErr != nil:
 		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQueuePolicy", "%v", policyErr)
+	case policy == "":
+		// No label: the default, also when a label was removed.
+		policy = schedv1alpha1.QueuePolicyPriority
 	}
 	if !exists {
 		if err := s.ensureNamespace(ctx); err != nil {
@@ -224,7 +233,7 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name, Namespace: QueueNamespace,
 				Labels:      map[string]string{CreatedByLabel: eq.Namespace},
-				Annotations: copiedAnnotations(eq),
+				Annotations: queueAnnotations(nil, eq),
 			},
 			Spec: schedv1alpha1.QueueSpec{QueuePolicy: policy, Priority: ptr.To(DefaultQueuePriority)},
 		}
@@ -245,17 +254,7 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 	if policy != "" {
 		want.Spec.QueuePolicy = policy
 	}
-	for k := range want.Annotations {
-		if strings.HasPrefix(k, schedv1alpha1.AnnotationPrefix) {
-			delete(want.Annotations, k)
-		}
-	}
-	if copied := copiedAnnotations(eq); len(copied) > 0 {
-		if want.Annotations == nil {
-			want.Annotations = map[string]string{}
-		}
-		maps.Copy(want.Annotations, copied)
-	}
+	want.Annotations = queueAnnotations(q.Annotations, eq)
 	if want.Spec.QueuePolicy == q.Spec.QueuePolicy && maps.Equal(want.Annotations, q.Annotations) {
 		return nil
 	}
@@ -350,6 +349,33 @@ func policyOf(eq *eqv1alpha1.ElasticQuota) (schedv1alpha1.QueuePolicy, error) {
 	}
 	return "", fmt.Errorf("label %s=%q on ElasticQuota %s/%s is not a queue policy (Priority, Block or Intelligent); the Queue keeps its policy",
 		schedv1alpha1.QueuePolicyLabel, v, eq.Namespace, eq.Name)
+}
+
+// queueAnnotations is what the annotations of a Queue made for eq should be,
+// given its current ones: the quota's koord-queue/* annotations win; a
+// koord-queue/* key the quota copied before and dropped since goes; any
+// other key stays (a koord-queue/* one written on the Queue by hand too).
+// CopiedAnnotationsAnnotation records the copied keys. A Queue without that
+// record predates it, when every koord-queue/* key came from the quota.
+func queueAnnotations(current map[string]string, eq *eqv1alpha1.ElasticQuota) map[string]string {
+	copied := copiedAnnotations(eq)
+	out := maps.Clone(current)
+	if out == nil {
+		out = map[string]string{}
+	}
+	before, recorded := current[CopiedAnnotationsAnnotation]
+	for k := range current {
+		if !strings.HasPrefix(k, schedv1alpha1.AnnotationPrefix) {
+			continue
+		}
+		if _, still := copied[k]; !still && (!recorded || slices.Contains(strings.Split(before, ","), k)) {
+			delete(out, k)
+		}
+	}
+	maps.Copy(out, copied)
+	keys := slices.Sorted(maps.Keys(copied))
+	out[CopiedAnnotationsAnnotation] = strings.Join(keys, ",")
+	return out
 }
 
 func copiedAnnotations(eq *eqv1alpha1.ElasticQuota) map[string]string {

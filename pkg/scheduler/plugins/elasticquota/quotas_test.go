@@ -58,8 +58,9 @@ func TestSyncQueueCreatesTheQueueOfAQuota(t *testing.T) {
 	if q.Labels[CreatedByLabel] != "ns-a" {
 		t.Errorf("created-by label %q, want the quota's namespace ns-a", q.Labels[CreatedByLabel])
 	}
-	if diff := cmp.Diff(map[string]string{"koord-queue/max-depth": "5"}, q.Annotations); diff != "" {
-		t.Errorf("annotations copied, koord-queue/ ones only (-want +got):\n%s", diff)
+	want := map[string]string{"koord-queue/max-depth": "5", "scheduling.x-k8s.io/copied-annotations": "koord-queue/max-depth"}
+	if diff := cmp.Diff(want, q.Annotations); diff != "" {
+		t.Errorf("annotations copied, koord-queue/ ones only, and recorded (-want +got):\n%s", diff)
 	}
 	ns := &corev1.Namespace{}
 	if err := h.client.Get(context.Background(), client.ObjectKey{Name: QueueNamespace}, ns); err != nil {
@@ -87,8 +88,93 @@ func TestSyncQueueDefaultsThePolicyAndFollowsTheQuota(t *testing.T) {
 	if q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyIntelligent {
 		t.Errorf("policy %s after the quota's label changed, want Intelligent", q.Spec.QueuePolicy)
 	}
-	if diff := cmp.Diff(map[string]string{"koord-queue/priority-threshold": "7"}, q.Annotations); diff != "" {
+	want := map[string]string{"koord-queue/priority-threshold": "7", "scheduling.x-k8s.io/copied-annotations": "koord-queue/priority-threshold"}
+	if diff := cmp.Diff(want, q.Annotations); diff != "" {
 		t.Errorf("annotations follow the quota's (-want +got):\n%s", diff)
+	}
+}
+
+// The quota is the source of the koord-queue/* keys it sets; one written by
+// hand on its Queue stays; one the quota drops goes; removing the policy
+// label returns the Queue to Priority.
+func TestSyncQueueKeepsHandWrittenKeysAndFollowsRemovals(t *testing.T) {
+	eq := utiltesting.MakeElasticQuota("team-a").Max(corev1.ResourceCPU, "4").Policy(schedv1alpha1.QueuePolicyBlock).
+		Annotation("koord-queue/max-depth", "5").Annotation("koord-queue/priority-threshold", "6").Obj()
+	p, h := newTestPlugin(t, nil, eq)
+	ctx := context.Background()
+	sync := func(eq *eqv1alpha1.ElasticQuota) *schedv1alpha1.Queue {
+		t.Helper()
+		p.follow.onQuota(eq)
+		if err := p.follow.syncQueue(ctx, "team-a"); err != nil {
+			t.Fatal(err)
+		}
+		return getQueue(t, h, "team-a")
+	}
+	q := sync(eq)
+
+	// An operator tunes the Queue by hand, and overrides a key the quota sets.
+	q.Annotations["koord-queue/wait-for-pods-running"] = "true"
+	q.Annotations["koord-queue/max-depth"] = "50"
+	q.Annotations["team"] = "ml"
+	if err := h.client.Update(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	q = sync(eq.DeepCopy())
+	want := map[string]string{
+		"koord-queue/max-depth": "5", "koord-queue/priority-threshold": "6",
+		"koord-queue/wait-for-pods-running": "true", "team": "ml",
+		"scheduling.x-k8s.io/copied-annotations": "koord-queue/max-depth,koord-queue/priority-threshold",
+	}
+	if diff := cmp.Diff(want, q.Annotations); diff != "" {
+		t.Errorf("after a hand edit: the quota's keys win, the others stay (-want +got):\n%s", diff)
+	}
+
+	// The quota drops a key and its policy label.
+	dropped := eq.DeepCopy()
+	delete(dropped.Annotations, "koord-queue/max-depth")
+	delete(dropped.Labels, schedv1alpha1.QueuePolicyLabel)
+	q = sync(dropped)
+	want = map[string]string{
+		"koord-queue/priority-threshold": "6", "koord-queue/wait-for-pods-running": "true", "team": "ml",
+		"scheduling.x-k8s.io/copied-annotations": "koord-queue/priority-threshold",
+	}
+	if diff := cmp.Diff(want, q.Annotations); diff != "" {
+		t.Errorf("after the quota dropped max-depth (-want +got):\n%s", diff)
+	}
+	if q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyPriority {
+		t.Errorf("policy %s after the quota's label was removed, want Priority", q.Spec.QueuePolicy)
+	}
+
+	// A label that is no policy keeps the Queue's policy.
+	bad := dropped.DeepCopy()
+	bad.Labels = map[string]string{schedv1alpha1.QueuePolicyLabel: "Block"}
+	if q = sync(bad); q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyBlock {
+		t.Fatalf("policy %s, want Block", q.Spec.QueuePolicy)
+	}
+	bad.Labels[schedv1alpha1.QueuePolicyLabel] = "Fifo"
+	if q = sync(bad.DeepCopy()); q.Spec.QueuePolicy != schedv1alpha1.QueuePolicyBlock {
+		t.Errorf("policy %s after an invalid label, want Block kept", q.Spec.QueuePolicy)
+	}
+}
+
+// A Queue made before the copied keys were recorded got all its koord-queue/*
+// keys from the quota: those the quota no longer sets go.
+func TestSyncQueueWithoutARecordTakesEveryKeyAsCopied(t *testing.T) {
+	eq := utiltesting.MakeElasticQuota("team-a").Max(corev1.ResourceCPU, "4").Annotation("koord-queue/max-depth", "5").Obj()
+	old := utiltesting.MakeQueue("team-a").Policy(schedv1alpha1.QueuePolicyPriority).Obj()
+	old.Namespace = QueueNamespace
+	old.Labels = map[string]string{CreatedByLabel: "default"}
+	old.Annotations = map[string]string{"koord-queue/max-depth": "5", "koord-queue/priority-threshold": "6"}
+	h := newTestHandle(old)
+	p := newPlugin(&configv1.ElasticQuotaArgs{}, h)
+	t.Cleanup(p.follow.queue.ShutDown)
+	p.follow.onQuota(eq)
+	if err := p.follow.syncQueue(context.Background(), "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"koord-queue/max-depth": "5", "scheduling.x-k8s.io/copied-annotations": "koord-queue/max-depth"}
+	if diff := cmp.Diff(want, getQueue(t, h, "team-a").Annotations); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

@@ -1,0 +1,45 @@
+package scheduler
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/metrics"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+)
+
+// A unit whose queue is missing counts as a queue_not_found attempt of that
+// queue once each time it is found so, not at every resync of the unit.
+func TestAttemptsCountQueueNotFound(t *testing.T) {
+	rec := metrics.NewRecorder()
+	f := newFixture(t, func(o *Options) { o.Metrics = rec })
+	attempts := func(queue string) float64 {
+		return testutil.ToFloat64(rec.Attempts.WithLabelValues(queue, "queue_not_found"))
+	}
+
+	// A unit naming a quota without a Queue.
+	f.addUnit(t, makeUnit("lost", "team-b", "1").Obj())
+	f.step(t, waitingWriteDelay, f.informDue)
+	f.sync(t)
+	f.feed(t, "lost")
+	if got := attempts("team-b"); got != 1 {
+		t.Errorf("team-b queue_not_found attempts = %v, want 1", got)
+	}
+
+	// A deleted Queue's pending unit.
+	f.plugin.setCapacity("team-a", 1)
+	q := f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
+	f.addUnit(t, makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj())
+	if got := attempts("team-a"); got != 0 {
+		t.Errorf("team-a queue_not_found attempts = %v before its Queue is deleted, want 0", got)
+	}
+	f.s.queueSync.onQueueDelete(toolscache.DeletedFinalStateUnknown{Key: "koord-queue/team-a", Obj: q})
+	f.step(t, waitingWriteDelay, f.informDue)
+	f.feed(t, "a")
+	if got := attempts("team-a"); got != 1 {
+		t.Errorf("team-a queue_not_found attempts = %v, want 1", got)
+	}
+}
