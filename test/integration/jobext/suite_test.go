@@ -71,13 +71,14 @@ func startManagerWith(t *testing.T, cfg *rest.Config, extensions []string, mutat
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatalf("create namespace: %v", err)
 	}
-	t.Cleanup(runManager(t, ns.Name, extensions, mutate))
+	t.Cleanup(runManager(t, cfg, ns.Name, extensions, mutate))
 	return c, ns.Name
 }
 
-// runManager runs koord-queue-controllers on namespace ns; the returned stop
-// ends it and waits until it has stopped (a second call does nothing).
-func runManager(t *testing.T, ns string, extensions []string, mutate func(*app.Options)) (stop func()) {
+// runManager runs koord-queue-controllers on namespace ns, talking to the
+// API server through cfg; the returned stop ends it and waits until it has
+// stopped (a second call does nothing).
+func runManager(t *testing.T, cfg *rest.Config, ns string, extensions []string, mutate func(*app.Options)) (stop func()) {
 	t.Helper()
 	o := app.NewOptions()
 	o.EnabledExtensions = extensions

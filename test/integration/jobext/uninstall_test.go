@@ -27,7 +27,7 @@ func TestUninstallOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := nsObj.Name
-	stop := runManager(t, ns, []string{job.Name}, nil)
+	stop := runManager(t, env.Config, ns, []string{job.Name}, nil)
 	t.Cleanup(stop)
 	names := []string{"waiting-a", "waiting-b"}
 	for _, name := range names {
