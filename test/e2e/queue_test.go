@@ -123,7 +123,10 @@ func TestAdmissionCheckQueue(t *testing.T) {
 		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "QueueUnit status is written only by koord-queue's ServiceAccounts") {
 			return true, nil
 		}
-		return false, fmt.Errorf("want the policy's refusal, got %v", err)
+		if err == nil {
+			return false, fmt.Errorf("the unlisted ServiceAccount wrote the check")
+		}
+		return false, fmt.Errorf("want the policy's refusal: %w", err)
 	})
 
 	// The check's controller, under the ServiceAccount the chart's
