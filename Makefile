@@ -71,7 +71,7 @@ POD_RUN_TIME ?= 30s
 # Job extensions of koord-queue-controllers for `make run`; the quick start needs only job.
 RUN_EXTENSIONS ?= job
 RUN_FLAGS ?=
-CLUSTER_TOOLS = etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl
+CLUSTER_TOOLS = etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl helm
 # The stock job operators (hack/tools.sh builds them into a cache of their own).
 OPERATOR_TOOLS = training-operator kuberay-operator spark-operator workflow-controller
 # RUN_OPERATORS=1 (every operator) or a comma-separated list of them also

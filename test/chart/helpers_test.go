@@ -53,11 +53,24 @@ func tool(t *testing.T, name, env string) string {
 func helm(t *testing.T) string    { return tool(t, "helm", "HELM") }
 func kubectl(t *testing.T) string { return tool(t, "kubectl", "KUBECTL") }
 
+// servedPolicies is the --api-versions entry by which helm template learns
+// that the API server serves ValidatingAdmissionPolicy, as helm install
+// learns it from discovery on Kubernetes 1.30 and later.
+const servedPolicies = "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"
+
 // renderRaw runs helm template for release koord-queue in namespace
-// koord-queue, CRDs included, with the given --set values.
+// koord-queue, CRDs included, with the given --set values, for an API
+// server that serves ValidatingAdmissionPolicy.
 func renderRaw(t *testing.T, sets ...string) (string, error) {
 	t.Helper()
-	args := []string{"template", "koord-queue", chartDir(), "--namespace", Namespace, "--include-crds"}
+	return helmTemplate(t, []string{"--api-versions", servedPolicies}, sets...)
+}
+
+// helmTemplate is renderRaw with other helm flags (--kube-version,
+// --api-versions) in place of the served policies.
+func helmTemplate(t *testing.T, flags []string, sets ...string) (string, error) {
+	t.Helper()
+	args := append([]string{"template", "koord-queue", chartDir(), "--namespace", Namespace, "--include-crds"}, flags...)
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}

@@ -143,6 +143,12 @@ func TestNoExtensions(t *testing.T) {
 // the chart gets a ConfigMap holding what NOTES.txt renders to.
 func notes(t *testing.T, sets ...string) string {
 	t.Helper()
+	return notesWith(t, []string{"--api-versions", servedPolicies}, sets...)
+}
+
+// notesWith is notes with other helm flags (--kube-version, --api-versions).
+func notesWith(t *testing.T, flags []string, sets ...string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "koord-queue")
 	if out, err := exec.Command("cp", "-R", chartDir(), dir).CombinedOutput(); err != nil {
 		t.Fatalf("copy the chart: %v\n%s", err, out)
@@ -152,7 +158,7 @@ func notes(t *testing.T, sets ...string) string {
 	if err := os.WriteFile(filepath.Join(dir, "templates", "zz-notes-probe.yaml"), []byte(probe), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"template", "koord-queue", dir, "--namespace", Namespace, "--show-only", "templates/zz-notes-probe.yaml"}
+	args := append([]string{"template", "koord-queue", dir, "--namespace", Namespace, "--show-only", "templates/zz-notes-probe.yaml"}, flags...)
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -201,4 +202,58 @@ func TestSecureScrape(t *testing.T) {
 		t.Errorf("metrics.secure=false: koord-queue --metrics-secure=%q", v)
 	}
 	checkProbes(t, c, "/healthz", "/readyz", 10259, corev1.URISchemeHTTP)
+}
+
+// TestAdmissionCheckWritersValue checks the render of
+// queueUnitStatusPolicy.admissionCheckWriters: RBAC for the listed writers
+// (none by default) and a clear refusal of entries that are not names.
+func TestAdmissionCheckWritersValue(t *testing.T) {
+	if r := render(t); r.Find("ClusterRoleBinding", "koord-queue-admission-check-writer") != nil {
+		t.Error("the default render binds admission-check writers nobody listed")
+	}
+	r := render(t, "queueUnitStatusPolicy.admissionCheckWriters.serviceAccounts={checks/provisioner,other/prov}",
+		"queueUnitStatusPolicy.admissionCheckWriters.groups={example.com:checkers}")
+	crb := &rbacv1.ClusterRoleBinding{}
+	r.Into(t, "ClusterRoleBinding", "koord-queue-admission-check-writer", crb)
+	want := []rbacv1.Subject{
+		{Kind: rbacv1.ServiceAccountKind, Name: "provisioner", Namespace: "checks"},
+		{Kind: rbacv1.ServiceAccountKind, Name: "prov", Namespace: "other"},
+		{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "example.com:checkers"},
+	}
+	if diff := cmp.Diff(want, crb.Subjects); diff != "" || crb.RoleRef.Name != "koord-queue-admission-check-writer" {
+		t.Errorf("writers binding to %s, subjects (-want +got):\n%s", crb.RoleRef.Name, diff)
+	}
+	role := r.clusterRole(t, "koord-queue-admission-check-writer")
+	if !allows(role.Rules, "scheduling.x-k8s.io", "queueunits/status", "patch") || !allows(role.Rules, "scheduling.x-k8s.io", "queueunits", "watch") {
+		t.Errorf("writers role cannot watch units and patch their status: %v", role.Rules)
+	}
+	for _, res := range []string{"queueunits", "queues", "queues/status", "admissionchecks"} {
+		if allows(role.Rules, "scheduling.x-k8s.io", res, "patch") || allows(role.Rules, "scheduling.x-k8s.io", res, "update") {
+			t.Errorf("writers role may change %s", res)
+		}
+	}
+	vap := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+	r.Into(t, "ValidatingAdmissionPolicy", "koord-queue-queueunit-status", vap)
+	found := false
+	for _, v := range vap.Spec.Variables {
+		if v.Name == "checkWriter" {
+			found = strings.Contains(v.Expression, "'system:serviceaccount:checks:provisioner', 'system:serviceaccount:other:prov'") &&
+				strings.Contains(v.Expression, "['example.com:checkers']")
+		}
+	}
+	if !found {
+		t.Errorf("policy variable checkWriter does not name the listed writers: %+v", vap.Spec.Variables)
+	}
+
+	for _, tc := range []struct{ set, want string }{
+		{"queueUnitStatusPolicy.admissionCheckWriters.serviceAccounts={provisioner}", `serviceAccounts: "provisioner" is not <namespace>/<name>`},
+		{"queueUnitStatusPolicy.admissionCheckWriters.serviceAccounts={a/b/c}", `"a/b/c" is not <namespace>/<name>`},
+		{"queueUnitStatusPolicy.admissionCheckWriters.serviceAccounts=checks/provisioner", "serviceAccounts must be a list"},
+		{"queueUnitStatusPolicy.admissionCheckWriters.groups={system:authenticated}", `"system:authenticated" would let everyone of it write`},
+		{"queueUnitStatusPolicy.admissionCheckWriters.groups={it's}", "holds a quote or backslash"},
+	} {
+		if _, err := renderRaw(t, tc.set); err == nil || !strings.Contains(err.Error(), "queueUnitStatusPolicy.admissionCheckWriters") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--set %s: got %v, want an error saying %q", tc.set, err, tc.want)
+		}
+	}
 }

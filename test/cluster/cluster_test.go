@@ -12,12 +12,17 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/test/cluster"
 )
 
@@ -69,6 +74,8 @@ func TestSuspendedJobRunsToCompletion(t *testing.T) {
 			_ = c.Stop()
 		}
 	}()
+
+	checkChartPolicies(ctx, t, c)
 
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "default"},
@@ -133,4 +140,61 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// checkChartPolicies checks that the cluster runs under the chart's
+// policies: the guide's check controller (under its ServiceAccount) answers
+// a unit's check and nothing more, another ServiceAccount is refused, and so
+// is an ElasticQuota whose min is above its max.
+func checkChartPolicies(ctx context.Context, t *testing.T, c *cluster.Cluster) {
+	t.Helper()
+	unit := &schedv1alpha1.QueueUnit{
+		ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: "default"},
+		Spec: schedv1alpha1.QueueUnitSpec{
+			Queue:       "probe",
+			ConsumerRef: &corev1.ObjectReference{APIVersion: "example.com/v1", Kind: "Example", Name: "policy-probe", Namespace: "default"},
+		},
+	}
+	if err := c.Client.Create(ctx, unit); err != nil {
+		t.Fatal(err)
+	}
+	patch := func(cl client.Client, body string) error {
+		return cl.Status().Patch(ctx, unit.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(body)))
+	}
+	if err := patch(c.Client, `{"status":{"phase":"Reserved","admissionChecks":[{"name":"prov-req-check","state":"Pending"}]}}`); err != nil {
+		t.Fatal(err)
+	}
+	as := func(user string) client.Client {
+		cfg := rest.CopyConfig(c.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+		cl, err := client.New(cfg, client.Options{Scheme: c.Client.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	const ready = `{"status":{"admissionChecks":[{"name":"prov-req-check","state":"Ready"}]}}`
+	provisioner, other := as("system:serviceaccount:provisioning:provisioner"), as("system:serviceaccount:provisioning:other")
+	// RBAC reaches the authorizer through an informer.
+	var err error
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		err = patch(provisioner, ready)
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Errorf("the guide's check controller provisioning/provisioner cannot answer a check: %v", err)
+	}
+	if err := patch(provisioner, `{"status":{"phase":"Dequeued"}}`); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "status.phase") {
+		t.Errorf("the guide's check controller set status.phase: %v (want the policy's refusal)", err)
+	}
+	if err := patch(other, ready); !apierrors.IsForbidden(err) {
+		t.Errorf("an unlisted ServiceAccount wrote a check: %v", err)
+	}
+	quota := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"min": map[string]any{"cpu": "3"}, "max": map[string]any{"cpu": "2"}}}}
+	quota.SetGroupVersionKind(schema.GroupVersionKind{Group: "scheduling.sigs.k8s.io", Version: "v1alpha1", Kind: "ElasticQuota"})
+	quota.SetNamespace("default")
+	quota.SetName("min-above-max")
+	if err := c.Client.Create(ctx, quota); err == nil || !strings.Contains(err.Error(), "spec.min is above spec.max") {
+		t.Errorf("an ElasticQuota with min above max: %v, want the chart's policy refusal", err)
+	}
 }

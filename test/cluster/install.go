@@ -47,7 +47,8 @@ func CRDDirs(repoRoot string) []string {
 }
 
 // install applies the CRDs (koord-queue's, then ExtraCRDDirs), waits until
-// they are served, and creates namespace koord-queue.
+// they are served, creates namespace koord-queue and, from a checkout,
+// installs the chart's policies and roles (installPolicies).
 func (c *Cluster) install(ctx context.Context) error {
 	var dirs []string
 	if root := c.opts.KoordQueue.RepoRoot; root != "" {
@@ -60,6 +61,9 @@ func (c *Cluster) install(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
 	if err := c.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", Namespace, err)
+	}
+	if root := c.opts.KoordQueue.RepoRoot; root != "" {
+		return c.installPolicies(ctx, root)
 	}
 	return nil
 }

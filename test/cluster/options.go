@@ -144,6 +144,11 @@ type Options struct {
 	// be started later with StartOperators).
 	OperatorsDir string
 	Operators    []Operator
+	// AdmissionCheckWriters are the ServiceAccounts (namespace/name) the
+	// chart's queueUnitStatusPolicy.admissionCheckWriters lists when the
+	// cluster installs the chart's policies (from KoordQueue.RepoRoot);
+	// nil means GuideCheckWriter.
+	AdmissionCheckWriters []string
 	// AuditLog makes kube-apiserver write an audit log (Cluster.AuditLog) of
 	// Lease writes in namespace koord-queue and of QueueUnit writes.
 	AuditLog bool
@@ -206,6 +211,9 @@ func (o *Options) setDefaults() {
 	o.KoordQueue.ControllersReplicas = max(o.KoordQueue.ControllersReplicas, 1)
 	if len(o.KoordQueue.Extensions) == 0 {
 		o.KoordQueue.Extensions = DefaultExtensions
+	}
+	if o.AdmissionCheckWriters == nil {
+		o.AdmissionCheckWriters = []string{GuideCheckWriter}
 	}
 	if o.Log == nil {
 		o.Log = io.Discard

@@ -3,14 +3,20 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/test/cluster"
 )
 
 // TestQueueExamples applies the hand-written Queue examples as written and
@@ -92,18 +98,56 @@ func TestAdmissionCheckQueue(t *testing.T) {
 		t.Errorf("checked-queue lost its admission checks once its ElasticQuota appeared: %+v (%v)", q.Spec, err)
 	}
 
-	// The external check controller says Ready.
-	eventually(t, "check state Ready written", func(ctx context.Context) (bool, error) {
-		qu, err := queueUnit(ctx, "default", "ac-checked")
-		if err != nil {
-			return false, err
+	// A ServiceAccount that the chart's policy does not list, even with the
+	// writers' RBAC, cannot answer the check.
+	create(t, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-unlisted-check-writer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "koord-queue-admission-check-writer"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "unlisted", Namespace: "provisioning"}},
+	})
+	unlisted := clientAs(t, "system:serviceaccount:provisioning:unlisted")
+	answer := func(c client.Client, state schedv1alpha1.AdmissionCheckStateType) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			qu, err := queueUnit(ctx, "default", "ac-checked")
+			if err != nil {
+				return err
+			}
+			qu.Status.AdmissionChecks[0].State = state
+			qu.Status.AdmissionChecks[0].LastTransitionTime = metav1.Now()
+			qu.Status.AdmissionChecks[0].Message = "answered by the e2e test"
+			return c.Status().Update(ctx, qu)
 		}
-		qu.Status.AdmissionChecks[0].State = schedv1alpha1.CheckStateReady
-		qu.Status.AdmissionChecks[0].LastTransitionTime = metav1.Now()
-		qu.Status.AdmissionChecks[0].Message = "provisioned by the e2e test"
-		return true, env.Client.Status().Update(ctx, qu)
+	}
+	eventually(t, "the unlisted ServiceAccount refused by the status policy", func(ctx context.Context) (bool, error) {
+		err := answer(unlisted, schedv1alpha1.CheckStateReady)(ctx)
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "QueueUnit status is written only by koord-queue's ServiceAccounts") {
+			return true, nil
+		}
+		if err == nil {
+			return false, fmt.Errorf("the unlisted ServiceAccount wrote the check")
+		}
+		return false, fmt.Errorf("want the policy's refusal: %w", err)
+	})
+
+	// The check's controller, under the ServiceAccount the chart's
+	// queueUnitStatusPolicy.admissionCheckWriters lists, says Ready.
+	provisioner := clientAs(t, "system:serviceaccount:"+strings.Replace(cluster.GuideCheckWriter, "/", ":", 1))
+	eventually(t, "check state Ready written by the listed check controller", func(ctx context.Context) (bool, error) {
+		return true, answer(provisioner, schedv1alpha1.CheckStateReady)(ctx)
 	})
 	waitPhase(t, "default", "ac-checked", "dequeued once its check is Ready", isPhase(schedv1alpha1.QueueUnitPhaseDequeued))
+}
+
+// clientAs is a client of the suite's admin impersonating user.
+func clientAs(t *testing.T, user string) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func handWrittenUnit(name, quota string, labels map[string]string) *schedv1alpha1.QueueUnit {

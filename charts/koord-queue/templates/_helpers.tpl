@@ -128,3 +128,46 @@ authorization:
 scheme: http
 {{- end -}}
 {{- end }}
+
+{{/*
+The admission-check writers of queueUnitStatusPolicy.admissionCheckWriters,
+checked and returned as JSON: {"serviceAccounts": [{"namespace", "name"}],
+"groups": [...]}. Bad entries fail the render with the value's name.
+*/}}
+{{- define "koord-queue.checkWriters" -}}
+{{- $key := "queueUnitStatusPolicy.admissionCheckWriters" -}}
+{{- $w := .Values.queueUnitStatusPolicy.admissionCheckWriters | default dict -}}
+{{- $sas := $w.serviceAccounts | default list -}}
+{{- $groups := $w.groups | default list -}}
+{{- if not (kindIs "slice" $sas) -}}
+{{- fail (printf "%s.serviceAccounts must be a list of <namespace>/<name>, got %v" $key $sas) -}}
+{{- end -}}
+{{- if not (kindIs "slice" $groups) -}}
+{{- fail (printf "%s.groups must be a list of group names, got %v" $key $groups) -}}
+{{- end -}}
+{{- $out := list -}}
+{{- range $sas -}}
+{{- if not (and (kindIs "string" .) (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$" .)) -}}
+{{- fail (printf "%s.serviceAccounts: %q is not <namespace>/<name> of a ServiceAccount" $key (toString .)) -}}
+{{- end -}}
+{{- $parts := splitList "/" . -}}
+{{- $out = append $out (dict "namespace" (index $parts 0) "name" (index $parts 1)) -}}
+{{- end -}}
+{{- range $groups -}}
+{{- if not (and (kindIs "string" .) (regexMatch "^[^'\\\\]+$" .)) -}}
+{{- fail (printf "%s.groups: %q is not a group name (empty, or holds a quote or backslash)" $key (toString .)) -}}
+{{- end -}}
+{{- if eq . "system:authenticated" "system:unauthenticated" "system:serviceaccounts" -}}
+{{- fail (printf "%s.groups: %q would let everyone of it write admission checks; list the check controller's ServiceAccount instead" $key .) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (dict "serviceAccounts" $out "groups" $groups) -}}
+{{- end }}
+
+{{/*
+Whether the API server serves ValidatingAdmissionPolicy (GA in Kubernetes
+1.30); `helm template` needs --api-versions to say so.
+*/}}
+{{- define "koord-queue.policiesServed" -}}
+{{- if .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" -}}true{{- end -}}
+{{- end }}

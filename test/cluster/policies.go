@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// GuideCheckWriter is the ServiceAccount (namespace/name) of the user guide's
+// example admission-check controller; the cluster lists it in the chart's
+// queueUnitStatusPolicy.admissionCheckWriters unless
+// Options.AdmissionCheckWriters says otherwise.
+const GuideCheckWriter = "provisioning/provisioner"
+
+// chartPolicyTemplates are the chart's templates whose objects the cluster
+// applies: the tenant and metrics roles, both ValidatingAdmissionPolicies
+// with their bindings, and the admission-check writers' RBAC.
+var chartPolicyTemplates = []string{"templates/security.yaml", "templates/elasticquota-policy.yaml"}
+
+// installPolicies renders chartPolicyTemplates with the built helm, for the
+// release namespace and the admission-check writers, applies every object,
+// and waits until the ElasticQuota policy refuses a bad quota (both policies
+// reach admission through the same informer).
+func (c *Cluster) installPolicies(ctx context.Context, repoRoot string) error {
+	helm := c.tool("helm")
+	if _, err := os.Stat(helm); err != nil {
+		return fmt.Errorf("helm not found in %s (the cluster installs the chart's policies): build it with 'hack/tools.sh helm'", c.opts.ToolsDir)
+	}
+	writers, err := json.Marshal(c.opts.AdmissionCheckWriters)
+	if err != nil {
+		return err
+	}
+	args := []string{"template", "koord-queue", filepath.Join(repoRoot, "charts", "koord-queue"),
+		"--namespace", Namespace,
+		"--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
+		"--set-json", "queueUnitStatusPolicy.admissionCheckWriters.serviceAccounts=" + string(writers)}
+	for _, t := range chartPolicyTemplates {
+		args = append(args, "--show-only", t)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, helm, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	objs, err := DecodeObjects(stdout.Bytes())
+	if err != nil {
+		return fmt.Errorf("the chart's policies: %w", err)
+	}
+	policies := 0
+	for _, o := range objs {
+		if err := c.Apply(ctx, o); err != nil {
+			return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+		if o.GetKind() == "ValidatingAdmissionPolicy" {
+			policies++
+		}
+	}
+	if policies != 2 {
+		return fmt.Errorf("the chart rendered %d ValidatingAdmissionPolicies, want 2 (queueunit-status, elasticquota)", policies)
+	}
+	c.logf("installed the chart's policies (admission-check writers %v)", c.opts.AdmissionCheckWriters)
+	return c.waitFor(ctx, "the chart's policies in force", time.Minute, func(ctx context.Context) (bool, error) {
+		err := c.Client.Create(ctx, policyProbe(), client.DryRunAll)
+		if err == nil {
+			return false, fmt.Errorf("a quota with min above max is still accepted")
+		}
+		return strings.Contains(err.Error(), "spec.min is above spec.max"), nil
+	}, c.procs...)
+}
+
+// policyProbe is an ElasticQuota the chart's policy refuses (min above max).
+func policyProbe() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{"min": map[string]any{"cpu": "2"}, "max": map[string]any{"cpu": "1"}},
+	}}
+	u.SetAPIVersion("scheduling.sigs.k8s.io/v1alpha1")
+	u.SetKind("ElasticQuota")
+	u.SetNamespace(metav1.NamespaceDefault)
+	u.SetName("koord-queue-policy-probe")
+	return u
+}
