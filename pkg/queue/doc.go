@@ -15,8 +15,8 @@
 // when one of these can change an answer of its units (settle.go), so a
 // pass costs the queues where something happened, not every queue.
 //
-// It also decides which waiting units hold room in their cohort, so that
-// units of lower priority do not take every slot they wait for
-// (reservations.go): a unit is tried with the rooms held above it
+// It also decides which waiting units of the queues that opt in
+// (Settings.HoldRoom) hold room in their cohort, so that units of lower
+// priority do not take every slot they wait for (reservations.go): a unit is tried with the rooms held above it
 // (Pending.Beside), and the caller's quota check counts them as used.
 package queue

@@ -117,7 +117,8 @@ func (m *Manager) signal() {
 func (m *Manager) Kick() { m.signal() }
 
 // UpsertQueue adds or changes a queue. Units keep their place; a policy or
-// threshold change takes effect in the next pass.
+// threshold change takes effect in the next pass, and a queue that stops
+// holding room gives up the room held for its units at once.
 func (m *Manager) UpsertQueue(s Settings) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -131,6 +132,10 @@ func (m *Manager) UpsertQueue(s Settings) {
 	}
 	q.Settings = s
 	q.unsettle()
+	if !s.HoldRoom {
+		// Opted out: its units hold nothing from now on.
+		m.held.dropQueue(s.Name)
+	}
 	for _, u := range m.orphans[s.Name] {
 		q.insert(u, m.less)
 		m.unitQueue[u.Key] = s.Name

@@ -225,7 +225,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 				u.Quota, schedv1alpha1.MaxWaitAnnotation, q.MaxWait)
 		}
 		f.Blocking = (blocking || f.Preempting) && !f.NeverFits
-		m.noteHeld(u, q.Name, f)
+		m.noteHeld(u, q.Settings, f)
 		it.record(u, f, res)
 		if f.Blocking {
 			it.block(u)

@@ -28,6 +28,10 @@ type Settings struct {
 	// it has waited longer, it holds back later units of its quota, as under
 	// Block, until it is admitted.
 	MaxWait time.Duration
+	// HoldRoom lets a unit of the queue that waits for room it could get once
+	// units of lower priority finish hold that room in its cohort (see
+	// reservations). Off: nothing is held for the queue's units.
+	HoldRoom bool
 }
 
 type pendingQueue struct {

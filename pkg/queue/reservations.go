@@ -10,8 +10,10 @@ import (
 // schedtypes.Reservation).
 type Reservation = schedtypes.Reservation
 
-// reservations hold room in cohorts for waiting units, so that units of
-// lower priority do not take every slot a higher-priority unit waits for.
+// reservations hold room in cohorts for waiting units of the queues that opt
+// in (Settings.HoldRoom), so that units of lower priority do not take every
+// slot a higher-priority unit waits for. A queue that did not opt in holds
+// nothing for its units; they are still held back by room held for others.
 // The rule: per queue and quota, the highest-ranked unit that was refused
 // for room it could get once units of lower priority finish (the caller
 // says so with Failure.Reserves) holds its request in its cohort; a unit of
@@ -105,14 +107,14 @@ func (rs *reservations) remove(h *holding) {
 	rs.dirty[h.cohort] = struct{}{}
 }
 
-// note records the outcome of trying u in queue q: u holds room when f says
-// it could fit once lower units finish and no unit ranked above it in its
-// queue and quota holds room. It returns whether u holds room now and the
+// note records the outcome of trying u in queue q: u holds room when q
+// holds room (hold), f says it could fit once lower units finish and no unit
+// ranked above it in its queue and quota holds room. It returns whether u holds room now and the
 // cohorts where room held before was given up (their units are worth
 // trying again).
-func (rs *reservations) note(u *Unit, q QueueName, f *Failure, less Less) (bool, []CohortName) {
+func (rs *reservations) note(u *Unit, q QueueName, hold bool, f *Failure, less Less) (bool, []CohortName) {
 	scope := holdScope{queue: q, quota: u.Quota}
-	wants := f.Reserves && !f.NeverFits && !f.HeldBack
+	wants := hold && f.Reserves && !f.NeverFits && !f.HeldBack
 	var freed []CohortName
 	if old := rs.byUnit[u.Key]; old != nil && (!wants || old.scope != scope || old.cohort != u.Cohort || !old.r.Request.Equal(u.Request) || old.r.Priority != u.Priority) {
 		freed = append(freed, rs.drop(u.Key))
@@ -161,14 +163,26 @@ func (rs *reservations) drop(key UnitKey) CohortName {
 // again. The holder's own text stays why it does not fit: the units that
 // wait beside its room name it, and changing its reason whenever the holder
 // of a queue changes would rewrite statuses for nothing.
-func (m *Manager) noteHeld(u *Unit, q QueueName, f *Failure) {
-	_, freed := m.held.note(u, q, f, m.less)
+func (m *Manager) noteHeld(u *Unit, q Settings, f *Failure) {
+	_, freed := m.held.note(u, q.Name, q.HoldRoom, f, m.less)
 	for _, c := range freed {
 		m.epochs.freed(c)
 	}
 	if len(freed) > 0 {
 		m.signal()
 	}
+}
+
+// dropQueue gives up the room held for the units of queue q (it no longer
+// holds room); their cohorts are worth trying again.
+func (rs *reservations) dropQueue(q QueueName) []CohortName {
+	var freed []CohortName
+	for key, h := range rs.byUnit {
+		if h.scope.queue == q {
+			freed = append(freed, rs.drop(key))
+		}
+	}
+	return freed
 }
 
 // releaseHeld gives up the room held for unit key, if any, when it leaves

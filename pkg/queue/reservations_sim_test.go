@@ -23,7 +23,7 @@ type simClass struct {
 // (parent max 120 CPU over 6 children of max 120, each fed 70 small, 20
 // medium and 10 large units on the baseline's cadence) on a fake clock
 // stepped by 100 ms, with no preemption, and returns the average wait to
-// admission per class. held=false plays the policy without held room.
+// admission per class. held says whether the queues hold room (opt-in).
 func baselineShape(t *testing.T, held bool) map[string]time.Duration {
 	specs := []quota.Spec{{Name: "p", Max: cpu(120)}}
 	for c := range 6 {
@@ -31,23 +31,12 @@ func baselineShape(t *testing.T, held bool) map[string]time.Duration {
 	}
 	w := newHeldWorld(t, specs...)
 	for c := range 6 {
-		w.m.UpsertQueue(Settings{Name: QueueName(fmt.Sprintf("c%d", c)), Policy: schedv1alpha1.QueuePolicyPriority})
+		w.m.UpsertQueue(Settings{Name: QueueName(fmt.Sprintf("c%d", c)), Policy: schedv1alpha1.QueuePolicyPriority, HoldRoom: held})
 	}
 	classes := []simClass{
 		{"small", 70, 1, 200 * time.Millisecond, 50, 100 * time.Millisecond},
 		{"medium", 20, 5, 500 * time.Millisecond, 100, 500 * time.Millisecond},
 		{"large", 10, 20, time.Second, 200, 1200 * time.Millisecond},
-	}
-	try := w.try
-	if !held {
-		try = func(u *Unit, s Settings) *Failure {
-			u.Pending.Beside = nil
-			f := w.try(u, s)
-			if f != nil {
-				f.Reserves = false
-			}
-			return f
-		}
 	}
 	created := map[string]time.Time{}
 	runFor := map[string]time.Duration{}
@@ -66,7 +55,7 @@ func baselineShape(t *testing.T, held bool) map[string]time.Duration {
 				}
 			}
 		}
-		res := w.m.Pass(try)
+		res := w.m.Pass(w.try)
 		for _, a := range res.Admitted {
 			u := a.Unit
 			w.running[u.Key] = running{h: quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}, end: w.now.Add(runFor[u.Name])}

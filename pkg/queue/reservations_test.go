@@ -87,12 +87,12 @@ func (w *heldWorld) tick(d time.Duration) {
 }
 
 // cohortOfTwo is a parent quota p of 24 CPU over children a and b that may
-// each use all of it, with a Priority queue per child.
+// each use all of it, with a Priority queue per child that holds room.
 func cohortOfTwo(t *testing.T) *heldWorld {
 	w := newHeldWorld(t, quota.Spec{Name: "p", Max: cpu(24)},
 		quota.Spec{Name: "a", Parent: "p", Max: cpu(24)}, quota.Spec{Name: "b", Parent: "p", Max: cpu(24)})
 	for _, q := range []QueueName{"a", "b"} {
-		w.m.UpsertQueue(Settings{Name: q, Policy: schedv1alpha1.QueuePolicyPriority})
+		w.m.UpsertQueue(Settings{Name: q, Policy: schedv1alpha1.QueuePolicyPriority, HoldRoom: true})
 	}
 	return w
 }
@@ -166,17 +166,12 @@ func TestHeldRoomAdmitsHighPriorityBeforeLaterSmallUnits(t *testing.T) {
 	}
 }
 
-// Without room held, the same stream starves the big unit: the test above
+// Without the opt-in, the same stream starves the big unit: the test above
 // shows the rule at work, not a quiet stream.
 func TestWithoutHeldRoomSmallUnitsOvertakeForEver(t *testing.T) {
 	w := cohortOfTwo(t)
-	try := func(u *Unit, s Settings) *Failure {
-		u.Pending.Beside = nil
-		f := w.try(u, s)
-		if f != nil {
-			f.Reserves = false
-		}
-		return f
+	for _, q := range []QueueName{"a", "b"} {
+		w.m.UpsertQueue(Settings{Name: q, Policy: schedv1alpha1.QueuePolicyPriority})
 	}
 	for i := 0; w.now.Sub(t0) < 3*time.Minute; i++ {
 		for j, q := range []QueueName{"a", "b", "a"} {
@@ -185,7 +180,7 @@ func TestWithoutHeldRoomSmallUnitsOvertakeForEver(t *testing.T) {
 		if i == 20 {
 			w.add("a", "big", "a", 200, 20)
 		}
-		for _, a := range w.m.Pass(try).Admitted {
+		for _, a := range w.m.Pass(w.try).Admitted {
 			w.running[a.Unit.Key] = running{h: quota.Holding{Key: a.Unit.Key, Quota: a.Unit.Quota, Used: a.Unit.Request, Priority: a.Unit.Priority}, end: w.now.Add(10 * time.Second)}
 			w.when[a.Unit.Name] = w.now
 		}
@@ -286,7 +281,7 @@ func TestHeldRoomListsFollowTheirCohortOnly(t *testing.T) {
 	hold := func(name string, q QueueName, cohort CohortName, prio int32) *Unit {
 		u := &Unit{Key: UnitKey("ns/" + name), Name: name, Quota: QuotaName(q), Cohort: cohort, Priority: prio,
 			Request: quota.Resources{"cpu": 1000}}
-		if held, _ := rs.note(u, q, &Failure{Reason: "short", Reserves: true}, less); !held {
+		if held, _ := rs.note(u, q, true, &Failure{Reason: "short", Reserves: true}, less); !held {
 			t.Fatalf("%s holds no room", name)
 		}
 		return u
@@ -338,8 +333,8 @@ func TestUnitsHeldBackAreTriedAgainWhenTheHolderIsAdmitted(t *testing.T) {
 	w := newHeldWorld(t, quota.Spec{Name: "p", Max: cpu(4)},
 		quota.Spec{Name: "a", Parent: "p", Max: cpu(4)}, quota.Spec{Name: "b", Parent: "p", Max: cpu(4)})
 	// b's queue is walked first in every pass.
-	w.m.UpsertQueue(Settings{Name: "a", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 1})
-	w.m.UpsertQueue(Settings{Name: "b", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 2})
+	w.m.UpsertQueue(Settings{Name: "a", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 1, HoldRoom: true})
+	w.m.UpsertQueue(Settings{Name: "b", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 2, HoldRoom: true})
 	w.add("a", "h0", "a", 200, 2)
 	w.pass(time.Hour)
 	w.add("b", "l0", "b", 50, 2)

@@ -148,6 +148,15 @@ func (qs *queueSync) settingsOf(q *schedv1alpha1.Queue) queue.Settings {
 			bad(schedv1alpha1.MaxWaitAnnotation, v, "a positive duration such as 30m")
 		}
 	}
+	if q.Spec.HoldRoomForHigherPriority != nil {
+		set.HoldRoom = *q.Spec.HoldRoomForHigherPriority
+	} else if v, ok := q.Annotations[schedv1alpha1.HoldRoomAnnotation]; ok {
+		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+			set.HoldRoom = b
+		} else {
+			bad(schedv1alpha1.HoldRoomAnnotation, v, "true or false")
+		}
+	}
 	if v, ok := q.Annotations[schedv1alpha1.WaitForPodsRunningAnnotation]; ok {
 		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
 			set.WaitForPodsRunning = b

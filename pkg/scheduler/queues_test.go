@@ -39,9 +39,10 @@ func TestQueueSyncSettingsFromAnnotations(t *testing.T) {
 				Annotation(schedv1alpha1.PreemptionPolicyAnnotation, "LowerPriority").
 				Annotation(schedv1alpha1.MaxWaitAnnotation, "30m").
 				Annotation(schedv1alpha1.WaitForPodsRunningAnnotation, "true").
+				Annotation(schedv1alpha1.HoldRoomAnnotation, "true").
 				Annotation(schedv1alpha1.MaxPriorityAnnotation, "100").Obj(),
 			want: queue.Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyIntelligent, Priority: 7, Threshold: 9, MaxDepth: 20,
-				Preempt: true, MaxWait: 30 * time.Minute, WaitForPodsRunning: true},
+				Preempt: true, MaxWait: 30 * time.Minute, WaitForPodsRunning: true, HoldRoom: true},
 			wantCeiling: ptr.To[int32](100),
 		},
 		{
@@ -52,10 +53,29 @@ func TestQueueSyncSettingsFromAnnotations(t *testing.T) {
 				Annotation(schedv1alpha1.PreemptionPolicyAnnotation, "Always").
 				Annotation(schedv1alpha1.MaxWaitAnnotation, "0s").
 				Annotation(schedv1alpha1.WaitForPodsRunningAnnotation, "maybe").
+				Annotation(schedv1alpha1.HoldRoomAnnotation, "always").
 				Annotation(schedv1alpha1.MaxPriorityAnnotation, "lots").Obj(),
 			want: queue.Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 3, Threshold: schedv1alpha1.DefaultPriorityThreshold},
 			invalid: []string{schedv1alpha1.PriorityThresholdAnnotation, schedv1alpha1.MaxDepthAnnotation, schedv1alpha1.PreemptionPolicyAnnotation,
-				schedv1alpha1.MaxWaitAnnotation, schedv1alpha1.WaitForPodsRunningAnnotation, schedv1alpha1.MaxPriorityAnnotation},
+				schedv1alpha1.MaxWaitAnnotation, schedv1alpha1.WaitForPodsRunningAnnotation, schedv1alpha1.HoldRoomAnnotation, schedv1alpha1.MaxPriorityAnnotation},
+		},
+		{
+			name: "the hold-room field wins over the annotation",
+			queue: func() *schedv1alpha1.Queue {
+				q := utiltesting.MakeQueue("q").Annotation(schedv1alpha1.HoldRoomAnnotation, "true").Obj()
+				q.Spec.HoldRoomForHigherPriority = ptr.To(false)
+				return q
+			}(),
+			want: queue.Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 1000, Threshold: schedv1alpha1.DefaultPriorityThreshold},
+		},
+		{
+			name: "the hold-room field alone",
+			queue: func() *schedv1alpha1.Queue {
+				q := utiltesting.MakeQueue("q").Annotation(schedv1alpha1.HoldRoomAnnotation, "not-read").Obj()
+				q.Spec.HoldRoomForHigherPriority = ptr.To(true)
+				return q
+			}(),
+			want: queue.Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 1000, Threshold: schedv1alpha1.DefaultPriorityThreshold, HoldRoom: true},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,6 +43,12 @@ const (
 	// "30m". Once its head-of-line unit has waited longer, the queue admits no
 	// later unit of the same quota until that unit is admitted. Off by default.
 	MaxWaitAnnotation = "koord-queue/max-wait"
+	// HoldRoomAnnotation "true" opts a queue into holding room in its cohort
+	// for its waiting units: a unit of higher priority that does not fit yet
+	// keeps units of lower priority of the whole cohort out of the room it
+	// waits for. Off by default. spec.holdRoomForHigherPriority of a Queue
+	// wins over it.
+	HoldRoomAnnotation = "koord-queue/hold-room-for-higher-priority"
 	// AnnotationPrefix is what every koord-queue tuning annotation starts with.
 	AnnotationPrefix = "koord-queue/"
 
@@ -99,6 +105,14 @@ type QueueSpec struct {
 	// quota. When unset, the annotation koord-queue/preemption-policy decides.
 	// +optional
 	PreemptionPolicy PreemptionPolicy `json:"preemptionPolicy,omitempty"`
+	// HoldRoomForHigherPriority, when true, makes a unit of this queue that
+	// waits for room it could get once units of lower priority finish hold
+	// that room in its cohort: units of lower priority of any queue of the
+	// cohort are admitted only beside it. Off by default (a unit that does
+	// not fit is skipped, as the policy says). When unset, the annotation
+	// koord-queue/hold-room-for-higher-priority decides.
+	// +optional
+	HoldRoomForHigherPriority *bool `json:"holdRoomForHigherPriority,omitempty"`
 	// AdmissionChecks that units of this queue must pass before they are dequeued.
 	// +optional
 	// +listType=map

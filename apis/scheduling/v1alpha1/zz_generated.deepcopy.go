@@ -413,6 +413,11 @@ func (in *QueueSpec) DeepCopyInto(out *QueueSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.HoldRoomForHigherPriority != nil {
+		in, out := &in.HoldRoomForHigherPriority, &out.HoldRoomForHigherPriority
+		*out = new(bool)
+		**out = **in
+	}
 	if in.AdmissionChecks != nil {
 		in, out := &in.AdmissionChecks, &out.AdmissionChecks
 		*out = make([]AdmissionCheckWithSelector, len(*in))

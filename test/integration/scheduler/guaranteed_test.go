@@ -20,7 +20,7 @@ import (
 // turns in a rotating order, so rounds cover both orders.
 func TestFreedRoomGoesToTheQuotaBelowItsMin(t *testing.T) {
 	const ns = "guaranteed-first"
-	cohortOfTwo(t, ns, "gf-parent", "gf-x", "gf-y")
+	cohortOfTwo(t, ns, false, "gf-parent", "gf-x", "gf-y")
 	create(t, utiltesting.MakeQueueUnit("gf-x0", ns).Quota("gf-x").Request("cpu", "2").Obj())
 	waitPhase(t, ns, "gf-x0", schedv1alpha1.QueueUnitPhaseDequeued)
 	create(t, utiltesting.MakeQueueUnit("gf-y0", ns).Quota("gf-y").Request("cpu", "2").Obj())
@@ -50,12 +50,12 @@ func TestFreedRoomGoesToTheQuotaBelowItsMin(t *testing.T) {
 	}
 }
 
-// Room held for a waiting unit of higher priority does not keep a sibling
+// Room held for a waiting unit of higher priority (the queues opt in) does not keep a sibling
 // quota from its min when that unit would borrow: the sibling would reclaim
 // the room at once, and every round would end in an eviction.
 func TestHeldRoomYieldsToTheQuotaBelowItsMin(t *testing.T) {
 	const ns = "held-yields"
-	cohortOfTwo(t, ns, "hy-parent", "hy-x", "hy-y")
+	cohortOfTwo(t, ns, true, "hy-parent", "hy-x", "hy-y")
 	// hy-x is at its min: hy-x1 could only borrow, and it holds room above
 	// the units of priority 100 of hy-y.
 	create(t, utiltesting.MakeQueueUnit("hy-x0", ns).Quota("hy-x").Priority(200).Request("cpu", "2").Obj())
@@ -108,14 +108,19 @@ func scheduledEvents(t *testing.T, ns string, want int) []corev1.Event {
 }
 
 // cohortOfTwo starts the scheduler and makes, in a new namespace ns, a parent
-// quota of 4 CPU over children of min 2 and max 4 each, with their Queues.
-func cohortOfTwo(t *testing.T, ns, parent string, children ...string) {
+// quota of 4 CPU over children of min 2 and max 4 each, with their Queues;
+// hold opts the children's Queues into holding room for higher priority.
+func cohortOfTwo(t *testing.T, ns string, hold bool, parent string, children ...string) {
 	t.Helper()
 	startScheduler(t, noProtection)
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota(parent).Namespace(ns).Max("cpu", "4").Obj())
 	for _, name := range children {
-		create(t, utiltesting.MakeElasticQuota(name).Namespace(ns).Parent(parent).Min("cpu", "2").Max("cpu", "4").Obj())
+		eq := utiltesting.MakeElasticQuota(name).Namespace(ns).Parent(parent).Min("cpu", "2").Max("cpu", "4")
+		if hold {
+			eq.Annotation(schedv1alpha1.HoldRoomAnnotation, "true")
+		}
+		create(t, eq.Obj())
 		waitQueue(t, name)
 	}
 }

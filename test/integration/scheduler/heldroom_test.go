@@ -51,8 +51,10 @@ func (o *admissionOrder) get() []string {
 	return append([]string(nil), o.order...)
 }
 
-// Under the Priority policy, a unit of high priority that does not fit its
-// cohort yet holds the room it needs there: small units of lower priority
+// Under the Priority policy, in queues that opt in
+// (koord-queue/hold-room-for-higher-priority on their ElasticQuotas), a unit
+// of high priority that does not fit its cohort yet holds the room it needs
+// there: small units of lower priority
 // queued after it, in its own queue and in a sibling's, say they wait behind
 // it and are not admitted into that room; it is admitted once enough running
 // units finish, and they come after it. A unit above its quota's max holds
@@ -63,7 +65,8 @@ func TestHeldRoomKeepsPriorityAcrossSizes(t *testing.T) {
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota("hr-parent").Namespace(ns).IsParent(true).Max("cpu", "4").Obj())
 	for _, q := range []string{"hr-a", "hr-b"} {
-		create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Parent("hr-parent").Max("cpu", "4").Obj())
+		create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Parent("hr-parent").Max("cpu", "4").
+			Annotation(schedv1alpha1.HoldRoomAnnotation, "true").Obj())
 		waitQueue(t, q)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -131,5 +134,26 @@ func TestHeldRoomKeepsPriorityAcrossSizes(t *testing.T) {
 	}
 	if len(c.violations) > 0 {
 		t.Errorf("quota over max at %d of %d samples: %s", len(c.violations), c.samples, c.violations[0])
+	}
+}
+
+// Without the opt-in, Priority skips what does not fit (the issue's
+// numbers): in a quota of max 4 CPU with a 2-CPU unit of priority 1 running,
+// a 4-CPU unit of priority 100 waits, and a 1-CPU unit of priority 1 created
+// after it is admitted; nothing says it waits behind the big one.
+func TestPriorityPassesABigUnitByDefault(t *testing.T) {
+	const ns = "held-room-off"
+	startScheduler(t, noProtection)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota("hro").Namespace(ns).Max("cpu", "4").Obj())
+	waitQueue(t, "hro")
+	create(t, utiltesting.MakeQueueUnit("running", ns).Quota("hro").Priority(1).Request("cpu", "2").Obj())
+	waitPhase(t, ns, "running", schedv1alpha1.QueueUnitPhaseDequeued)
+	create(t, utiltesting.MakeQueueUnit("big", ns).Quota("hro").Priority(100).Request("cpu", "4").Obj())
+	waitMessage(t, ns, "big")
+	create(t, utiltesting.MakeQueueUnit("small", ns).Quota("hro").Priority(1).Request("cpu", "1").Obj())
+	waitPhase(t, ns, "small", schedv1alpha1.QueueUnitPhaseDequeued)
+	if u := getUnit(t, ns, "big"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "insufficient quota") {
+		t.Errorf("big: phase %s, message %q; want it waiting for quota", u.Status.Phase, u.Status.Message)
 	}
 }

@@ -23,6 +23,11 @@ type Config struct {
 	// quota (Never when empty). Kueue's baseline uses withinClusterQueue:
 	// LowerPriority, so the comparable configs say LowerPriority.
 	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
+	// HoldRoomForHigherPriority sets koord-queue/hold-room-for-higher-priority
+	// "true" on every quota (off when false): a waiting unit of higher
+	// priority keeps lower ones of its cohort out of its room, the order
+	// Kueue keeps, so the configs compared with Kueue say true.
+	HoldRoomForHigherPriority bool `json:"holdRoomForHigherPriority,omitempty"`
 	// ReclaimProtectionPeriod goes into the scheduler's config file.
 	ReclaimProtectionPeriod Duration `json:"reclaimProtectionPeriod"`
 	// EnablePreemption and EnableReclaim go into the scheduler's config file;

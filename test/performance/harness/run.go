@@ -321,6 +321,9 @@ func createQuotas(ctx context.Context, c client.Client, cfg *Config) error {
 		if cfg.PreemptionPolicy != "" {
 			pq.Annotation(schedv1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
 		}
+		if cfg.HoldRoomForHigherPriority {
+			pq.Annotation(schedv1alpha1.HoldRoomAnnotation, "true")
+		}
 		if err := c.Create(ctx, pq.Obj()); err != nil {
 			return fmt.Errorf("create quota %s: %w", ParentName(p), err)
 		}
@@ -329,6 +332,9 @@ func createQuotas(ctx context.Context, c client.Client, cfg *Config) error {
 			cq.Spec.Min, cq.Spec.Max = cpuList(cfg.Children.Min), cpuList(cfg.Children.Max)
 			if cfg.PreemptionPolicy != "" {
 				cq.Annotation(schedv1alpha1.PreemptionPolicyAnnotation, cfg.PreemptionPolicy)
+			}
+			if cfg.HoldRoomForHigherPriority {
+				cq.Annotation(schedv1alpha1.HoldRoomAnnotation, "true")
 			}
 			if err := c.Create(ctx, cq.Obj()); err != nil {
 				return fmt.Errorf("create quota %s: %w", ChildName(p, ch), err)

@@ -93,6 +93,11 @@ func TestTranslateLargeScaleAndRejects(t *testing.T) {
 	if g.Cohorts[0].Count != 20 || q.Count != 100 || q.NominalQuota != "20" || q.BorrowingLimit != "100" {
 		t.Errorf("large-scale translates to %d cohorts x %d queues, nominal %s, borrowing %s", g.Cohorts[0].Count, q.Count, q.NominalQuota, q.BorrowingLimit)
 	}
+	noHold := *cfg
+	noHold.HoldRoomForHigherPriority = false
+	if _, err := Translate(&noHold); err == nil || !strings.Contains(err.Error(), "holdRoomForHigherPriority") {
+		t.Errorf("a config that holds no room for higher priority: error %v", err)
+	}
 	cfg.Parents.Max = cfg.Children.Max
 	if _, err := Translate(cfg); err == nil || !strings.Contains(err.Error(), "parents.max") {
 		t.Errorf("a parent max other than the children's min sum: error %v", err)

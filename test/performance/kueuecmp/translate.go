@@ -75,8 +75,9 @@ func (v *intOrString) UnmarshalJSON(b []byte) error {
 // and borrowing limit = children.max - children.min; a class is a workloads
 // set of one template. It fails, naming the field, on a config Kueue's shape
 // cannot express: a parent's max must equal the sum of its children's min
-// (a cohort's capacity is its queues' nominal quotas), and preemption within
-// a queue must be LowerPriority (what Kueue's configs use).
+// (a cohort's capacity is its queues' nominal quotas), preemption within
+// a queue must be LowerPriority (what Kueue's configs use), and room must be
+// held for higher priority (Kueue's order across sizes).
 func Translate(cfg *harness.Config) (*Generator, error) {
 	childMin, childMax, parentMax := cfg.Children.Min.MilliValue(), cfg.Children.Max.MilliValue(), cfg.Parents.Max.MilliValue()
 	if childMin%1000 != 0 || childMax%1000 != 0 {
@@ -88,6 +89,9 @@ func Translate(cfg *harness.Config) (*Generator, error) {
 	}
 	if cfg.PreemptionPolicy != "LowerPriority" {
 		return nil, fmt.Errorf("config %s: preemptionPolicy must be LowerPriority (Kueue's withinClusterQueue), not %q", cfg.Name, cfg.PreemptionPolicy)
+	}
+	if !cfg.HoldRoomForHigherPriority {
+		return nil, fmt.Errorf("config %s: holdRoomForHigherPriority must be true, so that units of lower priority do not pass a waiting one of higher priority, as in Kueue's ordering", cfg.Name)
 	}
 	if cfg.EnablePreemption != nil && !*cfg.EnablePreemption || cfg.EnableReclaim != nil && !*cfg.EnableReclaim {
 		return nil, fmt.Errorf("config %s: preemption and reclaim must be on to match Kueue's configs", cfg.Name)
