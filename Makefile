@@ -1,3 +1,17 @@
+# Copyright 2026 The Koordinator Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 # koord-queue. `make help` lists the targets.
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
@@ -23,8 +37,9 @@ generate: ## Regenerate deepcopy code and CRD manifests.
 	hack/generate.sh
 
 .PHONY: verify
-verify: ## Fail on stale generated files or chart, gofmt, go vet or golangci-lint findings.
+verify: ## Fail on stale generated files or chart, a missing licence header, gofmt, go vet or golangci-lint findings.
 	hack/verify-generated.sh
+	hack/boilerplate.sh
 	@hack/tools.sh helm >/dev/null
 	hack/verify-chart.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -1,4 +1,18 @@
 #!/usr/bin/env bash
+# Copyright 2026 The Koordinator Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 # Generates the values table of charts/koord-queue/README.md from the "# --"
 # comments of values.yaml: each such comment documents the key on the next
 # line, by its dotted path. The table sits between the values-table markers
