@@ -24,7 +24,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +33,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +40,7 @@ import (
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
 	schedapp "github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
+	itframework "github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
 
 // slowUnitCreates delays the creation of each QueueUnit by the delay its
@@ -86,17 +85,7 @@ func runScheduler(t *testing.T) {
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := schedapp.RunWithConfig(ctx, env.Config, o); err != nil {
-			t.Errorf("scheduler stopped: %v", err)
-		}
-	})
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
+	itframework.RunScheduler(t, env.Config, o)
 }
 
 // TestJobsCreatedTogetherKeepTheirOrder: 20 Jobs of one priority, created

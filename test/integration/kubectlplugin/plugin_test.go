@@ -22,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +29,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -57,17 +55,7 @@ func startScheduler(t *testing.T) {
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := app.RunWithConfig(ctx, env.Config, o); err != nil {
-			t.Errorf("scheduler stopped: %v", err)
-		}
-	})
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
+	framework.RunScheduler(t, env.Config, o)
 }
 
 // plugin runs `kubectl koord-queue ARGS` in-process and returns its output.

@@ -27,7 +27,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -56,19 +55,7 @@ func startScheduler(t *testing.T, mutate ...func(*app.Options)) func() {
 	for _, m := range mutate {
 		m(o)
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := app.RunWithConfig(ctx, env.Config, o); err != nil {
-			t.Errorf("scheduler stopped: %v", err)
-		}
-	})
-	stop := func() {
-		cancel()
-		wg.Wait()
-	}
-	t.Cleanup(stop)
-	return stop
+	return framework.RunScheduler(t, env.Config, o)
 }
 
 func ctx() context.Context { return context.Background() }

@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,7 +38,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -91,17 +89,7 @@ func startScheduler(t *testing.T, visibilityPort, debugPort int, mutate ...func(
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := app.RunWithConfig(ctx, env.Config, o); err != nil {
-			t.Errorf("scheduler stopped: %v", err)
-		}
-	})
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
+	framework.RunScheduler(t, env.Config, o)
 }
 
 // registerAPIService points the aggregator at the in-process server, as the
