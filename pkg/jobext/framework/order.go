@@ -117,13 +117,6 @@ func placedBefore(at time.Time, key types.NamespacedName, otherAt time.Time, oth
 	return key.Name < other.Name
 }
 
-// len is how many jobs are listed (for tests).
-func (o *creationOrder) len() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.quotaOf)
-}
-
 // jobEvents queues a reconcile for every event of a job, as the builder's
 // For does, and lists each job it sees created first, so that the list is
 // complete before any reconcile reads it.

@@ -24,6 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// len is how many jobs are listed.
+func (o *creationOrder) len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.quotaOf)
+}
+
 func TestCreationOrder(t *testing.T) {
 	o := newCreationOrder()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
