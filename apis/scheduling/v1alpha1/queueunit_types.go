@@ -44,6 +44,12 @@ const (
 	// when it falls within the job's creation second, else the job's
 	// creationTimestamp. The queues order units of one priority by it.
 	JobCreatedAtAnnotation = "koord-queue/job-created-at"
+	// QueueUnitLabel on a pod names the QueueUnit (of the pod's namespace)
+	// whose admission the pod runs under. koord-queue-controllers puts it,
+	// with QuotaNameLabel, on every pod template of a managed job, so
+	// koord-scheduler charges the pods to the quota koord-queue charged and
+	// koord-queue tells its own units' pods from other usage of a quota.
+	QueueUnitLabel = "koord-queue/queue-unit"
 
 	// MaxPodSets is the most pod sets one unit may have.
 	MaxPodSets = 8

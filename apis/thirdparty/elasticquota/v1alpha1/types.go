@@ -56,7 +56,26 @@ const (
 	SharedWeightAnnotation = "quota.scheduling.koordinator.sh/shared-weight"
 	// RootQuotaName is the implicit root of every quota tree.
 	RootQuotaName = "koordinator-root-quota"
+	// SystemQuotaName and DefaultQuotaName are the other two quotas
+	// koord-scheduler creates in SystemQuotaNamespace: the system quota
+	// charges pods of kube-system and koordinator-system, the default quota
+	// every pod no other quota claims. None of the three gets a Queue.
+	SystemQuotaName  = "koordinator-system-quota"
+	DefaultQuotaName = "koordinator-default-quota"
+	// SystemQuotaNamespace is where koord-scheduler keeps its own quotas.
+	SystemQuotaNamespace = "koordinator-system"
+	// RuntimeAnnotation and RequestAnnotation are what koord-scheduler
+	// writes on each quota about once a second (JSON resource lists): what
+	// the quota may use now, and what its pods ask for.
+	RuntimeAnnotation = "quota.scheduling.koordinator.sh/runtime"
+	RequestAnnotation = "quota.scheduling.koordinator.sh/request"
 )
+
+// IsSystemQuota reports whether name is one of the quotas koord-scheduler
+// makes for itself.
+func IsSystemQuota(name string) bool {
+	return name == RootQuotaName || name == SystemQuotaName || name == DefaultQuotaName
+}
 
 // ElasticQuotaSpec sets a quota's guarantee and limit.
 type ElasticQuotaSpec struct {
