@@ -21,13 +21,17 @@
 # The stock job operators (training-operator, kuberay-operator, spark-operator,
 # workflow-controller) come from their own modules under hack/operators and
 # have a cache key of their own, so pinning an operator never rebuilds
-# kube-apiserver. They are built only when named.
+# kube-apiserver. They are built only when named. Koordinator (koord-manager,
+# koord-scheduler, v1.7.0) comes from hack/koordinator, with a key of its own
+# too, and is built only when named.
 #
 #   hack/tools.sh [TOOL...]   build the named tools (default: all but the
-#                             operators); print the bin dir of the tools, or
-#                             the operators' bin dir when only operators are named
+#                             operators and Koordinator); print the bin dir of
+#                             the tools, or Koordinator's when it is named and no
+#                             tool is, or the operators' when only they are named
 #   hack/tools.sh dir         print the tools' bin dir without building anything
 #   hack/tools.sh operators-dir  print the operators' bin dir without building anything
+#   hack/tools.sh koordinator-dir  print Koordinator's bin dir without building anything
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,6 +60,12 @@ op_key=$( (cat "$root"/hack/operators/*/go.mod "$root"/hack/operators/*/go.sum; 
 	sha256sum | cut -c1-16)
 op_bin="$cache/operators/$(go env GOVERSION)-$op_key/bin"
 
+# Koordinator's key: its module and link flags, and nothing of the others.
+koord_ldflags="-s -w"
+koord_key=$( (cat "$root/hack/koordinator/go.mod" "$root/hack/koordinator/go.sum"; echo "$koord_ldflags") |
+	sha256sum | cut -c1-16)
+koord_bin="$cache/koordinator/$(go env GOVERSION)-$koord_key/bin"
+
 case "${1:-}" in
 dir)
 	echo "$bin"
@@ -63,6 +73,10 @@ dir)
 	;;
 operators-dir)
 	echo "$op_bin"
+	exit 0
+	;;
+koordinator-dir)
+	echo "$koord_bin"
 	exit 0
 	;;
 esac
@@ -82,9 +96,12 @@ declare -A pkg=(
 	[kuberay-operator]="operators/kuberay github.com/ray-project/kuberay/ray-operator"
 	[spark-operator]="operators/spark-operator github.com/kubeflow/spark-operator/v2/cmd/operator"
 	[workflow-controller]="operators/argo github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
+	[koord-manager]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-manager"
+	[koord-scheduler]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-scheduler"
 )
 all=(etcd kube-apiserver controller-gen kubectl kube-controller-manager kube-scheduler kwok helm golangci-lint)
 operators=(training-operator kuberay-operator spark-operator workflow-controller)
+koordinator=(koord-manager koord-scheduler)
 
 want=("$@")
 [[ ${#want[@]} -gt 0 ]] || want=("${all[@]}")
@@ -92,13 +109,16 @@ want=("$@")
 print=$op_bin
 for name in "${want[@]}"; do
 	if [[ -z "${pkg[$name]:-}" ]]; then
-		echo "hack/tools.sh: unknown tool '$name' (known: ${all[*]} ${operators[*]})" >&2
+		echo "hack/tools.sh: unknown tool '$name' (known: ${all[*]} ${operators[*]} ${koordinator[*]})" >&2
 		exit 2
 	fi
 	read -r dir path <<<"${pkg[$name]}"
 	out=$bin flags=$ldflags
 	if [[ $dir == operators/* ]]; then
 		out=$op_bin flags=$op_ldflags
+	elif [[ $dir == koordinator ]]; then
+		out=$koord_bin flags=$koord_ldflags
+		[[ $print == "$bin" ]] || print=$koord_bin
 	else
 		print=$bin
 	fi
