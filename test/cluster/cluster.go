@@ -85,6 +85,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.prepare(); err != nil {
 		return nil, err
 	}
+	if err := c.prepareKoordinator(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.start(ctx); err != nil {
 		c.logf("start failed; stopping what was started (logs stay in %s)", filepath.Join(opts.StateDir, "logs"))
 		_ = c.Stop()
@@ -169,6 +172,9 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	c.logf("Kubernetes ready in %s", time.Since(began).Round(100*time.Millisecond))
 	if err := c.install(ctx); err != nil {
+		return err
+	}
+	if err := c.startKoordinator(ctx); err != nil {
 		return err
 	}
 	if err := c.startKoordQueue(ctx); err != nil {
@@ -283,6 +289,11 @@ func (c *Cluster) Stop() error {
 	if err := waitPortsFree(&c.opts.Ports, 10*time.Second); err != nil {
 		errs = append(errs, err)
 	}
+	if c.opts.Koordinator.On() {
+		if err := waitKoordSchedulerPortFree(10 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := os.Remove(statePath(c.opts.StateDir)); err != nil && !os.IsNotExist(err) {
 		errs = append(errs, err)
 	}
@@ -302,8 +313,10 @@ func Down(stateDir string, log interface{ Write([]byte) (int, error) }) error {
 		return err
 	}
 	var errs []error
+	koordScheduler := false
 	for i := len(s.Processes) - 1; i >= 0; i-- {
 		ref := s.Processes[i]
+		koordScheduler = koordScheduler || ref.Name == "koord-scheduler"
 		if !alive(ref) {
 			continue
 		}
@@ -314,6 +327,11 @@ func Down(stateDir string, log interface{ Write([]byte) (int, error) }) error {
 	}
 	if err := waitPortsFree(&s.Ports, 15*time.Second); err != nil {
 		errs = append(errs, err)
+	}
+	if koordScheduler {
+		if err := waitKoordSchedulerPortFree(15 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) == 0 {
 		if err := os.Remove(statePath(stateDir)); err != nil && !os.IsNotExist(err) {

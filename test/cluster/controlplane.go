@@ -115,7 +115,8 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	return c.waitReady(ctx, "kube-apiserver", p)
 }
 
-// startControllers starts kube-controller-manager, kube-scheduler and kwok.
+// startControllers starts kube-controller-manager, kube-scheduler (unless
+// Koordinator's koord-scheduler replaces it, started later) and kwok.
 // None of them waits here: readiness is judged by what they produce (the
 // default ServiceAccount, Ready nodes).
 func (c *Cluster) startControllers() error {
@@ -132,13 +133,15 @@ func (c *Cluster) startControllers() error {
 	); err != nil {
 		return err
 	}
-	if _, err := c.run("kube-scheduler", c.tool("kube-scheduler"),
-		"--kubeconfig", c.Kubeconfig,
-		"--secure-port", "0",
-		"--leader-elect=false",
-		"--kube-api-qps", "200", "--kube-api-burst", "400",
-	); err != nil {
-		return err
+	if !c.opts.Koordinator.On() {
+		if _, err := c.run("kube-scheduler", c.tool("kube-scheduler"),
+			"--kubeconfig", c.Kubeconfig,
+			"--secure-port", "0",
+			"--leader-elect=false",
+			"--kube-api-qps", "200", "--kube-api-burst", "400",
+		); err != nil {
+			return err
+		}
 	}
 	stagesFile, err := c.writeStages()
 	if err != nil {

@@ -62,13 +62,20 @@ func CRDDirs(repoRoot string) []string {
 	}
 }
 
-// install applies the CRDs (koord-queue's, then ExtraCRDDirs), waits until
+// install applies the CRDs (koord-queue's, with Koordinator's in place of
+// our ElasticQuota CRD when Koordinator runs, then ExtraCRDDirs), waits until
 // they are served, creates namespace koord-queue and, from a checkout,
 // installs the chart's policies and roles (installPolicies).
 func (c *Cluster) install(ctx context.Context) error {
 	var dirs []string
 	if root := c.opts.KoordQueue.RepoRoot; root != "" {
 		dirs = append(dirs, CRDDirs(root)...)
+		if c.opts.Koordinator.On() {
+			dirs = dirs[:1]
+		}
+	}
+	if c.opts.Koordinator.On() {
+		dirs = append(dirs, c.koordinatorCRDDir())
 	}
 	dirs = append(dirs, c.opts.ExtraCRDDirs...)
 	if err := c.InstallCRDs(ctx, dirs...); err != nil {

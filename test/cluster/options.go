@@ -160,6 +160,10 @@ type Options struct {
 	// be started later with StartOperators).
 	OperatorsDir string
 	Operators    []Operator
+	// Koordinator, when its BinDir is set, runs Koordinator beside
+	// koord-queue (its CRDs, koord-manager, koord-scheduler in place of
+	// kube-scheduler).
+	Koordinator Koordinator
 	// AdmissionCheckWriters are the ServiceAccounts (namespace/name) the
 	// chart's queueUnitStatusPolicy.admissionCheckWriters lists when the
 	// cluster installs the chart's policies (from KoordQueue.RepoRoot);

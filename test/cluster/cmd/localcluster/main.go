@@ -90,6 +90,7 @@ func up(args []string) error {
 	fs.StringVar(&extraCRDs, "extra-crds", "test/crds", "comma-separated folders of further CRDs (job kinds); empty for none")
 	fs.StringVar(&operators, "operators", "", "comma-separated stock operators to start as well (training-operator, kuberay-operator, spark-operator, workflow-controller, or all)")
 	fs.StringVar(&o.OperatorsDir, "operators-dir", "", "folder with the operators' binaries (hack/tools.sh operators-dir)")
+	fs.StringVar(&o.Koordinator.BinDir, "koordinator-dir", "", "run Koordinator v1.7.0 (koord-manager, and koord-scheduler in place of kube-scheduler) from this folder (hack/tools.sh koordinator-dir); empty for none")
 	fs.IntVar(&o.Ports.EtcdClient, "etcd-port", o.Ports.EtcdClient, "etcd client port")
 	fs.IntVar(&o.Ports.EtcdPeer, "etcd-peer-port", o.Ports.EtcdPeer, "etcd peer port")
 	fs.IntVar(&o.Ports.APIServer, "apiserver-port", o.Ports.APIServer, "kube-apiserver secure port")
@@ -142,6 +143,12 @@ func up(args []string) error {
 		return err
 	}
 	fmt.Printf("cluster: kubeconfig %s\n", c.Kubeconfig)
+	if o.Koordinator.On() {
+		fmt.Printf("cluster: Koordinator runs: koord-manager (webhooks on loopback) and koord-scheduler (the cluster's scheduler, debug port %d) from %s; its CRDs replace koord-queue's ElasticQuota CRD (no short name eq)\n",
+			cluster.KoordSchedulerDebugPort, o.Koordinator.BinDir)
+	} else {
+		fmt.Println("cluster: kube-scheduler is the cluster's scheduler (make run KOORDINATOR=1 runs Koordinator's instead)")
+	}
 	if !c.QueueRunning {
 		fmt.Println("cluster: koord-queue is NOT running (its binaries are not in cmd/ yet)")
 	}
