@@ -93,16 +93,23 @@ OPERATOR_TOOLS = training-operator kuberay-operator spark-operator workflow-cont
 # starts the stock operators with `make run`, so TFJobs, RayJobs... really run
 # on the fake nodes; enable their extensions with RUN_EXTENSIONS.
 RUN_OPERATORS ?=
+# KOORDINATOR=1 runs Koordinator v1.7.0 with `make run`: its CRDs, koord-manager
+# (webhooks on loopback) and koord-scheduler in place of kube-scheduler, built
+# from hack/koordinator into a cache of their own. koord-scheduler always takes
+# port 10251, so one such cluster at a time.
+KOORDINATOR ?=
+KOORDINATOR_TOOLS = koord-manager koord-scheduler
 RUN_OPERATOR_TOOLS = $(if $(filter 1 all,$(RUN_OPERATORS)),$(OPERATOR_TOOLS),$(subst $(comma), ,$(RUN_OPERATORS)))
 comma := ,
 LOCALCLUSTER = go run ./test/cluster/cmd/localcluster
 E2E_TIMEOUT ?= 20m
 
 .PHONY: run
-run: ## Start a local cluster with koord-queue and play the guide's quick start (POD_RUN_TIME=30s).
+run: ## Start a local cluster with koord-queue and play the guide's quick start (POD_RUN_TIME=30s; KOORDINATOR=1 with Koordinator).
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	@$(if $(RUN_OPERATORS),hack/tools.sh $(RUN_OPERATOR_TOOLS) >/dev/null)
-	@$(LOCALCLUSTER) up --tools-dir $(TOOLS_BIN) --state-dir $(RUN_STATE_DIR) --pod-run-time $(POD_RUN_TIME) --extensions $(RUN_EXTENSIONS) $(if $(RUN_OPERATORS),--operators-dir $(shell hack/tools.sh operators-dir) --operators $(subst $(eval) ,$(comma),$(strip $(RUN_OPERATOR_TOOLS)))) $(RUN_FLAGS)
+	@$(if $(KOORDINATOR),hack/tools.sh $(KOORDINATOR_TOOLS) >/dev/null)
+	@$(LOCALCLUSTER) up --tools-dir $(TOOLS_BIN) --state-dir $(RUN_STATE_DIR) --pod-run-time $(POD_RUN_TIME) --extensions $(RUN_EXTENSIONS) $(if $(RUN_OPERATORS),--operators-dir $(shell hack/tools.sh operators-dir) --operators $(subst $(eval) ,$(comma),$(strip $(RUN_OPERATOR_TOOLS)))) $(if $(KOORDINATOR),--koordinator-dir $(shell hack/tools.sh koordinator-dir)) $(RUN_FLAGS)
 	@KUBECONFIG=$(RUN_STATE_DIR)/kubeconfig STATE_DIR=$(RUN_STATE_DIR) POD_RUN_TIME=$(POD_RUN_TIME) hack/cluster-quickstart.sh
 
 .PHONY: down
@@ -110,10 +117,17 @@ down: ## Stop the local cluster of `make run` (every process, the operators too,
 	@$(LOCALCLUSTER) down --state-dir $(RUN_STATE_DIR)
 
 .PHONY: test-e2e
-test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and the stock operators (free ports, temp state).
+test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and the stock operators, then the guide and quota cases again with Koordinator.
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	@hack/tools.sh $(OPERATOR_TOOLS) >/dev/null
+	@hack/tools.sh $(KOORDINATOR_TOOLS) >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...
+	E2E_KOORDINATOR=1 go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) -run '$(E2E_KOORDINATOR_RUN)' ./test/e2e/
+
+# The cases of the second e2e run, with Koordinator: every guide example, the
+# quota cases (sharing, preemption and reclaim, held room, policies) and the
+# Koordinator-only ones. koord-scheduler's fixed port 10251 allows one such run at a time.
+E2E_KOORDINATOR_RUN = ^(TestUserGuide|TestQuickStart|TestQueuesFromElasticQuotaExamples|TestQueueExamples|TestQueueUnitPriorityExample|TestKubeflowExamples|TestWorkflowExample|TestQuotaThatDoesNotLendKeepsItsMin|TestSharedWeightSharesTheParent|TestMaxWaitReservesForABigJob|TestRunningJobIsNotPreemptedByDefault|TestPreemptionOptIn|TestBlockedHighPriorityJobOnEachPolicy|TestBlockHoldsBackSmallerJob|TestPriorityAdmitsSmallerJob|TestKoordinator.*)$$
 
 # The chaos run (test/chaos, docs/reliability.md): two replicas of each
 # binary on the local cluster, a fault schedule, and the invariant checker of

@@ -82,6 +82,13 @@ if ! grep -q '"koord-queue-controllers"' "$STATE_DIR/state.json" 2>/dev/null; th
 	exit 0
 fi
 
+koordinator=false
+if grep -q '"koord-scheduler"' "$STATE_DIR/state.json" 2>/dev/null; then
+	koordinator=true
+	bold "Koordinator runs too: koord-manager (quota webhooks) and koord-scheduler (the scheduler)"
+	show get elasticquota -n koordinator-system
+fi
+
 start=$SECONDS
 bold "Create the ElasticQuota team-a (max and min: 4 CPU, 8Gi)"
 show apply -f "$guide/elastic-quota.yaml"
@@ -101,6 +108,14 @@ until_ok 60 "QueueUnit my-job-blocked to report why it waits" bash -c \
 bold "my-job is admitted; my-job-blocked stays Enqueued: team-a is at its max"
 show get queueunit my-job-blocked -n default
 units
+
+if $koordinator; then
+	bold "koord-scheduler charged my-job's pod to team-a: its status.used shows the job's 4 CPU"
+	show get pod -l job-name=my-job -n default -L quota.scheduling.koordinator.sh/name
+	until_ok 30 "team-a's status.used to show 4 CPU" bash -c \
+		'[[ "$("$KUBECTL" get elasticquota team-a -n default -o jsonpath={.status.used.cpu})" == 4 ]]'
+	show get elasticquota team-a -n default -o jsonpath='{.status.used}{"\n"}'
+fi
 
 bold "Ask why it waits: the kubectl plugin, and the visibility API's columns"
 show koord-queue why job/my-job-blocked -n default
