@@ -82,6 +82,23 @@ func operatorsDir() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// koordinatorOn says whether the suite runs with Koordinator (E2E_KOORDINATOR=1):
+// its CRDs, koord-manager and koord-scheduler in place of kube-scheduler.
+func koordinatorOn() bool { return os.Getenv("E2E_KOORDINATOR") == "1" }
+
+// koordinatorDir is E2E_KOORDINATOR_DIR or what 'hack/tools.sh
+// koordinator-dir' prints; cluster.Start reports a missing binary.
+func koordinatorDir() (string, error) {
+	if d := os.Getenv("E2E_KOORDINATOR_DIR"); d != "" {
+		return d, nil
+	}
+	out, err := exec.Command(filepath.Join(repoRoot(), "hack", "tools.sh"), "koordinator-dir").Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/tools.sh koordinator-dir: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // schedulerConfig is koord-queue's --config in the suite.
 const schedulerConfig = `apiVersion: scheduling.k8s.io/v1
 kind: KoordQueueConfiguration
@@ -116,6 +133,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	var koord cluster.Koordinator
+	if koordinatorOn() {
+		if koord.BinDir, err = koordinatorDir(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "e2e: with Koordinator (E2E_KOORDINATOR=1) from %s\n", koord.BinDir)
+	}
 	// A short protection period, so the opt-in preemption case sees it end.
 	configFile, err := os.CreateTemp("", "koord-queue-e2e-config-*.yaml")
 	if err == nil {
@@ -145,6 +170,7 @@ func run(m *testing.M) int {
 			Config:     config,
 			Extensions: extensions(),
 		},
+		Koordinator:   koord,
 		DieWithParent: true,
 		Log:           os.Stderr,
 	})

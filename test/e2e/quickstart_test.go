@@ -47,6 +47,7 @@ func TestQuickStart(t *testing.T) {
 	waitPhase(t, ns, "my-job", "dequeued", admitted)
 	waitJobReleased(t, ns, "my-job")
 	runningPodOnFakeNode(t, ns, "my-job")
+	checkKoordinatorBook(t, ns, "my-job", "team-a", "4")
 
 	// While my-job runs, my-job-blocked waits in Enqueued, suspended, and its
 	// status says why.
