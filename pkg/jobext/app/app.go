@@ -202,6 +202,7 @@ const webhookInterval = time.Minute
 
 func (o *Options) webhookOptions() webhook.Options {
 	return webhook.Options{
+		DefaultQuota:      o.DefaultQuota,
 		Host:              o.WebhookHost,
 		Port:              o.WebhookPort,
 		CertDir:           o.WebhookCertDir,

@@ -17,6 +17,8 @@ limitations under the License.
 package framework
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,6 +52,26 @@ func (f *fakeJob) Suspend()                   { f.cm.Data["suspend"] = "true" }
 func (f *fakeJob) Resume()                    { f.cm.Data["suspend"] = "false" }
 func (f *fakeJob) PodSets() ([]PodSet, error) { return f.sets, nil }
 func (f *fakeJob) Status() JobStatus          { return f.status }
+
+// SetPodLabels keeps the fake's one pod template's labels in its data, under
+// podLabelKey.
+func (f *fakeJob) SetPodLabels(labels map[string]string) []ReplacedLabel {
+	m := map[string]string{}
+	for k, v := range f.cm.Data {
+		if strings.HasPrefix(k, podLabelPrefix) {
+			m[strings.ReplaceAll(strings.TrimPrefix(k, podLabelPrefix), "_", "/")] = v
+		}
+	}
+	replaced := SetLabels(&m, labels, "data")
+	for k, v := range m {
+		f.cm.Data[podLabelKey(k)] = v
+	}
+	return replaced
+}
+
+const podLabelPrefix = "pod-label."
+
+func podLabelKey(label string) string { return podLabelPrefix + strings.ReplaceAll(label, "/", "_") }
 
 // testScheme knows the core types and ours, for the fake clients of these tests.
 func testScheme() *runtime.Scheme {

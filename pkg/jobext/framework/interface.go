@@ -42,6 +42,10 @@ type GenericJob interface {
 	PodSets() ([]PodSet, error)
 	// Status is what the job says about its pods and its end.
 	Status() JobStatus
+	// SetPodLabels writes labels on every pod template of the job (in
+	// memory, like Suspend) and returns the ones it found set to another
+	// value.
+	SetPodLabels(labels map[string]string) []ReplacedLabel
 }
 
 // PodSet is a group of identical pods of a job.

@@ -56,6 +56,9 @@ const (
 	EventRunningTimeout   = "RunningTimeout"
 	// EventLeftAlone: --manage-all-jobs found the job already started.
 	EventLeftAlone = "LeftAlone"
+	// EventPodLabelsReplaced: a pod template label named another quota (or
+	// unit) than the job's unit; the unit's won.
+	EventPodLabelsReplaced = "PodLabelsReplaced"
 )
 
 // ReconcilerOptions tune one extension's reconciler.

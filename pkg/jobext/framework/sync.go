@@ -159,19 +159,32 @@ func (r *Reconciler) run(ctx context.Context, gj GenericJob, desired *schedv1alp
 		}
 		result.RequeueAfter = left
 	}
-	if err := r.resume(ctx, gj); err != nil {
+	if err := r.resume(ctx, gj, desired); err != nil {
 		return ctrl.Result{}, err
 	}
 	reportPods(desired, status, r.now())
 	return result, nil
 }
 
-func (r *Reconciler) resume(ctx context.Context, gj GenericJob) error {
+// resume lets an admitted job start, its pod templates labelled with the
+// unit's quota and name in the same write (a batch Job's template changes
+// only while suspended). A template label naming another quota is
+// overwritten, and the job and unit say so.
+func (r *Reconciler) resume(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) error {
 	if !gj.IsSuspended() {
 		return nil
 	}
-	if err := r.writeJob(ctx, gj, gj.Resume); err != nil {
+	labels := PodLabels(unit.Spec.Queue, unit.Name)
+	var replaced []ReplacedLabel
+	if err := r.writeJob(ctx, gj, func() {
+		replaced = gj.SetPodLabels(labels)
+		gj.Resume()
+	}); err != nil {
 		return err
+	}
+	if len(replaced) > 0 {
+		r.recorder.Eventf(gj.Object(), unit, corev1.EventTypeWarning, EventPodLabelsReplaced, "Resume",
+			"pod template labels set to the queue unit's: %s", DescribeReplaced(replaced, labels))
 	}
 	r.recorder.Eventf(gj.Object(), nil, corev1.EventTypeNormal, EventResumed, "Resume", "resumed: its queue unit is dequeued")
 	return nil

@@ -67,6 +67,12 @@ func (j *Job) Suspend() { j.job.Spec.Suspend = ptr.To(true) }
 // Resume clears spec.suspend.
 func (j *Job) Resume() { j.job.Spec.Suspend = ptr.To(false) }
 
+// SetPodLabels labels spec.template; a Job's template may change only while
+// it is suspended, so the reconciler calls it before Resume.
+func (j *Job) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
+	return framework.SetLabels(&j.job.Spec.Template.Labels, labels, "spec.template")
+}
+
 // Count is how many pods the Job runs at once: min(parallelism, completions),
 // parallelism defaulting to 1 and unset completions meaning no cap.
 func (j *Job) Count() int32 {

@@ -124,6 +124,18 @@ func (j *Job) PodSets() ([]framework.PodSet, error) {
 
 // Status reads the conditions and status.replicaStatuses (active pods run,
 // succeeded ones are finished).
+// SetPodLabels labels the template of every replica spec.
+func (j *Job) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
+	var replaced []framework.ReplacedLabel
+	for _, t := range j.ReplicaTypes() {
+		if s := j.specs[t]; s != nil {
+			where := "spec.replicaSpecs." + string(t) + ".template"
+			replaced = append(replaced, framework.SetLabels(&s.Template.Labels, labels, where)...)
+		}
+	}
+	return replaced
+}
+
 func (j *Job) Status() framework.JobStatus {
 	var st framework.JobStatus
 	for _, c := range j.status.Conditions {

@@ -67,6 +67,17 @@ func (g *Group) hosts() int32 {
 	return g.NumOfHosts
 }
 
+// SetPodLabels labels the head template and every worker group's template.
+func SetPodLabels(head *corev1.PodTemplateSpec, groups []Group, labels map[string]string) []framework.ReplacedLabel {
+	replaced := framework.SetLabels(&head.Labels, labels, "head group template")
+	for _, g := range groups {
+		if g.Template != nil {
+			replaced = append(replaced, framework.SetLabels(&g.Template.Labels, labels, "worker group "+g.Name+" template")...)
+		}
+	}
+	return replaced
+}
+
 // PodSets is the head (one pod) followed by each worker group in order.
 func PodSets(head *corev1.PodTemplateSpec, groups []Group) ([]framework.PodSet, error) {
 	sets := []framework.PodSet{{Name: HeadPodSet, Count: 1, Template: *head.DeepCopy()}}

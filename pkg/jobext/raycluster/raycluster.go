@@ -79,6 +79,11 @@ func (c *Cluster) Suspend() { c.c.Spec.Suspend = ptr.To(true) }
 // Resume clears spec.suspend.
 func (c *Cluster) Resume() { c.c.Spec.Suspend = ptr.To(false) }
 
+// SetPodLabels labels the head and worker group templates.
+func (c *Cluster) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
+	return SetPodLabels(&c.c.Spec.HeadGroupSpec.Template, GroupsV1(c.c.Spec.WorkerGroupSpecs), labels)
+}
+
 // PodSets is the head and the worker groups.
 func (c *Cluster) PodSets() ([]framework.PodSet, error) {
 	return PodSets(&c.c.Spec.HeadGroupSpec.Template, GroupsV1(c.c.Spec.WorkerGroupSpecs))

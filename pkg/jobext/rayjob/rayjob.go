@@ -107,6 +107,16 @@ func (r *Job) Suspend() { *r.view().suspend = true }
 // Resume clears spec.suspend.
 func (r *Job) Resume() { *r.view().suspend = false }
 
+// SetPodLabels labels the templates of spec.rayClusterSpec; a job without one
+// has no pod template to label.
+func (r *Job) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
+	v := r.view()
+	if v.head == nil {
+		return nil
+	}
+	return raycluster.SetPodLabels(v.head, v.groups, labels)
+}
+
 // PodSets is the cluster's head and worker groups.
 func (r *Job) PodSets() ([]framework.PodSet, error) {
 	v := r.view()

@@ -85,6 +85,13 @@ func (s *App) Resume() {
 	s.setAnnotation("false")
 }
 
+// SetPodLabels labels spec.driver.labels and spec.executor.labels, which the
+// Spark operator puts on the pods (over its pod templates' labels).
+func (s *App) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
+	replaced := framework.SetLabels(&s.a.Spec.Driver.Labels, labels, "spec.driver")
+	return append(replaced, framework.SetLabels(&s.a.Spec.Executor.Labels, labels, "spec.executor")...)
+}
+
 func (s *App) setAnnotation(v string) {
 	if s.a.Annotations == nil {
 		s.a.Annotations = map[string]string{}

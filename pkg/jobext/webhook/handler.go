@@ -52,14 +52,28 @@ type Handler struct {
 	manageAll  bool
 	selector   framework.NamespaceSelector
 	clock      clock.PassiveClock
+	// defaultQuota is --default-quota, for jobs without a quota label.
+	defaultQuota string
+}
+
+// HandlerOption configures NewHandler.
+type HandlerOption func(*Handler)
+
+// WithDefaultQuota labels the pods of managed jobs without a quota label
+// with quota (--default-quota).
+func WithDefaultQuota(quota string) HandlerOption {
+	return func(h *Handler) { h.defaultQuota = quota }
 }
 
 var _ admission.Handler = (*Handler)(nil)
 
 // NewHandler serves exts. namespaces reads Namespaces, for --manage-all-jobs;
 // clk stamps creations.
-func NewHandler(exts []framework.Extension, namespaces client.Reader, manageAll bool, selector framework.NamespaceSelector, clk clock.PassiveClock) *Handler {
+func NewHandler(exts []framework.Extension, namespaces client.Reader, manageAll bool, selector framework.NamespaceSelector, clk clock.PassiveClock, opts ...HandlerOption) *Handler {
 	h := &Handler{kinds: map[schema.GroupVersionKind]*framework.Extension{}, namespaces: namespaces, manageAll: manageAll, selector: selector, clock: clk}
+	for _, o := range opts {
+		o(h)
+	}
 	for i := range exts {
 		h.kinds[exts[i].GVK] = &exts[i]
 	}
@@ -99,7 +113,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if !managed {
 		return admission.Allowed("not managed by koord-queue")
 	}
-	patched, err := held(ext, gj, req.Object.Raw, queueunit.FormatCreated(h.clock.Now()))
+	patched, err := held(ext, gj, req.Object.Raw, queueunit.FormatCreated(h.clock.Now()), h.podLabels(ext, gj))
 	if err != nil {
 		log.Info("Letting through a job the webhook cannot suspend", "err", err.Error())
 		return admission.Allowed("cannot suspend; left unchanged")
@@ -109,6 +123,23 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		log.V(2).Info("Holding a new job until its queue unit is admitted")
 	}
 	return resp
+}
+
+// podLabels are the labels the job's pods carry: its unit's quota (the job's
+// quota label, else --default-quota) and its unit's name. A job created by
+// generateName has no name yet; its unit's name is put on the templates
+// before it is resumed.
+func (h *Handler) podLabels(ext *framework.Extension, gj framework.GenericJob) map[string]string {
+	obj := gj.Object()
+	quota := obj.GetLabels()[schedv1alpha1.QuotaNameLabel]
+	if quota == "" && h.manageAll {
+		quota = h.defaultQuota
+	}
+	unit := ""
+	if obj.GetName() != "" {
+		unit = framework.UnitName(ext, obj.GetName())
+	}
+	return framework.PodLabels(quota, unit)
 }
 
 func (h *Handler) managed(ctx context.Context, gj framework.GenericJob) (bool, error) {
@@ -123,16 +154,19 @@ func (h *Handler) managed(ctx context.Context, gj framework.GenericJob) (bool, e
 	return framework.ManagedAtCreation(gj, h.manageAll, h.selector, ns), nil
 }
 
-// held returns raw with the job suspended and stamped with createdAt: only
-// the fields the kind's Suspend changes, and the stamp, are written into raw,
-// so fields the typed object does not know survive. A stamp the job came
-// with is replaced: it is the webhook's to write.
-func held(ext *framework.Extension, gj framework.GenericJob, raw []byte, createdAt string) ([]byte, error) {
+// held returns raw with the job suspended, its pod templates labelled with
+// podLabels and stamped with createdAt: only the fields the kind's Suspend
+// and SetPodLabels change, and the stamp, are written into raw, so fields the
+// typed object does not know survive. A stamp the job came with is replaced:
+// it is the webhook's to write. A pod template label naming another quota is
+// left to the reconciler, which overwrites it before resuming and says so.
+func held(ext *framework.Extension, gj framework.GenericJob, raw []byte, createdAt string, podLabels map[string]string) ([]byte, error) {
 	before, err := json.Marshal(gj.Object())
 	if err != nil {
 		return nil, fmt.Errorf("encode job: %w", err)
 	}
 	gj.Suspend()
+	gj.SetPodLabels(keptLabels(ext, gj, podLabels))
 	obj := gj.Object()
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
@@ -153,6 +187,28 @@ func held(ext *framework.Extension, gj framework.GenericJob, raw []byte, created
 		return nil, fmt.Errorf("%s suspension: %w", ext.Name, err)
 	}
 	return out, nil
+}
+
+// keptLabels leaves out of labels those a pod template already sets to
+// another value: the reconciler overwrites them before resuming, with an
+// event on the job.
+func keptLabels(ext *framework.Extension, gj framework.GenericJob, labels map[string]string) map[string]string {
+	cp, ok := gj.Object().DeepCopyObject().(client.Object)
+	if !ok {
+		return labels
+	}
+	probe, err := ext.Wrap(cp)
+	if err != nil {
+		return labels
+	}
+	out := map[string]string{}
+	for k, v := range labels {
+		out[k] = v
+	}
+	for _, r := range probe.SetPodLabels(labels) {
+		delete(out, r.Key)
+	}
+	return out
 }
 
 // Webhook wraps the handler for the webhook server.

@@ -51,6 +51,9 @@ type Options struct {
 	ConfigurationName string
 	// Interval is how often the certificate and configuration are checked.
 	Interval time.Duration
+	// DefaultQuota is --default-quota: the quota put on the pod templates of
+	// a job --manage-all-jobs queues without a quota label.
+	DefaultQuota string
 }
 
 // Hosts are the names the serving certificate covers.
@@ -82,7 +85,7 @@ func Setup(mgr ctrl.Manager, exts []framework.Extension, o Options, manageAll bo
 		serverOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.GetCertificate = rotator.GetCertificate }}
 	}
 	server := webhook.NewServer(serverOpts)
-	server.Register(Path, NewHandler(exts, mgr.GetClient(), manageAll, selector, clk).Webhook())
+	server.Register(Path, NewHandler(exts, mgr.GetClient(), manageAll, selector, clk, WithDefaultQuota(o.DefaultQuota)).Webhook())
 	if err := mgr.Add(server); err != nil {
 		return fmt.Errorf("add webhook server: %w", err)
 	}

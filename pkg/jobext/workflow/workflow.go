@@ -155,6 +155,18 @@ func (w *Workflow) Resume() {
 	}
 }
 
+// SetPodLabels labels spec.podMetadata.labels, which Argo puts on every pod
+// of the workflow.
+func (w *Workflow) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
+	m, _, err := unstructured.NestedStringMap(w.u.Object, "spec", "podMetadata", "labels")
+	if err != nil {
+		return nil // not a map of strings: left for Argo to refuse
+	}
+	replaced := framework.SetLabels(&m, labels, "spec.podMetadata")
+	_ = unstructured.SetNestedStringMap(w.u.Object, m, "spec", "podMetadata", "labels")
+	return replaced
+}
+
 // MinResources parses the koord-queue/min-resources annotation, YAML or JSON.
 func (w *Workflow) MinResources() (corev1.ResourceList, error) {
 	v, ok := w.u.GetAnnotations()[MinResourcesAnnotation]
