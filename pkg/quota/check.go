@@ -43,6 +43,13 @@ type Shortage struct {
 	// Reserved is the part of Limit that quotas which do not lend their min
 	// keep for themselves.
 	Reserved int64
+	// Foreign is the part of Used that pods koord-queue does not manage use.
+	Foreign int64
+	// System is true when the unit's quota is one of Koordinator's own
+	// (koordinator-root-quota, -system-quota, -default-quota); Parent when
+	// it has child quotas. Koordinator schedules no pod charged to either,
+	// so such a unit waits until its job names another quota.
+	System, Parent bool
 }
 
 // Missing is how much more room the request needs.
@@ -52,6 +59,12 @@ func (s *Shortage) Missing() int64 { return s.Used + s.Reserved + s.Requested - 
 func (s *Shortage) Message() string {
 	r := s.Resource
 	switch {
+	case s.System:
+		return fmt.Sprintf("quota %s is one of Koordinator's own quotas (%s, %s, %s), which koord-queue admits no unit to: label the job with %s naming one of your leaf quotas",
+			s.Quota, RootName, SystemName, DefaultName, quotaNameLabel)
+	case s.Parent:
+		return fmt.Sprintf("quota %s is a parent quota (it has child quotas or the label %s: \"true\"), and Koordinator schedules no pod charged to a parent quota: label the job with %s naming a leaf quota",
+			s.Quota, isParentLabel, quotaNameLabel)
 	case s.NotFound:
 		return fmt.Sprintf("ElasticQuota %s not found", s.Quota)
 	case s.Broken != "":
@@ -69,8 +82,12 @@ func (s *Shortage) Message() string {
 	if s.Reserved > 0 {
 		kept = fmt.Sprintf(", %s kept by quotas that do not lend their min", Format(r, s.Reserved))
 	}
-	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
-		who, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Used), Format(r, s.Min), Format(r, s.Limit), kept,
+	foreign := ""
+	if s.Foreign > 0 {
+		foreign = fmt.Sprintf(": %s by pods koord-queue does not manage", Format(r, s.Foreign))
+	}
+	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s%s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
+		who, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Used), foreign, Format(r, s.Min), Format(r, s.Limit), kept,
 		Format(r, s.Requested), r, Format(r, s.Missing()), r)
 }
 
@@ -78,6 +95,10 @@ func (s *Shortage) Message() string {
 // the unit waits for the same thing.
 func (s *Shortage) Key() string {
 	switch {
+	case s.System:
+		return "system/" + string(s.Quota)
+	case s.Parent:
+		return "parent/" + string(s.Quota)
 	case s.NotFound:
 		return "notfound/" + string(s.Quota)
 	case s.Broken != "":
@@ -127,7 +148,7 @@ func (t *Tree) Check(name QuotaName, req Resources) *Shortage {
 		if worst != "" {
 			lim, _ := t.limit(n, worst)
 			return &Shortage{Quota: n.spec.Name, For: name, Resource: worst, Requested: req[worst], Used: n.used[worst],
-				Min: n.spec.Min[worst], Limit: lim, Reserved: reserved[worst]}
+				Min: n.spec.Min[worst], Limit: lim, Reserved: reserved[worst], Foreign: n.foreign[worst]}
 		}
 	}
 	return nil

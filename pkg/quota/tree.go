@@ -20,10 +20,31 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 )
 
-// RootName is the implicit root of the tree. It has no limits of its own.
-const RootName QuotaName = "koordinator-root-quota"
+// RootName is the implicit root of the tree. It has no limits of its own:
+// koord-scheduler creates koordinator-root-quota with an empty spec (the
+// cluster's capacity appears only in its runtime annotation), and the node
+// fit check, not the tree, bounds units by the cluster.
+const RootName QuotaName = eqv1alpha1.RootQuotaName
+
+// SystemName and DefaultName are Koordinator's other own quotas. Units are
+// never admitted to any of the three (see IsSystem).
+const (
+	SystemName  QuotaName = eqv1alpha1.SystemQuotaName
+	DefaultName QuotaName = eqv1alpha1.DefaultQuotaName
+)
+
+const (
+	quotaNameLabel = schedv1alpha1.QuotaNameLabel
+	isParentLabel  = eqv1alpha1.IsParentLabel
+)
+
+// IsSystem reports whether name is one of Koordinator's own quotas.
+func IsSystem(name QuotaName) bool { return eqv1alpha1.IsSystemQuota(string(name)) }
 
 // Spec is what an ElasticQuota says about itself.
 type Spec struct {
@@ -32,14 +53,23 @@ type Spec struct {
 	Parent QuotaName
 	Min    Resources
 	Max    Resources
+	// IsParent marks a quota as a parent (Koordinator's is-parent: "true")
+	// even while no child names it: no unit is admitted to it.
+	IsParent bool
 	// NoLend keeps the quota's unused min from others (Koordinator's
 	// allow-lent-resource: "false"): its own units get it at once, without
 	// reclaim.
 	NoLend bool
 	// Weight is the quota's share of what its parent has above the mins of
-	// its children (Koordinator's shared-weight); nil means its Max.
+	// its children (Koordinator's shared-weight); nil means its Max. A
+	// weight equal to Max (what Koordinator's webhook writes on every quota)
+	// is no request for fair sharing.
 	Weight Resources
 }
+
+// weighted reports whether s asks for fair sharing: a weight that is not
+// its max.
+func (s *Spec) weighted() bool { return len(s.Weight) > 0 && !s.Weight.Equal(s.Max) }
 
 type node struct {
 	spec Spec
@@ -51,8 +81,12 @@ type node struct {
 	refused  bool
 	parent   *node
 	children map[QuotaName]*node
-	// used is what units charged to this quota and its descendants use.
+	// used is what units charged to this quota and its descendants use,
+	// foreign usage included.
 	used Resources
+	// foreign is the part of used that is not our units' (see SetForeign),
+	// of this quota and its descendants; ownForeign is this quota's own.
+	foreign, ownForeign Resources
 }
 
 // Tree is the quota tree with its usage.
@@ -63,8 +97,8 @@ type Tree struct {
 	// noLend counts the quotas that do not lend their min; while it is 0,
 	// nothing is reserved and checks skip the reservations altogether.
 	noLend int
-	// weighted counts the quotas with an explicit shared weight; while it is
-	// 0, nobody asked for fair sharing.
+	// weighted counts the quotas with a shared weight other than their max;
+	// while it is 0, nobody asked for fair sharing.
 	weighted int
 	// version counts changes of usage and shape; reserves memoizes what each
 	// node reserves for its non-lending quotas, valid at reservesAt.
@@ -108,13 +142,13 @@ func (t *Tree) Upsert(s Spec) error {
 	if n.exists && n.spec.NoLend {
 		t.noLend--
 	}
-	if n.exists && len(n.spec.Weight) > 0 {
+	if n.exists && n.spec.weighted() {
 		t.weighted--
 	}
-	if len(s.Weight) > 0 {
+	if s.weighted() {
 		t.weighted++
 	}
-	n.spec = Spec{Name: s.Name, Parent: s.Parent, Min: s.Min.Clone(), Max: s.Max.Clone(), NoLend: s.NoLend, Weight: s.Weight.Clone()}
+	n.spec = Spec{Name: s.Name, Parent: s.Parent, IsParent: s.IsParent, Min: s.Min.Clone(), Max: s.Max.Clone(), NoLend: s.NoLend, Weight: s.Weight.Clone()}
 	n.exists = true
 	if s.NoLend {
 		t.noLend++
@@ -165,9 +199,14 @@ func (t *Tree) refusedNodes() []*node {
 }
 
 // Problem reports why units of quota name cannot be admitted whatever the
-// usage: the quota does not exist, an ancestor it names does not exist, or
-// a parent link on its path would make a cycle. nil when the path is sound.
+// usage: the quota is one of Koordinator's own or a parent quota (for good,
+// until the job names another or the quota loses its children), the quota
+// does not exist, an ancestor it names does not exist, or a parent link on
+// its path would make a cycle. nil when the path is sound.
 func (t *Tree) Problem(name QuotaName) *Shortage {
+	if IsSystem(name) {
+		return &Shortage{Quota: name, System: true}
+	}
 	leaf, ok := t.nodes[name]
 	if !ok || !leaf.exists {
 		return &Shortage{Quota: name, NotFound: true}
@@ -181,7 +220,20 @@ func (t *Tree) Problem(name QuotaName) *Shortage {
 			return &Shortage{Quota: name, Broken: fmt.Sprintf("the parent %s of quota %s does not exist", n.spec.Name, child.spec.Name)}
 		}
 	}
+	if leaf.spec.IsParent || t.hasChildQuota(leaf) {
+		return &Shortage{Quota: name, Parent: true}
+	}
 	return nil
+}
+
+// hasChildQuota reports whether an ElasticQuota names n as its parent.
+func (t *Tree) hasChildQuota(n *node) bool {
+	for _, c := range n.children {
+		if c.exists && !c.refused {
+			return true
+		}
+	}
+	return false
 }
 
 // isAncestor reports whether a is an ancestor of (or is) b.
@@ -201,12 +253,14 @@ func (t *Tree) move(n, p *node) {
 	old := n.parent
 	for a := old; a != nil; a = a.parent {
 		a.used = a.used.Sub(n.used)
+		a.foreign = a.foreign.Sub(n.foreign)
 	}
 	delete(old.children, n.spec.Name)
 	n.parent = p
 	p.children[n.spec.Name] = n
 	for a := p; a != nil; a = a.parent {
 		a.used = a.used.Add(n.used)
+		a.foreign = a.foreign.Add(n.foreign)
 	}
 	t.pruneIfUnused(old)
 }
@@ -221,7 +275,7 @@ func (t *Tree) Delete(name QuotaName) {
 	if n.exists && n.spec.NoLend {
 		t.noLend--
 	}
-	if n.exists && len(n.spec.Weight) > 0 {
+	if n.exists && n.spec.weighted() {
 		t.weighted--
 	}
 	t.version++
@@ -274,6 +328,52 @@ func (t *Tree) Release(name QuotaName, r Resources) {
 	t.pruneIfUnused(n)
 }
 
+// SetForeign sets what quota name uses apart from the units charged to it
+// (pods koord-queue does not manage): the old amount is taken off the quota
+// and its ancestors and the new one charged, like a unit's usage. It is
+// never a victim. It reports whether some resource went down (room was
+// freed) and whether some went up.
+func (t *Tree) SetForeign(name QuotaName, r Resources) (decreased, increased bool) {
+	var prev Resources
+	if n, ok := t.nodes[name]; ok {
+		prev = n.ownForeign
+	}
+	for k, v := range prev {
+		if r[k] < v {
+			decreased = true
+		}
+	}
+	for k, v := range r {
+		if v > prev[k] {
+			increased = true
+		}
+	}
+	if !decreased && !increased {
+		return false, false
+	}
+	if !prev.IsZero() {
+		n := t.nodes[name]
+		n.ownForeign = nil
+		for a := n; a != nil; a = a.parent {
+			a.used = a.used.Sub(prev)
+			a.foreign = a.foreign.Sub(prev)
+		}
+	}
+	if !r.IsZero() {
+		n := t.getOrPlaceholder(name)
+		n.ownForeign = r.Clone()
+		for a := n; a != nil; a = a.parent {
+			a.used = a.used.Add(r)
+			a.foreign = a.foreign.Add(r)
+		}
+	}
+	t.version++
+	if n, ok := t.nodes[name]; ok {
+		t.pruneIfUnused(n)
+	}
+	return decreased, increased
+}
+
 // Cohort returns the top-level quota above name (name itself when it hangs
 // from the root). Capacity freed anywhere in a cohort can only help units of
 // the same cohort.
@@ -321,7 +421,7 @@ func (t *Tree) info(n *node) Info {
 	}
 	slices.Sort(children)
 	return Info{Name: n.spec.Name, Parent: parent, Exists: n.exists, Min: n.spec.Min.Clone(),
-		Max: n.spec.Max.Clone(), Used: n.used.Clone(), Children: children}
+		Max: n.spec.Max.Clone(), Used: n.used.Clone(), Foreign: n.foreign.Clone(), Children: children}
 }
 
 // List returns every quota but the root, by name.

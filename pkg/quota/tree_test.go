@@ -171,10 +171,14 @@ func TestCycleRefused(t *testing.T) {
 	}
 	// Breaking the cycle on the other quota than the refused one re-links it.
 	_ = tr.Upsert(Spec{Name: "a"})
-	for _, name := range []QuotaName{"a", "b", "leaf"} {
+	for _, name := range []QuotaName{"b", "leaf"} {
 		if s := tr.Check(name, res("cpu", "1")); s != nil {
 			t.Errorf("%s after the fix: %s", name, s.Message())
 		}
+	}
+	// a is now the parent of b and leaf: no unit is admitted to it.
+	if s := tr.Check("a", res("cpu", "1")); s == nil || !s.Parent {
+		t.Errorf("a after the fix: %+v, want a parent-quota refusal", s)
 	}
 	if got := tr.Path("b"); len(got) != 2 || got[1] != "a" {
 		t.Errorf("b's path after the fix = %v, want [b a]", got)

@@ -62,6 +62,8 @@ type Info struct {
 	Name, Parent QuotaName
 	Exists       bool
 	Min, Max     Resources
-	Used         Resources
-	Children     []QuotaName
+	// Used is what the quota and its descendants use; Foreign is the part
+	// of it that pods koord-queue does not manage use.
+	Used, Foreign Resources
+	Children      []QuotaName
 }
