@@ -104,8 +104,8 @@ func TestSlim(t *testing.T) {
 	now := metav1.Now()
 	full := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team-a", UID: "u1", ResourceVersion: "7", DeletionTimestamp: &now,
-			Labels:      map[string]string{"quota.scheduling.koordinator.sh/name": "team-a", "koord-queue/queue-unit": "u", "app": "x"},
-			Annotations: map[string]string{"big": "yes"},
+			Labels:        map[string]string{"quota.scheduling.koordinator.sh/name": "team-a", "koord-queue/queue-unit": "u", "app": "x"},
+			Annotations:   map[string]string{"big": "yes"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
 		Spec: corev1.PodSpec{NodeName: "n1",
 			InitContainers: []corev1.Container{{Name: "init", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}},
