@@ -170,6 +170,8 @@ func schedulerNeeds() []access {
 	a = append(a, accesses("default", read, "queueunits.scheduling.x-k8s.io", "elasticquotas.scheduling.sigs.k8s.io")...)
 	a = append(a, accesses("", read, "admissionchecks.scheduling.x-k8s.io", "provisioningrequestconfigs.scheduling.x-k8s.io",
 		"priorityclasses.scheduling.k8s.io", "namespaces", "nodes")...)
+	// Pods koord-queue does not manage count against their quota (SPEC 5.1).
+	a = append(a, accesses("default", read, "pods")...)
 	a = append(a, accesses(Namespace, append(read, write...), "queues.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"update", "patch"}, "queueunits/status.scheduling.x-k8s.io", "queues/status.scheduling.x-k8s.io")...)
 	a = append(a, accesses("", []string{"create"}, "namespaces", "tokenreviews.authentication.k8s.io", "subjectaccessreviews.authorization.k8s.io")...)
@@ -186,8 +188,6 @@ func schedulerMustNot() []access {
 	var a []access
 	a = append(a, accesses("default", []string{"update", "patch", "delete", "create"}, "jobs.batch")...)
 	a = append(a, accesses("default", []string{"delete", "create", "update"}, "pods", "queueunits.scheduling.x-k8s.io")...)
-	// koord-queue reads no pods (the node fit check works from the unit's pod sets).
-	a = append(a, accesses("default", read, "pods")...)
 	a = append(a, accesses("default", []string{"get", "list"}, "secrets", "configmaps")...)
 	a = append(a, access{verb: "get", resource: "configmaps", namespace: "kube-system", name: "kube-proxy"})
 	a = append(a, accesses(Namespace, []string{"get"}, "secrets")...)
