@@ -113,7 +113,7 @@ func (c *Cluster) prepareKoordinator(ctx context.Context) error {
 		k.ModuleDir = dir
 	}
 	if _, err := os.Stat(filepath.Join(k.ModuleDir, "config", "crd", "bases")); err != nil {
-		return fmt.Errorf("Koordinator's CRDs: %w", err)
+		return fmt.Errorf("install the CRDs of Koordinator: %w", err)
 	}
 	return checkKoordSchedulerPort()
 }
@@ -212,11 +212,11 @@ func (c *Cluster) installKoordinatorWebhooks(ctx context.Context) error {
 	dir := filepath.Join(c.opts.Koordinator.ModuleDir, "config", "webhook")
 	base, err := ReadObjects(filepath.Join(dir, "manifests.yaml"))
 	if err != nil {
-		return fmt.Errorf("Koordinator's webhooks: %w", err)
+		return fmt.Errorf("install the webhooks of Koordinator: %w", err)
 	}
 	patches, err := ReadObjects(filepath.Join(dir, "patch_manifests.yaml"))
 	if err != nil {
-		return fmt.Errorf("Koordinator's webhook patches: %w", err)
+		return fmt.Errorf("patch the webhooks of Koordinator: %w", err)
 	}
 	for _, u := range base {
 		name := u.GetName()
@@ -230,7 +230,7 @@ func (c *Cluster) installKoordinatorWebhooks(ctx context.Context) error {
 		for i, h := range hooks {
 			m, ok := h.(map[string]any)
 			if !ok {
-				return fmt.Errorf("Koordinator's %s: a webhook is not an object", name)
+				return fmt.Errorf("webhook configuration %s of Koordinator: a webhook is not an object", name)
 			}
 			hookName, _ := m["name"].(string)
 			for k, v := range patch[hookName] {
@@ -324,8 +324,11 @@ func (c *Cluster) systemQuotasExist(ctx context.Context) (bool, error) {
 func (c *Cluster) writeKoordSchedulerConfig() (string, error) {
 	src := filepath.Join(c.opts.Koordinator.ModuleDir, "config", "manager", "scheduler-config.yaml")
 	objs, err := ReadObjects(src)
-	if err != nil || len(objs) != 1 {
-		return "", fmt.Errorf("read koord-scheduler's configuration %s: want one ConfigMap (%d, %v)", src, len(objs), err)
+	if err != nil {
+		return "", fmt.Errorf("read koord-scheduler's configuration %s: %w", src, err)
+	}
+	if len(objs) != 1 {
+		return "", fmt.Errorf("read koord-scheduler's configuration %s: want one ConfigMap, found %d objects", src, len(objs))
 	}
 	text, ok, _ := unstructured.NestedString(objs[0].Object, "data", "koord-scheduler-config")
 	if !ok {
