@@ -26,8 +26,9 @@ limitations under the License.
 //     its place in time (created.go);
 //   - the status writes of each writer (conditions.go, admission.go,
 //     pods.go): SetCondition, first sight (MarkEnqueued), why a unit waits
-//     (SetWaiting), admission (MarkAdmitted), pods (ReportPods) and the end
-//     (MarkFinished);
+//     (SetWaiting), admission (MarkAdmitted), pods (ReportPods, and
+//     MarkRefusedByQuota when koord-scheduler refuses them for quota) and
+//     the end (MarkFinished);
 //   - the eviction steps (eviction.go): MarkEvicted, IsEvicting, Requeue,
 //     the extension's running timeout and its backoff;
 //   - the execution budget (execution.go).

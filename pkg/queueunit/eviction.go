@@ -80,7 +80,9 @@ func MarkEvicted(u *schedv1alpha1.QueueUnit, reason, message string, now metav1.
 // ClearAdmission drops what the unit was admitted with, so it charges no
 // quota any more: admissions, podState and reclaimablePods go, QuotaReserved
 // and Admitted turn False with reason and message, and so does PodsReady if
-// the unit has it. The phase is the caller's.
+// the unit has it. A refusal of its pods for quota ends with the admission
+// (EndRefusedByQuota), so the next admission tells its own. The phase is the
+// caller's.
 func ClearAdmission(u *schedv1alpha1.QueueUnit, reason, message string, now metav1.Time) {
 	u.Status.Admissions = nil
 	u.Status.PodState = nil
@@ -90,6 +92,7 @@ func ClearAdmission(u *schedv1alpha1.QueueUnit, reason, message string, now meta
 	if meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionPodsReady) != nil {
 		SetCondition(u, schedv1alpha1.ConditionPodsReady, metav1.ConditionFalse, reason, message, now)
 	}
+	EndRefusedByQuota(u, now)
 }
 
 // Requeue hands a unit back to the queue (step 2): phase Enqueued, its

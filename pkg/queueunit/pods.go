@@ -17,6 +17,7 @@ limitations under the License.
 package queueunit
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -79,4 +80,64 @@ func MarkFinished(u *schedv1alpha1.QueueUnit, failed bool, message string, now m
 		message = "job finished"
 	}
 	SetCondition(u, schedv1alpha1.ConditionFinished, metav1.ConditionTrue, reason, message, now)
+}
+
+// ConditionPodsRefusedByQuota is the extension's condition on an admitted
+// unit whose pods koord-scheduler refuses for quota (running beside
+// Koordinator, docs/protocol.md): True with ReasonPodsRefusedByQuota while it
+// does, False with ReasonNoPodRefused once it no longer does.
+const ConditionPodsRefusedByQuota = "PodsRefusedByQuota"
+
+// Reasons of ConditionPodsRefusedByQuota.
+const (
+	ReasonPodsRefusedByQuota = "PodsRefusedByQuota"
+	ReasonNoPodRefused       = "NoPodRefused"
+)
+
+// MarkRefusedByQuota says that koord-scheduler refuses pods of an admitted
+// unit for quota: ConditionPodsRefusedByQuota=True with message, dated since
+// (when the refusal began, but not before the unit's last admission). A
+// refusal already told keeps its message and time: Koordinator's message
+// changes with the quota's usage, and rewriting it would write the status at
+// every retry of the pod. One that dates from before the unit's last
+// admission (DequeuedAt) belongs to an earlier admission and is replaced. It
+// reports whether a new refusal began.
+func MarkRefusedByQuota(u *schedv1alpha1.QueueUnit, message string, since metav1.Time) bool {
+	if _, ok := RefusedByQuotaSince(u); ok {
+		return false
+	}
+	if dequeued := DequeuedAt(u); since.Before(&dequeued) {
+		since = dequeued
+	}
+	meta.RemoveStatusCondition(&u.Status.Conditions, ConditionPodsRefusedByQuota)
+	SetCondition(u, ConditionPodsRefusedByQuota, metav1.ConditionTrue, ReasonPodsRefusedByQuota, message, since)
+	return true
+}
+
+// EndRefusedByQuota turns ConditionPodsRefusedByQuota False once no pod of the
+// unit is refused; a unit without the condition gets none. It reports whether
+// it changed u.
+func EndRefusedByQuota(u *schedv1alpha1.QueueUnit, now metav1.Time) bool {
+	c := meta.FindStatusCondition(u.Status.Conditions, ConditionPodsRefusedByQuota)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return false
+	}
+	SetCondition(u, ConditionPodsRefusedByQuota, metav1.ConditionFalse, ReasonNoPodRefused,
+		"koord-scheduler no longer refuses the unit's pods for quota", now)
+	return true
+}
+
+// RefusedByQuotaSince is when the refusal of the unit's pods for quota began:
+// the time of ConditionPodsRefusedByQuota=True, when that is not older than
+// the unit's last admission. The extension's quota refusal timeout counts
+// from it.
+func RefusedByQuotaSince(u *schedv1alpha1.QueueUnit) (metav1.Time, bool) {
+	c := meta.FindStatusCondition(u.Status.Conditions, ConditionPodsRefusedByQuota)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return metav1.Time{}, false
+	}
+	if dequeued := DequeuedAt(u); c.LastTransitionTime.Before(&dequeued) {
+		return metav1.Time{}, false
+	}
+	return c.LastTransitionTime, true
 }

@@ -220,6 +220,18 @@ func TestWhoWritesWhat(t *testing.T) {
 				ChargedCPU: 2500},
 		},
 		{
+			row:  "condition PodsRefusedByQuota: extension, beside Koordinator: koord-scheduler refuses pods of an admitted unit for quota",
+			unit: func() *schedv1alpha1.QueueUnit { return admitted("Dequeued") },
+			write: func(u *schedv1alpha1.QueueUnit) {
+				MarkRefusedByQuota(u, "pod p: 0/1 nodes are available: Insufficient quotas, ...", t2)
+			},
+			// The unit keeps its quota and phase: only the timeout sends it back.
+			want: view{Phase: "Dequeued", Quota: "team-a", Allocated: timePtr(t1),
+				Conditions: []string{"Admitted=True/Admitted", "PodsRefusedByQuota=True/PodsRefusedByQuota", "QuotaReserved=True/QuotaReserved"},
+				Admissions: []string{"a 2 x 1, running 0", "b 3 x 500m, running 0"},
+				ChargedCPU: 3500},
+		},
+		{
 			row:  "status.phase = Succeed / Failed, condition Finished: extension, the job finished",
 			unit: func() *schedv1alpha1.QueueUnit { return admitted("Running") },
 			write: func(u *schedv1alpha1.QueueUnit) {
