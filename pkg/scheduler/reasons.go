@@ -35,6 +35,8 @@ var conditionReasons = map[string]string{
 	"tree":              "InvalidQuotaTree",
 	"notfound":          "QuotaNotFound",
 	"tenancy":           "QuotaNotAllowed",
+	"system":            "SystemQuota",
+	"parent":            "ParentQuota",
 	reasonNoQuota:       "NoQuota",
 	reasonQueueNotFound: "QueueNotFound",
 	"inactive":          "Inactive",

@@ -25,6 +25,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -105,9 +106,15 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) b
 
 // queueNotFound reports that u's queue is missing, and counts a
 // queue_not_found attempt each time the unit starts waiting for it.
+// A unit of one of Koordinator's own quotas, which get no Queue, is told
+// that instead: no Queue will come.
 func (r *reporter) queueNotFound(u *schedv1alpha1.QueueUnit, name schedtypes.QueueName) {
 	f := &queue.Failure{Reason: reasonQueueNotFound,
 		Message: "queue " + string(name) + " not found: the unit is admitted as soon as it exists"}
+	if q := quota.QuotaName(name); quota.IsSystem(q) {
+		s := &quota.Shortage{Quota: q, System: true}
+		f = &queue.Failure{Reason: s.Key(), Message: s.Message(), NeverFits: true}
+	}
 	if r.reportWaiting(u, f) {
 		r.opts.Metrics.Attempt(string(name), metrics.ResultQueueNotFound)
 	}

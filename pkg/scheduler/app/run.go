@@ -47,6 +47,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/eventrecorder"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
+	"github.com/koordinator-sh/koord-queue/pkg/quota/foreign"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
@@ -223,6 +224,8 @@ func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager
 				&schedv1alpha1.QueueUnit{}: {Transform: stripUnit},
 				// The node fit check reads allocatable, labels and taints only.
 				&corev1.Node{}: {Transform: stripNode},
+				// Foreign usage reads a pod's labels, node, phase and requests.
+				&corev1.Pod{}: {Transform: foreign.Slim},
 			},
 		},
 	}

@@ -65,6 +65,9 @@ type Plugin struct {
 	// parent quota (event InvalidQuotaMin), so it is said once.
 	minReported map[quota.QuotaName]string
 
+	// foreign is the usage of pods koord-queue does not manage (pods.go).
+	foreign *foreignPods
+
 	// follow builds the tree from the ElasticQuotas and keeps their Queues.
 	follow *follower
 }
@@ -92,7 +95,7 @@ var (
 	_ framework.SharePlugin    = (*Plugin)(nil)
 )
 
-// HasSynced is true once every ElasticQuota has been seen.
+// HasSynced is true once every ElasticQuota and every pod has been seen.
 func (p *Plugin) HasSynced() bool {
 	for _, r := range p.follow.registrations {
 		if !r.HasSynced() {
@@ -114,6 +117,9 @@ func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error)
 	if err := p.follow.watch(context.Background()); err != nil {
 		return nil, err
 	}
+	if err := p.watchPods(context.Background()); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -127,6 +133,7 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
 		versions: map[quota.CohortName]uint64{}, noVictims: map[quota.QuotaName]victimSearch{},
 		quotas: map[quota.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[quota.QuotaName]string{}, minReported: map[quota.QuotaName]string{},
+		foreign: newForeignPods(),
 	}
 	p.follow = &follower{p: p, queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"})}
@@ -189,6 +196,10 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "noquota",
 			"the unit names no quota: set the label "+schedv1alpha1.QuotaNameLabel+" on its job")
 	}
+	// Koordinator's own quotas and parent quotas take no unit, whoever asks.
+	if s := p.tree.Problem(u.Quota); s != nil && (s.System || s.Parent) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, s.Key(), s.Message())
+	}
 	if s := tenancyLocked(p, u); s != nil {
 		return s
 	}
@@ -214,6 +225,7 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 		return framework.NewStatus(framework.Unschedulable, s.Key(), s.Message())
 	}
 	p.setLocked(u.Key, &quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()})
+	p.applyForeignLocked()
 	return nil
 }
 
@@ -221,25 +233,37 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 	p.mu.Lock()
 	freed := p.setLocked(u.Key, nil)
+	more := p.flushForeignLocked()
 	p.mu.Unlock()
 	if freed != "" {
 		p.h.Freed(freed)
 	}
+	p.tellFreed(more)
 }
 
 // SetUsage records what a unit holds, as read from the API.
 func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
 	p.mu.Lock()
 	freed := p.setLocked(key, h)
+	more := p.flushForeignLocked()
 	p.mu.Unlock()
 	if freed != "" {
 		p.h.Freed(freed)
 	}
+	p.tellFreed(more)
 }
 
 // setLocked moves a unit's charge and returns the cohort where capacity was
-// freed, if any.
+// freed, if any. A unit that starts or stops holding quota takes its pods
+// into, or gives them back to, the foreign usage; a following
+// flushForeignLocked sets it on the tree.
 func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName {
+	wasHolding := p.holdsLocked(key)
+	defer func() {
+		if p.holdsLocked(key) != wasHolding {
+			p.unitHoldingChangedLocked(key)
+		}
+	}()
 	prev, had := p.charged[key]
 	// A unit's status is read again on every write to it; when what it
 	// holds is recorded unchanged, a fruitless victim search stays true.

@@ -60,19 +60,24 @@ func (s *follower) onQuota(obj any) {
 	s.p.mu.Lock()
 	old := s.p.quotas[quota.QuotaName(eq.Name)]
 	s.p.quotas[quota.QuotaName(eq.Name)] = eq
-	changed := old == nil || !equalSpec(old, eq)
+	changed := old == nil || !equalSpec(old, eq) || old.Namespace != eq.Namespace
 	var recheck []quota.QuotaName
+	var freed []quota.CohortName
 	if changed {
-		// A cycle is refused by the tree and reported by syncQueue.
-		weight, _ := sharedWeight(eq)
-		_ = s.p.tree.Upsert(quota.Spec{
-			Name: quota.QuotaName(eq.Name), Parent: quota.QuotaName(eq.Labels[eqv1alpha1.ParentLabel]),
-			Min: quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
-			NoLend: eq.Labels[eqv1alpha1.AllowLentResourceLabel] == "false", Weight: weight,
-		})
+		// Koordinator's own quotas are not in the tree: units are never
+		// charged to them (quota.Tree.Problem), and the root's max is the
+		// cluster, which the node fit check bounds.
+		if !quota.IsSystem(quota.QuotaName(eq.Name)) {
+			// A cycle is refused by the tree and reported by syncQueue.
+			_ = s.p.tree.Upsert(specOf(eq))
+		}
 		recheck = s.treeChangedLocked()
+		// Which quota a pod is charged to may have changed.
+		s.p.reindexLocked()
+		freed = s.p.flushForeignLocked()
 	}
 	s.p.mu.Unlock()
+	s.p.tellFreed(freed)
 	if changed {
 		// A new or changed quota can let anything through.
 		s.p.h.Invalidate()
@@ -129,8 +134,22 @@ func sharedWeight(eq *eqv1alpha1.ElasticQuota) (quota.Resources, error) {
 	return quota.FromList(list), nil
 }
 
+// specOf is what the tree keeps of a quota. A shared-weight equal to the
+// max (what Koordinator's webhook writes on every quota) asks no weighted
+// sharing: the tree treats it as no weight (quota.Spec.Weight).
+func specOf(eq *eqv1alpha1.ElasticQuota) quota.Spec {
+	weight, _ := sharedWeight(eq)
+	return quota.Spec{
+		Name: quota.QuotaName(eq.Name), Parent: quota.QuotaName(eq.Labels[eqv1alpha1.ParentLabel]),
+		IsParent: eq.Labels[eqv1alpha1.IsParentLabel] == "true",
+		Min:      quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
+		NoLend: eq.Labels[eqv1alpha1.AllowLentResourceLabel] == "false", Weight: weight,
+	}
+}
+
 func equalSpec(a, b *eqv1alpha1.ElasticQuota) bool {
 	return a.Labels[eqv1alpha1.ParentLabel] == b.Labels[eqv1alpha1.ParentLabel] &&
+		a.Labels[eqv1alpha1.IsParentLabel] == b.Labels[eqv1alpha1.IsParentLabel] &&
 		a.Labels[eqv1alpha1.AllowLentResourceLabel] == b.Labels[eqv1alpha1.AllowLentResourceLabel] &&
 		a.Annotations[eqv1alpha1.SharedWeightAnnotation] == b.Annotations[eqv1alpha1.SharedWeightAnnotation] &&
 		a.Annotations[eqv1alpha1.NamespacesAnnotation] == b.Annotations[eqv1alpha1.NamespacesAnnotation] &&
@@ -152,8 +171,12 @@ func (s *follower) onQuotaDelete(obj any) {
 		delete(s.p.quotas, quota.QuotaName(eq.Name))
 		delete(s.p.treeReported, quota.QuotaName(eq.Name))
 		delete(s.p.minReported, quota.QuotaName(eq.Name))
-		s.p.tree.Delete(quota.QuotaName(eq.Name))
+		if !quota.IsSystem(quota.QuotaName(eq.Name)) {
+			s.p.tree.Delete(quota.QuotaName(eq.Name))
+		}
 		recheck = s.treeChangedLocked()
+		s.p.reindexLocked()
+		_ = s.p.flushForeignLocked() // Invalidate below tries everyone
 	}
 	s.p.mu.Unlock()
 	s.p.h.Invalidate()
@@ -214,7 +237,9 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 		return fmt.Errorf("get queue: %w", err)
 	}
 	exists := err == nil
-	if eq == nil {
+	if eq == nil || quota.IsSystem(quota.QuotaName(name)) {
+		// No quota, or one of Koordinator's own: no Queue (one made before
+		// this rule goes).
 		if exists && q.Labels[CreatedByLabel] != "" {
 			if err := c.Delete(ctx, q); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("delete queue of deleted quota: %w", err)

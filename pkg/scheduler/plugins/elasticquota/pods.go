@@ -1,0 +1,251 @@
+/*
+Copyright 2026 The Koordinator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package elasticquota
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/quota/foreign"
+)
+
+// Foreign usage (docs/protocol.md, "Beside Koordinator"): pods koord-queue
+// does not manage use quota too, counted by koord-scheduler's rule
+// (foreign.Index). The plugin follows every pod (slimmed by the cache,
+// foreign.Slim), keeps what each one is charged, and sets the sum per quota
+// on the tree (quota.Tree.SetForeign). A pod of a unit that holds quota is
+// the unit's, and is not counted twice.
+
+// foreignPods is the plugin's book of pods, under Plugin.mu.
+type foreignPods struct {
+	index *foreign.Index
+	// pods is every pod seen, by namespace/name, with the quota it is
+	// charged to ("" for none).
+	pods map[string]podCharge
+	// byUnit lists the pods that name each unit, for a unit that starts or
+	// stops holding quota.
+	byUnit map[quota.UnitKey]map[string]struct{}
+	// sum is the foreign usage of each quota, as last set on the tree.
+	sum map[quota.QuotaName]quota.Resources
+	// touched are the quotas whose sum changed since the last flush.
+	touched map[quota.QuotaName]struct{}
+	// freed are cohorts where room was freed, for the next caller outside
+	// the lock to tell the scheduler.
+	freed map[quota.CohortName]struct{}
+}
+
+type podCharge struct {
+	pod   foreign.Pod
+	quota quota.QuotaName
+}
+
+func newForeignPods() *foreignPods {
+	return &foreignPods{index: foreign.NewIndex(nil), pods: map[string]podCharge{},
+		byUnit: map[quota.UnitKey]map[string]struct{}{}, sum: map[quota.QuotaName]quota.Resources{},
+		touched: map[quota.QuotaName]struct{}{}, freed: map[quota.CohortName]struct{}{}}
+}
+
+// watchPods registers the pod handler.
+func (p *Plugin) watchPods(ctx context.Context) error {
+	inf, err := p.h.Cache().GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return fmt.Errorf("watch Pods (for the usage of quotas by pods koord-queue does not manage): %w", err)
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    p.onPod,
+		UpdateFunc: func(_, obj any) { p.onPod(obj) },
+		DeleteFunc: p.onPodDelete,
+	})
+	if err != nil {
+		return err
+	}
+	p.follow.registrations = append(p.follow.registrations, reg)
+	return nil
+}
+
+func (p *Plugin) onPod(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	fp := foreign.FromPod(pod)
+	p.mu.Lock()
+	p.placePodLocked(pod.Namespace+"/"+pod.Name, &fp)
+	freed := p.flushForeignLocked()
+	p.mu.Unlock()
+	p.tellFreed(freed)
+}
+
+func (p *Plugin) onPodDelete(obj any) {
+	if t, ok := obj.(cacheTombstone); ok {
+		obj = t.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	p.placePodLocked(pod.Namespace+"/"+pod.Name, nil)
+	freed := p.flushForeignLocked()
+	p.mu.Unlock()
+	p.tellFreed(freed)
+}
+
+func (p *Plugin) tellFreed(cohorts []quota.CohortName) {
+	for _, c := range cohorts {
+		p.h.Freed(c)
+	}
+}
+
+// holdsLocked reports whether a unit holds quota now: its pods are its own.
+func (p *Plugin) holdsLocked(key quota.UnitKey) bool {
+	_, ok := p.charged[key]
+	return ok
+}
+
+// placePodLocked records pod key as fp (nil: gone) and moves its charge.
+func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) {
+	f := p.foreign
+	prev, had := f.pods[key]
+	if had {
+		p.unchargePodLocked(prev)
+		if u := prev.pod.Unit(); u != "" && (fp == nil || fp.Unit() != u) {
+			if set := f.byUnit[u]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(f.byUnit, u)
+				}
+			}
+		}
+	}
+	if fp == nil {
+		delete(f.pods, key)
+		return
+	}
+	c := podCharge{pod: *fp, quota: f.index.Charge(*fp, p.holdsLocked)}
+	f.pods[key] = c
+	p.chargePodLocked(c)
+	if u := fp.Unit(); u != "" {
+		if f.byUnit[u] == nil {
+			f.byUnit[u] = map[string]struct{}{}
+		}
+		f.byUnit[u][key] = struct{}{}
+	}
+}
+
+func (p *Plugin) chargePodLocked(c podCharge) {
+	if c.quota == "" {
+		return
+	}
+	f := p.foreign
+	f.sum[c.quota] = f.sum[c.quota].Add(c.pod.Request)
+	f.touched[c.quota] = struct{}{}
+}
+
+func (p *Plugin) unchargePodLocked(c podCharge) {
+	if c.quota == "" {
+		return
+	}
+	f := p.foreign
+	s := f.sum[c.quota].Sub(c.pod.Request)
+	if s.IsZero() {
+		delete(f.sum, c.quota)
+	} else {
+		f.sum[c.quota] = s
+	}
+	f.touched[c.quota] = struct{}{}
+}
+
+// rechargePodsLocked classifies the pods of keys again (a unit started or
+// stopped holding quota; the quotas changed).
+func (p *Plugin) rechargePodsLocked(keys []string) {
+	f := p.foreign
+	for _, key := range keys {
+		c, ok := f.pods[key]
+		if !ok {
+			continue
+		}
+		now := f.index.Charge(c.pod, p.holdsLocked)
+		if now == c.quota {
+			continue
+		}
+		p.unchargePodLocked(c)
+		c.quota = now
+		f.pods[key] = c
+		p.chargePodLocked(c)
+	}
+}
+
+// unitHoldingChangedLocked reclassifies the pods that name a unit.
+func (p *Plugin) unitHoldingChangedLocked(key quota.UnitKey) {
+	if set := p.foreign.byUnit[key]; len(set) > 0 {
+		p.rechargePodsLocked(slices.Collect(maps.Keys(set)))
+	}
+}
+
+// reindexLocked rebuilds the quota index from the quotas seen and
+// reclassifies every pod.
+func (p *Plugin) reindexLocked() {
+	qs := make([]foreign.Quota, 0, len(p.quotas))
+	for _, eq := range p.quotas {
+		qs = append(qs, foreign.Quota{Name: eq.Name, Namespace: eq.Namespace, Namespaces: allowedNamespaces(eq)})
+	}
+	p.foreign.index = foreign.NewIndex(qs)
+	p.rechargePodsLocked(slices.Collect(maps.Keys(p.foreign.pods)))
+}
+
+// flushForeignLocked sets the changed sums on the tree and returns the
+// cohorts where room was freed since the last flush, for the caller to tell
+// once it let go of the lock.
+func (p *Plugin) flushForeignLocked() []quota.CohortName {
+	p.applyForeignLocked()
+	f := p.foreign
+	if len(f.freed) == 0 {
+		return nil
+	}
+	out := slices.Sorted(maps.Keys(f.freed))
+	clear(f.freed)
+	return out
+}
+
+// applyForeignLocked sets the changed sums on the tree; the cohorts where
+// room was freed wait for the next flush (Reserve, inside the scheduling
+// cycle, tells nobody).
+func (p *Plugin) applyForeignLocked() {
+	f := p.foreign
+	for q := range f.touched {
+		if eqv1alpha1.IsSystemQuota(string(q)) {
+			continue
+		}
+		dec, inc := p.tree.SetForeign(q, f.sum[q])
+		if dec || inc {
+			cohort := p.tree.Cohort(q)
+			p.versions[cohort]++
+			if dec {
+				f.freed[cohort] = struct{}{}
+			}
+		}
+	}
+	clear(f.touched)
+}
