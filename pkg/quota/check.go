@@ -84,7 +84,7 @@ func (s *Shortage) Message() string {
 	}
 	foreign := ""
 	if s.Foreign > 0 {
-		foreign = fmt.Sprintf(": %s by pods koord-queue does not manage", Format(r, s.Foreign))
+		foreign = fmt.Sprintf(" of which %s by pods koord-queue does not manage", Format(r, s.Foreign))
 	}
 	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s%s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
 		who, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Used), foreign, Format(r, s.Min), Format(r, s.Limit), kept,

@@ -49,7 +49,7 @@ func TestSetForeign(t *testing.T) {
 	if s == nil {
 		t.Fatal("2 CPU fit beside 3 CPU of foreign usage under a max of 4")
 	}
-	if s.Foreign != 3000 || !strings.Contains(s.Message(), "(used 3: 3 by pods koord-queue does not manage, min 0, max 4)") {
+	if s.Foreign != 3000 || !strings.Contains(s.Message(), "(used 3 of which 3 by pods koord-queue does not manage, min 0, max 4)") {
 		t.Errorf("shortage %+v says %q", s, s.Message())
 	}
 	// Foreign usage is never a victim: no unit holds anything.
