@@ -28,6 +28,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/features"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -114,7 +116,8 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 	if err != nil {
 		return nil, err
 	}
-	cacheOpts := cache.Options{}
+	// Pods are cached slim: the reconcilers read a few fields of them.
+	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Transform: framework.TrimPod}}}
 	if len(o.WatchNamespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.WatchNamespaces {
@@ -147,14 +150,15 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 		ext := &c.extensions[i]
 		running, backoff := c.config.TimeoutsFor(ext.Name)
 		r := framework.NewReconciler(mgr.GetClient(), ext, events.ForEventsAPI(), clk, framework.ReconcilerOptions{
-			ManageAllJobs:      o.ManageAllJobs,
-			ManagedNamespaces:  c.managedNamespaces,
-			DefaultQuota:       o.DefaultQuota,
-			Gates:              c.gates,
-			RunningTimeout:     running,
-			BackoffTimeout:     backoff,
-			SkipNameValidation: o.SkipNameValidation,
-			Workers:            o.Workers,
+			ManageAllJobs:       o.ManageAllJobs,
+			ManagedNamespaces:   c.managedNamespaces,
+			DefaultQuota:        o.DefaultQuota,
+			Gates:               c.gates,
+			RunningTimeout:      running,
+			BackoffTimeout:      backoff,
+			QuotaRefusalTimeout: o.QuotaRefusalTimeout,
+			SkipNameValidation:  o.SkipNameValidation,
+			Workers:             o.Workers,
 		})
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
@@ -244,6 +248,9 @@ func (o *Options) complete() (*completed, error) {
 	}
 	if o.Workers < 1 {
 		return nil, fmt.Errorf("--workers must be at least 1, got %d", o.Workers)
+	}
+	if o.QuotaRefusalTimeout < 0 {
+		return nil, fmt.Errorf("--quota-refusal-timeout must not be negative, got %s", o.QuotaRefusalTimeout)
 	}
 	if o.EventQPS <= 0 || o.EventBurst <= 0 {
 		return nil, fmt.Errorf("--event-qps and --event-burst must be positive, got %v and %d", o.EventQPS, o.EventBurst)

@@ -19,6 +19,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -50,15 +51,17 @@ func TestCompleteManageAllOptions(t *testing.T) {
 		wantSel string
 		wantErr string
 	}{
-		"default selector":       {wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
-		"release from the env":   {env: "kq-env", wantSel: "kubernetes.io/metadata.name notin (kq-env,kube-system)"},
-		"release flag wins":      {env: "kq-env", mutate: func(o *Options) { o.ReleaseNamespace = "kq-flag" }, wantSel: "kubernetes.io/metadata.name notin (kq-flag,kube-system)"},
-		"custom selector":        {mutate: func(o *Options) { o.ManagedJobsNamespaceSelector = "queue=on" }, wantSel: "queue=on"},
-		"bad selector":           {mutate: func(o *Options) { o.ManagedJobsNamespaceSelector = "queue in (on" }, wantErr: "--managed-jobs-namespace-selector"},
-		"good default quota":     {mutate: func(o *Options) { o.DefaultQuota = "team-a" }, wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
-		"bad default quota":      {mutate: func(o *Options) { o.DefaultQuota = "Team A" }, wantErr: "--default-quota"},
-		"too long default quota": {mutate: func(o *Options) { o.DefaultQuota = strings.Repeat("a", 64) }, wantErr: "--default-quota"},
-		"no workers":             {mutate: func(o *Options) { o.Workers = 0 }, wantErr: "--workers must be at least 1, got 0"},
+		"default selector":               {wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
+		"release from the env":           {env: "kq-env", wantSel: "kubernetes.io/metadata.name notin (kq-env,kube-system)"},
+		"release flag wins":              {env: "kq-env", mutate: func(o *Options) { o.ReleaseNamespace = "kq-flag" }, wantSel: "kubernetes.io/metadata.name notin (kq-flag,kube-system)"},
+		"custom selector":                {mutate: func(o *Options) { o.ManagedJobsNamespaceSelector = "queue=on" }, wantSel: "queue=on"},
+		"bad selector":                   {mutate: func(o *Options) { o.ManagedJobsNamespaceSelector = "queue in (on" }, wantErr: "--managed-jobs-namespace-selector"},
+		"good default quota":             {mutate: func(o *Options) { o.DefaultQuota = "team-a" }, wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
+		"bad default quota":              {mutate: func(o *Options) { o.DefaultQuota = "Team A" }, wantErr: "--default-quota"},
+		"too long default quota":         {mutate: func(o *Options) { o.DefaultQuota = strings.Repeat("a", 64) }, wantErr: "--default-quota"},
+		"no workers":                     {mutate: func(o *Options) { o.Workers = 0 }, wantErr: "--workers must be at least 1, got 0"},
+		"quota refusal timeout off":      {mutate: func(o *Options) { o.QuotaRefusalTimeout = 0 }, wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
+		"negative quota refusal timeout": {mutate: func(o *Options) { o.QuotaRefusalTimeout = -time.Second }, wantErr: "--quota-refusal-timeout must not be negative"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

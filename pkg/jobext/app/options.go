@@ -19,6 +19,7 @@ package app
 import (
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -65,6 +66,10 @@ type Options struct {
 	Verbosity                    int
 	// Workers is how many jobs of one extension are reconciled at once.
 	Workers int
+	// QuotaRefusalTimeout sends an admitted unit whose pods koord-scheduler
+	// has refused for quota this long, none of them running, to
+	// TimeoutBackoff; 0 turns it off.
+	QuotaRefusalTimeout time.Duration
 
 	// WebhookPort serves the admission webhook; 0 turns it off. NewOptions
 	// leaves it off (tests run several managers in one process); the flag's
@@ -101,11 +106,15 @@ func NewOptions() *Options {
 		EventBurst:                   100,
 		Verbosity:                    0,
 		Workers:                      8,
+		QuotaRefusalTimeout:          defaultQuotaRefusalTimeout,
 		WebhookSecretName:            "koord-queue-controllers-webhook-cert",
 		WebhookServiceName:           "koord-queue-controllers-webhook",
 		WebhookConfigurationName:     "koord-queue-controllers",
 	}
 }
+
+// defaultQuotaRefusalTimeout is --quota-refusal-timeout's default.
+const defaultQuotaRefusalTimeout = time.Minute
 
 // defaultWebhookPort is --webhook-port's default.
 const defaultWebhookPort = 9443
@@ -135,6 +144,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.EventBurst, "event-burst", o.EventBurst, "burst of the separate client that writes events")
 	fs.IntVarP(&o.Verbosity, "v", "v", o.Verbosity, "log verbosity")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "jobs of each enabled extension reconciled at once (one job is never reconciled twice at once)")
+	fs.DurationVar(&o.QuotaRefusalTimeout, "quota-refusal-timeout", o.QuotaRefusalTimeout,
+		"beside Koordinator: how long koord-scheduler may refuse the pods of an admitted job for quota, none of them running, before the job is suspended and its unit sent to TimeoutBackoff (its quota given back); 0 turns it off")
 	fs.IntVar(&o.WebhookPort, "webhook-port", defaultWebhookPort,
 		"port of the mutating admission webhook that suspends managed jobs at creation; 0 turns it off")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the webhook listens on; empty means all")

@@ -25,12 +25,14 @@ limitations under the License.
 // metadata and spec, and the status fields the protocol gives to the
 // extension (Running/Succeed/Failed, podState, admissions[].running,
 // reclaimablePods, Enqueued after an eviction, TimeoutBackoff after a running
-// timeout). It never writes the fields the scheduler owns, and it writes its
-// own with the functions of pkg/queueunit, which owns the protocol's rules.
-// Everything it decides comes from the job, its namespace and the unit as
-// read from the API; the only state it keeps between reconciles is which
-// started jobs --manage-all-jobs already told it leaves alone (so the event
-// is recorded once per process).
+// timeout or a quota refusal timeout, PodsRefusedByQuota). It never writes
+// the fields the scheduler owns, and it writes its own with the functions of
+// pkg/queueunit, which owns the protocol's rules. Everything it decides comes
+// from the job, its namespace, the unit and the unit's pods (cached slim:
+// TrimPod) as read from the API; the only state it keeps between reconciles
+// is which started jobs --manage-all-jobs already told it leaves alone, and
+// which evicted pods of each admitted unit it already told of (so each event
+// is recorded once per process; koordinator.go says why in memory).
 //
 // NamespaceSelector (namespaces.go) is the one place that says which
 // namespaces --manage-all-jobs takes jobs from.

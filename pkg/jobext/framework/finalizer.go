@@ -28,43 +28,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // PodsGoneFinalizer holds a deleted unit, and with it its quota charge, until
 // the pods its job owns are gone: pods in their termination grace period still
 // hold their node's resources.
 const PodsGoneFinalizer = "scheduling.x-k8s.io/pods-gone"
-
-// podOwnerIndex prefixes the per-extension index of pods by the UID of their
-// controller, when that controller is of the extension's kind.
-const podOwnerIndex = "koord-queue.controllerUID/"
-
-// podMeta is a Pod's metadata: the extension caches no more of pods.
-func podMeta() *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
-	return m
-}
-
-// ownedByKind is the pod's controller owner reference when it is of this
-// extension's kind.
-func (r *Reconciler) ownedByKind(obj client.Object) *metav1.OwnerReference {
-	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != r.ext.GVK.Kind || ref.APIVersion != r.ext.GVK.GroupVersion().String() {
-		return nil
-	}
-	return ref
-}
-
-func (r *Reconciler) indexPods(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, podMeta(), podOwnerIndex+r.ext.Name, func(obj client.Object) []string {
-		if ref := r.ownedByKind(obj); ref != nil {
-			return []string{string(ref.UID)}
-		}
-		return nil
-	})
-}
 
 // podOrphaned passes a pod update that changed the pod's controller (the
 // garbage collector orphans the pods of a job deleted with propagation
@@ -75,21 +44,11 @@ func podOrphaned(e event.UpdateEvent) bool {
 	return before != nil && (after == nil || after.UID != before.UID)
 }
 
-// podToJob maps a deleted pod to the job that controlled it, whose deleted
-// unit may wait for it.
-func (r *Reconciler) podToJob(_ context.Context, obj client.Object) []reconcile.Request {
-	ref := r.ownedByKind(obj)
-	if ref == nil {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
-}
-
 // podsLeft counts the pods in ns whose controller is the job of uid.
 func (r *Reconciler) podsLeft(ctx context.Context, ns string, uid types.UID) (int, error) {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{podOwnerIndex + r.ext.Name: string(uid)}); err != nil {
+	list := &corev1.PodList{}
+	if err := r.client.List(ctx, list, client.InNamespace(ns), client.MatchingFields{podOwnerIndex + r.ext.Name: string(uid)},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return 0, fmt.Errorf("list pods: %w", err)
 	}
 	return len(list.Items), nil

@@ -89,7 +89,7 @@ func larger(want, have corev1.ResourceList) (corev1.ResourceName, resource.Quant
 // that grew beyond it (or turned invalid: its demand cannot be counted any
 // more) is held at its admitted size; one that shrank gives the difference
 // back once its pods fit the new size.
-func (r *Reconciler) runAdmitted(ctx context.Context, gj GenericJob, unit, desired *schedv1alpha1.QueueUnit, status JobStatus) (ctrl.Result, error) {
+func (r *Reconciler) runAdmitted(ctx context.Context, gj GenericJob, unit, desired *schedv1alpha1.QueueUnit, status JobStatus, pods []corev1.Pod) (ctrl.Result, error) {
 	sets, err := r.podSets(ctx, gj)
 	var invalid *invalidJobError
 	if errors.As(err, &invalid) {
@@ -101,7 +101,7 @@ func (r *Reconciler) runAdmitted(ctx context.Context, gj GenericJob, unit, desir
 	if why := Exceeds(sets, queueunit.AdmittedWith(unit)); why != "" {
 		return ctrl.Result{}, r.holdAtAdmission(ctx, gj, desired, status, why)
 	}
-	result, err := r.run(ctx, gj, desired, status)
+	result, err := r.run(ctx, gj, desired, status, pods)
 	if err == nil {
 		GiveBackShrunk(desired, sets, status)
 	}

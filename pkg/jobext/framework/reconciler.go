@@ -34,9 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -59,6 +57,12 @@ const (
 	// EventPodLabelsReplaced: a pod template label named another quota (or
 	// unit) than the job's unit; the unit's won.
 	EventPodLabelsReplaced = "PodLabelsReplaced"
+	// EventPodsRefusedByQuota (job and unit): koord-scheduler refuses pods of
+	// an admitted unit for quota; once per refusal.
+	EventPodsRefusedByQuota = "PodsRefusedByQuota"
+	// EventPodsEvictedElsewhere (job and unit): something other than
+	// koord-queue evicted a pod of an admitted unit; once per pod.
+	EventPodsEvictedElsewhere = "PodsEvictedElsewhere"
 )
 
 // ReconcilerOptions tune one extension's reconciler.
@@ -80,6 +84,10 @@ type ReconcilerOptions struct {
 	RunningTimeout time.Duration
 	// BackoffTimeout is how long a timed-out unit waits before Enqueued.
 	BackoffTimeout time.Duration
+	// QuotaRefusalTimeout moves an admitted unit none of whose pods runs,
+	// and whose pods koord-scheduler has refused for quota this long, to
+	// TimeoutBackoff as RunningTimeout does; zero turns it off.
+	QuotaRefusalTimeout time.Duration
 	// SkipNameValidation lets tests start several managers in one process.
 	SkipNameValidation bool
 	// Workers is how many jobs are reconciled at once; less than 1 means 1.
@@ -95,6 +103,7 @@ type Reconciler struct {
 	opts     ReconcilerOptions
 
 	leftAlone startedJobs
+	evictions toldEvictions
 	order     *creationOrder
 }
 
@@ -106,9 +115,11 @@ func NewReconciler(c client.Client, ext *Extension, recorder events.EventRecorde
 }
 
 // SetupWithManager watches the extension's jobs, the units that point at
-// them and the deletion of the pods they control (a deleted unit waits for
-// them); with ManageAllJobs it also caches Namespaces, whose labels the
-// selector reads.
+// them, and the pods they control or whose label names their unit: a
+// deleted unit waits for its job's pods, and an admitted unit tells what
+// koord-scheduler and evictions do to its pods (podEvents). The manager's
+// cache should keep pods slim (TrimPod). With ManageAllJobs it also caches
+// Namespaces, whose labels the selector reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("pod index: %w", err)
@@ -123,12 +134,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(r.ext.Name).
 		Watches(r.ext.NewObject(), r.jobEvents()).
 		Watches(&schedv1alpha1.QueueUnit{}, handler.EnqueueRequestsFromMapFunc(r.unitToJob)).
-		WatchesMetadata(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToJob),
-			builder.WithPredicates(predicate.Funcs{
-				CreateFunc:  func(event.CreateEvent) bool { return false },
-				UpdateFunc:  podOrphaned,
-				GenericFunc: func(event.GenericEvent) bool { return false },
-			})).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToJob), builder.WithPredicates(podEvents())).
 		WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation), MaxConcurrentReconciles: max(r.opts.Workers, 1)}).
 		Complete(r)
 }
@@ -171,6 +177,7 @@ func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, on
 				return ctrl.Result{}, nil
 			}
 			r.leftAlone.forget(key)
+			r.evictions.forget(unitKey)
 			return ctrl.Result{}, r.deleteUnit(ctx, unitKey, key.Name, "")
 		}
 		return ctrl.Result{}, fmt.Errorf("get job: %w", err)

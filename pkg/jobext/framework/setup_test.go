@@ -51,10 +51,24 @@ func fakeExtension(sets []PodSet, status JobStatus) *Extension {
 }
 
 // fakeClient is a fake API holding objs, whose QueueUnits have a status
-// subresource as they do on a real API server.
+// subresource as they do on a real API server, with the pod indexes of the
+// fake extension (Reconciler.indexPods).
 func fakeClient(objs ...client.Object) client.Client {
-	return fake.NewClientBuilder().WithScheme(testScheme()).WithStatusSubresource(&schedv1alpha1.QueueUnit{}).
-		WithObjects(objs...).Build()
+	b := fake.NewClientBuilder().WithScheme(testScheme()).WithStatusSubresource(&schedv1alpha1.QueueUnit{}, &corev1.Pod{}).
+		WithObjects(objs...)
+	r := &Reconciler{ext: fakeExtension(nil, JobStatus{})}
+	if err := r.indexPods(context.Background(), builderIndexer{b}); err != nil {
+		panic(err)
+	}
+	return b.Build()
+}
+
+// builderIndexer adds indexes to a fake client being built.
+type builderIndexer struct{ b *fake.ClientBuilder }
+
+func (i builderIndexer) IndexField(_ context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	i.b.WithIndex(obj, field, extract)
+	return nil
 }
 
 // namespaceObject is a namespace with no labels.

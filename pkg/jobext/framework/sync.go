@@ -43,6 +43,7 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 	desired := unit.DeepCopy()
 	var result ctrl.Result
 	var err error
+	var pods []corev1.Pod
 	phase := unit.Status.Phase
 	switch {
 	case queueunit.IsFinished(phase):
@@ -54,7 +55,10 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 	case queueunit.InRunningTimeoutBackoff(unit):
 		result, err = r.backOff(ctx, gj, desired, status)
 	case phase == schedv1alpha1.QueueUnitPhaseDequeued || phase == schedv1alpha1.QueueUnitPhaseRunning:
-		result, err = r.runAdmitted(ctx, gj, unit, desired, status)
+		if pods, err = r.unitPods(ctx, unit); err != nil {
+			return ctrl.Result{}, err
+		}
+		result, err = r.runAdmitted(ctx, gj, unit, desired, status, pods)
 	default:
 		// Enqueued, Reserved, new, or a scheduler's TimeoutBackoff: the job waits.
 		err = r.hold(ctx, gj)
@@ -65,6 +69,7 @@ func (r *Reconciler) sync(ctx context.Context, gj GenericJob, unit *schedv1alpha
 	if err := r.writeStatus(ctx, unit, desired); err != nil {
 		return r.retry(err, "update queue unit status")
 	}
+	r.tellPods(gj, unit, desired, pods)
 	return result, nil
 }
 
@@ -148,15 +153,24 @@ func (r *Reconciler) hold(ctx context.Context, gj GenericJob) error {
 	return nil
 }
 
-// run resumes an admitted job and reports its pods; with a running timeout it
-// sends a unit whose pods never ran to TimeoutBackoff.
-func (r *Reconciler) run(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, status JobStatus) (ctrl.Result, error) {
+// run resumes an admitted job and reports its pods (pods: those its unit's
+// label names). With a running timeout it sends a unit whose pods never ran
+// to TimeoutBackoff, and with a quota refusal timeout one whose pods
+// koord-scheduler refuses for quota while none runs.
+func (r *Reconciler) run(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, status JobStatus, pods []corev1.Pod) (ctrl.Result, error) {
 	var result ctrl.Result
 	if r.opts.RunningTimeout > 0 && desired.Status.Phase == schedv1alpha1.QueueUnitPhaseDequeued && status.Running() == 0 {
 		left := r.opts.RunningTimeout - r.clock.Since(queueunit.DequeuedAt(desired).Time)
 		if left <= 0 {
-			return r.timeOut(ctx, gj, desired)
+			return r.timeOut(ctx, gj, desired, fmt.Sprintf("pods did not run within the running timeout %s", r.opts.RunningTimeout))
 		}
+		result.RequeueAfter = left
+	}
+	left, over := r.quotaRefusal(desired, status, pods)
+	if over != "" {
+		return r.timeOut(ctx, gj, desired, over)
+	}
+	if left > 0 && (result.RequeueAfter == 0 || left < result.RequeueAfter) {
 		result.RequeueAfter = left
 	}
 	if err := r.resume(ctx, gj, desired); err != nil {
@@ -190,17 +204,17 @@ func (r *Reconciler) resume(ctx context.Context, gj GenericJob, unit *schedv1alp
 	return nil
 }
 
-// timeOut suspends a job whose pods did not run in time and moves its unit to
-// TimeoutBackoff, releasing its admission.
-func (r *Reconciler) timeOut(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit) (ctrl.Result, error) {
+// timeOut suspends a job whose pods did not run in time (the running
+// timeout, or the quota refusal timeout: msg says which) and moves its unit
+// to TimeoutBackoff, releasing its admission.
+func (r *Reconciler) timeOut(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, msg string) (ctrl.Result, error) {
 	if !gj.IsSuspended() {
 		if err := r.writeJob(ctx, gj, gj.Suspend); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	msg := fmt.Sprintf("pods did not run within the running timeout %s", r.opts.RunningTimeout)
 	queueunit.MarkRunningTimeout(desired, msg, r.now())
-	r.recorder.Eventf(gj.Object(), desired, corev1.EventTypeWarning, EventRunningTimeout, "Suspend", msg)
+	r.recorder.Eventf(gj.Object(), desired, corev1.EventTypeWarning, EventRunningTimeout, "Suspend", "%s", msg)
 	return ctrl.Result{RequeueAfter: r.opts.BackoffTimeout}, nil
 }
 
