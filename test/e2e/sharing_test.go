@@ -103,7 +103,9 @@ func admittedCount(ctx context.Context, jobNames []string) (int, error) {
 // TestQuotaThatDoesNotLendKeepsItsMin: allow-lent-resource: "false" keeps
 // the quota's unused min from its sibling, and its own job gets it at once.
 func TestQuotaThatDoesNotLendKeepsItsMin(t *testing.T) {
-	createQuota(t, quotaSpec{name: "e2e-nl-parent", max: "10"})
+	// Koordinator's webhook asks a parent to say so, and its min to cover
+	// its children's.
+	createQuota(t, quotaSpec{name: "e2e-nl-parent", min: "10", max: "10", labels: map[string]string{eqv1alpha1.IsParentLabel: "true"}})
 	createQuota(t, quotaSpec{name: "e2e-nl-keeper", parent: "e2e-nl-parent", min: "6", max: "10",
 		labels: map[string]string{eqv1alpha1.AllowLentResourceLabel: "false"}})
 	createQuota(t, quotaSpec{name: "e2e-nl-borrower", parent: "e2e-nl-parent", max: "10"})
@@ -132,20 +134,31 @@ func TestQuotaThatDoesNotLendKeepsItsMin(t *testing.T) {
 // 12-CPU parent, all asking for more, run 3/3/6.
 func TestSharedWeightSharesTheParent(t *testing.T) {
 	weights := map[string]int{"e2e-sw-a": 1, "e2e-sw-b": 1, "e2e-sw-c": 2}
+	// The parent has no room until every job is there, so sharing starts
+	// with all of them. (It must exist first: Koordinator's webhook refuses
+	// a child of a quota that does not exist or is not a parent.)
+	createQuota(t, quotaSpec{name: "e2e-sw-parent", max: "0", labels: map[string]string{eqv1alpha1.IsParentLabel: "true"}})
 	for name, w := range weights {
-		// The parent comes last: until it exists nothing is admitted, so all
-		// jobs are there when sharing starts.
 		createQuota(t, quotaSpec{name: name, parent: "e2e-sw-parent", max: "12",
 			annotations: map[string]string{eqv1alpha1.SharedWeightAnnotation: fmt.Sprintf(`{"cpu":"%d"}`, w)}})
 		jobs(t, name, names(name, 8), "1", 5*time.Minute)
 	}
 	for name := range weights {
-		eventually(t, name+"-0 waits for the broken tree", func(ctx context.Context) (bool, error) {
-			u, err := queueUnit(ctx, "default", name+"-0")
-			return err == nil && strings.Contains(u.Status.Message, "invalid quota tree"), err
-		})
+		for _, job := range names(name, 8) {
+			eventually(t, job+" waits for room in the parent", func(ctx context.Context) (bool, error) {
+				u, err := queueUnit(ctx, "default", job)
+				return err == nil && strings.Contains(u.Status.Message, "e2e-sw-parent"), err
+			})
+		}
 	}
-	createQuota(t, quotaSpec{name: "e2e-sw-parent", max: "12"})
+	eventually(t, "the parent's max raised to 12", func(ctx context.Context) (bool, error) {
+		eq := &eqv1alpha1.ElasticQuota{}
+		if err := get(ctx, "default", "e2e-sw-parent", eq); err != nil {
+			return false, err
+		}
+		eq.Spec.Max[corev1.ResourceCPU] = resource.MustParse("12")
+		return true, env.Client.Update(ctx, eq)
+	})
 	eventually(t, "the parent shared 3/3/6", func(ctx context.Context) (bool, error) {
 		total := 0
 		got := map[string]int{}

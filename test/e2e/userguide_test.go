@@ -22,16 +22,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/docs"
 	"github.com/koordinator-sh/koord-queue/test/cluster"
 )
@@ -175,34 +178,70 @@ func indent(s string) string {
 
 // removeGuideObjects deletes every object of the guide's played YAML blocks
 // (and, for a Job, its QueueUnit; for an ElasticQuota, its Queue) and waits
-// until they are gone.
+// until they are gone. Quotas go last, children before parents, once the
+// pods charged to them are gone: koord-manager's webhook refuses to delete
+// a quota that pods use or that has children.
 func removeGuideObjects(t *testing.T, blocks []docs.Block) {
 	t.Helper()
-	ctx := ctxFor(t)
-	var gone []*unstructured.Unstructured
+	var objs, quotas []*unstructured.Unstructured
 	for _, b := range blocks {
 		if !b.Play || b.Lang != "yaml" {
 			continue
 		}
-		objs, err := cluster.DecodeObjects([]byte(b.Body))
+		decoded, err := cluster.DecodeObjects([]byte(b.Body))
 		if err != nil {
 			t.Fatalf("%s:%d: %v", docs.GuideFile, b.Line, err)
 		}
-		for _, o := range objs {
+		for _, o := range decoded {
 			if o.GetNamespace() == "" && o.GetKind() != "Namespace" {
 				o.SetNamespace("default")
 			}
+			if o.GetKind() == "ElasticQuota" {
+				quotas = append(quotas, o)
+			} else {
+				objs = append(objs, o)
+			}
+		}
+	}
+	deleteAndWait(t, objs)
+	for _, q := range quotas {
+		eventually(t, "no pod charged to quota "+q.GetName()+" before it is deleted", func(ctx context.Context) (bool, error) {
+			pods := &corev1.PodList{}
+			if err := env.Client.List(ctx, pods, client.MatchingLabels{schedv1alpha1.QuotaNameLabel: q.GetName()}); err != nil {
+				return false, err
+			}
+			return len(pods.Items) == 0, nil
+		})
+	}
+	slices.Reverse(quotas)
+	deleteAndWait(t, quotas)
+}
+
+// deleteAndWait deletes objs in order and waits until they, the QueueUnits
+// of the Jobs and the Queues of the ElasticQuotas among them are gone.
+func deleteAndWait(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	ctx := ctxFor(t)
+	var gone []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "ElasticQuota" {
+			// A child's deletion must be seen before its parent's.
+			eventually(t, fmt.Sprintf("ElasticQuota %s/%s deleted", o.GetNamespace(), o.GetName()), func(ctx context.Context) (bool, error) {
+				err := env.Client.Delete(ctx, o)
+				return err == nil || apierrors.IsNotFound(err) || isNoMatch(err), nil
+			})
+		} else {
 			err := env.Client.Delete(ctx, o, client.PropagationPolicy("Background"))
 			if err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
 				t.Fatalf("delete %s %s/%s: %v", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 			}
-			gone = append(gone, o)
-			switch o.GetKind() {
-			case "Job":
-				gone = append(gone, objectRef("scheduling.x-k8s.io/v1alpha1", "QueueUnit", o.GetNamespace(), o.GetName()))
-			case "ElasticQuota":
-				gone = append(gone, objectRef("scheduling.x-k8s.io/v1alpha1", "Queue", "koord-queue", o.GetName()))
-			}
+		}
+		gone = append(gone, o)
+		switch o.GetKind() {
+		case "Job":
+			gone = append(gone, objectRef("scheduling.x-k8s.io/v1alpha1", "QueueUnit", o.GetNamespace(), o.GetName()))
+		case "ElasticQuota":
+			gone = append(gone, objectRef("scheduling.x-k8s.io/v1alpha1", "Queue", "koord-queue", o.GetName()))
 		}
 	}
 	for _, o := range gone {
