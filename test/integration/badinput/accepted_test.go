@@ -23,6 +23,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -286,6 +287,55 @@ var acceptances = []acceptance{
 		create(t, j)
 		unitOf(t, tenant, j.Name, "admitted", admitted)
 		return []client.Object{eq, j}
+	}},
+	// What koord-manager's webhook refuses, met without it (docs/protocol.md).
+	{"quota name used in two namespaces", func(t *testing.T) []client.Object {
+		first := quota(tenant, "twice", "", "", "1")
+		create(t, first)
+		j := job(tenant, "in-twice", "twice", "1")
+		create(t, j)
+		unitOf(t, tenant, j.Name, "admitted by the first quota", admitted)
+		second := quota(other, "twice", "", "", "100")
+		create(t, second)
+		warning(t, "ElasticQuota", other, "twice", "DuplicateQuotaName", tenant+"/twice")
+		// The first still counts: its max of 1 is full.
+		k := job(tenant, "in-twice-2", "twice", "1")
+		create(t, k)
+		unitOf(t, tenant, k.Name, "waiting on the first quota's max", waitingWith("max 1"))
+		return []client.Object{first, second, j, k}
+	}},
+	{"namespace listed by two quotas", func(t *testing.T) []client.Object {
+		a, b := quota(tenant, "lists-a", "", "", "10"), quota(tenant, "lists-b", "", "", "10")
+		a.Annotations = map[string]string{eqv1alpha1.NamespacesAnnotation: `["other"]`}
+		b.Annotations = map[string]string{eqv1alpha1.NamespacesAnnotation: `["other"]`}
+		create(t, a, b)
+		// To koord-queue the list says who may use a quota: both may be used.
+		ja, jb := job(other, "uses-a", "lists-a", "1"), job(other, "uses-b", "lists-b", "1")
+		create(t, ja, jb)
+		unitOf(t, other, ja.Name, "admitted", admitted)
+		unitOf(t, other, jb.Name, "admitted", admitted)
+		return []client.Object{a, b, ja, jb}
+	}},
+	{"job charged to a parent quota", func(t *testing.T) []client.Object {
+		parent := quota(tenant, "a-parent", "", "", "10")
+		parent.Labels[eqv1alpha1.IsParentLabel] = "true"
+		create(t, parent)
+		j := job(tenant, "in-parent", "a-parent", "1")
+		create(t, j)
+		u := unitOf(t, tenant, j.Name, "refused for a parent quota", waitingWith("is a parent quota"))
+		if c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved); c == nil || c.Reason != "ParentQuota" {
+			t.Errorf("condition %+v; want reason ParentQuota", c)
+		}
+		return []client.Object{parent, j}
+	}},
+	{"job charged to Koordinator's default quota", func(t *testing.T) []client.Object {
+		j := job(tenant, "in-default-quota", eqv1alpha1.DefaultQuotaName, "1")
+		create(t, j)
+		u := unitOf(t, tenant, j.Name, "refused for Koordinator's own quota", waitingWith("one of Koordinator's own quotas"))
+		if c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionQuotaReserved); c == nil || c.Reason != "SystemQuota" {
+			t.Errorf("condition %+v; want reason SystemQuota", c)
+		}
+		return []client.Object{j}
 	}},
 	{"quota deleted under a waiting unit", func(t *testing.T) []client.Object {
 		eq := quota(tenant, "doomed", "", "", "1")

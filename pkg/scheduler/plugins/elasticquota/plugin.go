@@ -54,8 +54,13 @@ type Plugin struct {
 	// heldByCohort keeps the holdings of each cohort for victim searches
 	// (cohortHoldingsLocked).
 	heldByCohort map[quota.CohortName]cohortHeld
-	// quotas are the ElasticQuotas seen, by name.
-	quotas map[quota.QuotaName]*eqv1alpha1.ElasticQuota
+	// quotas are the ElasticQuotas seen, by name: of two of one name in
+	// different namespaces, the one that counts (sameName).
+	quotas   map[quota.QuotaName]*eqv1alpha1.ElasticQuota
+	sameName *sameNames
+	// sameNameReported is the warning last given to each ignored quota of a
+	// name used twice (namespace/name), so it is given once.
+	sameNameReported map[string]string
 	// shared lets any namespace use any quota (args sharedQuotas).
 	shared bool
 	// treeReported is the tree problem last reported on each quota (event
@@ -133,7 +138,7 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
 		versions: map[quota.CohortName]uint64{}, noVictims: map[quota.QuotaName]victimSearch{},
 		quotas: map[quota.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[quota.QuotaName]string{}, minReported: map[quota.QuotaName]string{},
-		foreign: newForeignPods(),
+		foreign: newForeignPods(), sameName: newSameNames(), sameNameReported: map[string]string{},
 	}
 	p.follow = &follower{p: p, queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"})}

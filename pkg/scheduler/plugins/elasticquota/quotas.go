@@ -59,6 +59,8 @@ func (s *follower) onQuota(obj any) {
 	}
 	s.p.mu.Lock()
 	old := s.p.quotas[quota.QuotaName(eq.Name)]
+	// Quota names are cluster-wide: of two of one name, the oldest counts.
+	eq = s.p.sameName.add(eq)
 	s.p.quotas[quota.QuotaName(eq.Name)] = eq
 	changed := old == nil || !equalSpec(old, eq) || old.Namespace != eq.Namespace
 	var recheck []quota.QuotaName
@@ -167,6 +169,15 @@ func (s *follower) onQuotaDelete(obj any) {
 	}
 	s.p.mu.Lock()
 	var recheck []quota.QuotaName
+	next := s.p.sameName.remove(eq)
+	delete(s.p.sameNameReported, eq.Namespace+"/"+eq.Name)
+	if cur, ok := s.p.quotas[quota.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace && next != nil {
+		// Another quota of the name counts now.
+		s.p.mu.Unlock()
+		s.onQuota(next)
+		s.syncParents(eq)
+		return
+	}
 	if cur, ok := s.p.quotas[quota.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace {
 		delete(s.p.quotas, quota.QuotaName(eq.Name))
 		delete(s.p.treeReported, quota.QuotaName(eq.Name))
@@ -249,6 +260,7 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 	}
 	s.reportTree(eq)
 	s.reportChildrenMin(eq)
+	s.reportSameName(eq)
 	if _, err := sharedWeight(eq); err != nil {
 		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidSharedWeight", "%v", err)
 	}
