@@ -182,9 +182,12 @@ func TestBrokenQuotaTreeWaits(t *testing.T) {
 	// Fix both: the missing parent arrives, the cycle is cut.
 	create(t, utiltesting.MakeElasticQuota("bt-missing").Namespace(ns).Max("cpu", "8").Obj())
 	patchQuota(t, ns, "cyc-a", func(eq *eqv1alpha1.ElasticQuota) { delete(eq.Labels, eqv1alpha1.ParentLabel) })
-	for q := range want {
+	// cyc-a is now cyc-b's parent: its unit is refused as a parent quota's.
+	for _, q := range []string{"orphan", "cyc-b"} {
 		waitPhase(t, ns, "u-"+q, schedv1alpha1.QueueUnitPhaseDequeued)
 	}
+	waitReason(t, ns, "u-cyc-a", "ParentQuota", `quota cyc-a is a parent quota (it has child quotas or the label quota.scheduling.koordinator.sh/is-parent: "true"), `+
+		`and Koordinator schedules no pod charged to a parent quota: label the job with quota.scheduling.koordinator.sh/name naming a leaf quota`)
 	for _, q := range []string{"orphan", "cyc-b"} {
 		if n := len(events(t, ns, q, "InvalidQuotaTree")); n != 1 {
 			t.Errorf("quota %s: %d InvalidQuotaTree events, want exactly 1", q, n)
