@@ -127,12 +127,13 @@ test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and th
 # The cases of the second e2e run, with Koordinator: the guide examples and
 # quota cases that already keep one book with koord-scheduler. Issue #31 is
 # not done: E2E_KOORDINATOR_PENDING (run with `make test-e2e-koordinator`)
-# are the cases that still fail beside Koordinator (foreign usage not yet
-# wired into the scheduler, system quotas still get Queues, quotas that
-# koord-manager's webhook refuses). koord-scheduler's fixed port 10251 allows
-# one such run at a time.
-E2E_KOORDINATOR_RUN = ^(TestQuickStart|TestQueuesFromElasticQuotaExamples|TestQueueExamples|TestQueueUnitPriorityExample|TestKubeflowExamples|TestWorkflowExample|TestMaxWaitReservesForABigJob|TestRunningJobIsNotPreemptedByDefault|TestPreemptionOptIn|TestBlockedHighPriorityJobOnEachPolicy|TestBlockHoldsBackSmallerJob|TestPriorityAdmitsSmallerJob)$$
-E2E_KOORDINATOR_PENDING = ^(TestUserGuide|TestQuotaThatDoesNotLendKeepsItsMin|TestSharedWeightSharesTheParent|TestKoordinator.*)$$
+# are the cases that still fail beside Koordinator (the guide's api-resources
+# output shows our short names, which Koordinator's CRD lacks; koord-scheduler
+# refuses a pod once on a runtime it has not recomputed yet; the reclaim case
+# does not reclaim yet). koord-scheduler's fixed port 10251 allows one such
+# run at a time.
+E2E_KOORDINATOR_RUN = ^(TestQuickStart|TestQueuesFromElasticQuotaExamples|TestQueueExamples|TestQueueUnitPriorityExample|TestKubeflowExamples|TestWorkflowExample|TestMaxWaitReservesForABigJob|TestRunningJobIsNotPreemptedByDefault|TestPreemptionOptIn|TestBlockedHighPriorityJobOnEachPolicy|TestBlockHoldsBackSmallerJob|TestPriorityAdmitsSmallerJob|TestQuotaThatDoesNotLendKeepsItsMin|TestSharedWeightSharesTheParent|TestKoordinatorSystemQuotasGetNoQueue)$$
+E2E_KOORDINATOR_PENDING = ^(TestUserGuide|TestKoordinatorPlainPodCountsAgainstQuota|TestKoordinatorReclaimHasOneVictim)$$
 
 .PHONY: test-e2e-koordinator
 test-e2e-koordinator: ## The e2e cases that do not yet pass beside Koordinator (issue #31), with Koordinator.
