@@ -178,12 +178,14 @@ func indent(s string) string {
 
 // removeGuideObjects deletes every object of the guide's played YAML blocks
 // (and, for a Job, its QueueUnit; for an ElasticQuota, its Queue) and waits
-// until they are gone. Quotas go last, children before parents, once the
+// until they are gone. Quotas and Queues go last, children before parents, once the
 // pods charged to them are gone: koord-manager's webhook refuses to delete
 // a quota that pods use or that has children.
 func removeGuideObjects(t *testing.T, blocks []docs.Block) {
 	t.Helper()
-	var objs, quotas []*unstructured.Unstructured
+	// Queues go with the quotas: a Queue named like a quota that still
+	// exists comes back, and a hand-written one stays when its quota goes.
+	var objs, quotas, queues []*unstructured.Unstructured
 	for _, b := range blocks {
 		if !b.Play || b.Lang != "yaml" {
 			continue
@@ -196,9 +198,12 @@ func removeGuideObjects(t *testing.T, blocks []docs.Block) {
 			if o.GetNamespace() == "" && o.GetKind() != "Namespace" {
 				o.SetNamespace("default")
 			}
-			if o.GetKind() == "ElasticQuota" {
+			switch o.GetKind() {
+			case "ElasticQuota":
 				quotas = append(quotas, o)
-			} else {
+			case "Queue":
+				queues = append(queues, o)
+			default:
 				objs = append(objs, o)
 			}
 		}
@@ -214,7 +219,7 @@ func removeGuideObjects(t *testing.T, blocks []docs.Block) {
 		})
 	}
 	slices.Reverse(quotas)
-	deleteAndWait(t, quotas)
+	deleteAndWait(t, append(quotas, queues...))
 }
 
 // deleteAndWait deletes objs in order and waits until they, the QueueUnits
