@@ -74,8 +74,12 @@ func (s *follower) onQuota(obj any) {
 			_ = s.p.tree.Upsert(specOf(eq))
 		}
 		recheck = s.treeChangedLocked()
-		// Which quota a pod is charged to may have changed.
-		s.p.reindexLocked()
+		// Which quota a pod is charged to depends on the quotas' names,
+		// namespaces and namespaces annotations only.
+		if old == nil || old.Namespace != eq.Namespace ||
+			old.Annotations[eqv1alpha1.NamespacesAnnotation] != eq.Annotations[eqv1alpha1.NamespacesAnnotation] {
+			s.p.reindexLocked()
+		}
 		freed = s.p.flushForeignLocked()
 	}
 	s.p.mu.Unlock()
