@@ -134,8 +134,11 @@ func (t *Tree) selectVictims(p Preemption, held map[QuotaName][]Holding) Victims
 			return Victims{Units: v}
 		}
 	}
-	if p.Reclaim && t.withinMin(p.Quota, p.Request) {
-		borrowing := func(h Holding) bool { return t.overMin(h.Quota, p.Request) }
+	// Reclaim judges only the resources the request is short of: a unit
+	// within its min of cpu reclaims cpu even when it also asks for memory
+	// its quota's min does not name, since memory is not what it waits for.
+	if short := t.short(p.Quota, p.Request); p.Reclaim && len(short) > 0 && t.withinMin(p.Quota, short) {
+		borrowing := func(h Holding) bool { return t.overMin(h.Quota, short) }
 		var cands []Holding
 		for q, hs := range held {
 			if q == p.Quota || t.Cohort(q) != cohort {
@@ -206,6 +209,21 @@ func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holdin
 // min for some resource: the unit would use capacity guaranteed to others.
 func (t *Tree) WouldBorrow(name QuotaName, req Resources) bool {
 	return !t.withinMin(name, req)
+}
+
+// short is the part of req that does not fit quota name now: each resource
+// of req that, asked for alone, would not fit.
+func (t *Tree) short(name QuotaName, req Resources) Resources {
+	var out Resources
+	for r, v := range req {
+		if v > 0 && t.Check(name, Resources{r: v}) != nil {
+			if out == nil {
+				out = Resources{}
+			}
+			out[r] = v
+		}
+	}
+	return out
 }
 
 // withinMin reports whether quota name, with req added, stays within its min

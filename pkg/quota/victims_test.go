@@ -109,6 +109,44 @@ func TestReclaimRespectsProtectionAndMin(t *testing.T) {
 	}
 }
 
+// A quota's min names cpu only; its unit asks for cpu and memory. Memory has
+// room, cpu is lent to a sibling: the unit reclaims cpu, as its min allows,
+// and the memory its min does not name does not stop it.
+func TestReclaimJudgesOnlyTheResourcesThatAreShort(t *testing.T) {
+	tr := New(1)
+	for _, s := range []Spec{
+		{Name: "parent", Min: Resources{"cpu": 4000}, Max: Resources{"cpu": 4000, "memory": 1 << 40}},
+		{Name: "lender", Parent: "parent", Min: Resources{"cpu": 2000}, Max: Resources{"cpu": 4000, "memory": 1 << 40}},
+		{Name: "borrower", Parent: "parent", Min: Resources{"cpu": 2000}, Max: Resources{"cpu": 4000, "memory": 1 << 40}},
+	} {
+		if err := tr.Upsert(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gi := int64(1 << 30)
+	held := map[QuotaName][]Holding{"borrower": {
+		{Key: "b1", Quota: "borrower", AllocatedAt: now.Add(-time.Hour), Used: Resources{"cpu": 2000, "memory": gi}},
+		{Key: "b2", Quota: "borrower", AllocatedAt: now.Add(-time.Minute), Used: Resources{"cpu": 2000, "memory": gi}},
+	}}
+	chargeAll(tr, held)
+	req := Resources{"cpu": 2000, "memory": gi}
+	if tr.Check("lender", req) == nil {
+		t.Fatal("the parent's cpu should be full")
+	}
+	v := tr.SelectVictims(Preemption{Quota: "lender", Request: req, Reclaim: true, Now: now}, held)
+	if !v.Reclaim {
+		t.Fatalf("no reclaim: victims %v", keys(v))
+	}
+	if diff := cmp.Diff([]UnitKey{"b2"}, keys(v)); diff != "" {
+		t.Errorf("victims (-want +got):\n%s", diff)
+	}
+	// Asking for more cpu than its min, the lender may not reclaim.
+	v = tr.SelectVictims(Preemption{Quota: "lender", Request: Resources{"cpu": 3000, "memory": gi}, Reclaim: true, Now: now}, held)
+	if len(v.Units) != 0 {
+		t.Errorf("reclaimed beyond min: %v", keys(v))
+	}
+}
+
 func TestReclaimNeverTakesFromQuotaWithinMin(t *testing.T) {
 	tr := twoLevel(t)
 	held := map[QuotaName][]Holding{
