@@ -133,7 +133,7 @@ test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and th
 # does not reclaim yet). koord-scheduler's fixed port 10251 allows one such
 # run at a time.
 E2E_KOORDINATOR_RUN = ^(TestQuickStart|TestQueuesFromElasticQuotaExamples|TestQueueExamples|TestQueueUnitPriorityExample|TestKubeflowExamples|TestWorkflowExample|TestMaxWaitReservesForABigJob|TestRunningJobIsNotPreemptedByDefault|TestPreemptionOptIn|TestBlockedHighPriorityJobOnEachPolicy|TestBlockHoldsBackSmallerJob|TestPriorityAdmitsSmallerJob|TestQuotaThatDoesNotLendKeepsItsMin|TestSharedWeightSharesTheParent|TestKoordinatorSystemQuotasGetNoQueue)$$
-E2E_KOORDINATOR_PENDING = ^(TestUserGuide|TestKoordinatorPlainPodCountsAgainstQuota|TestKoordinatorReclaimHasOneVictim)$$
+E2E_KOORDINATOR_PENDING = ^(TestUserGuide|TestKoordinatorPlainPodCountsAgainstQuota|TestReclaimHasOneVictim)$$
 
 .PHONY: test-e2e-koordinator
 test-e2e-koordinator: ## The e2e cases that do not yet pass beside Koordinator (issue #31), with Koordinator.

@@ -154,12 +154,12 @@ func admitted(p schedv1alpha1.QueueUnitPhase) bool {
 func waitPhase(t *testing.T, ns, name, want string, ok func(schedv1alpha1.QueueUnitPhase) bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("QueueUnit %s/%s %s", ns, name, want), func(ctx context.Context) (bool, error) {
-		p, err := phaseOf(ctx, ns, name)
+		u, err := queueUnit(ctx, ns, name)
 		if err != nil {
 			return false, err
 		}
-		if !ok(p) {
-			return false, fmt.Errorf("phase %q", p)
+		if !ok(u.Status.Phase) {
+			return false, fmt.Errorf("phase %q, message %q", u.Status.Phase, u.Status.Message)
 		}
 		return true, nil
 	})
