@@ -120,6 +120,11 @@ func TestVisibilityReplicas(t *testing.T) {
 			if got := len(d.Spec.Template.Spec.TopologySpreadConstraints) > 0; got != multi {
 				t.Errorf("topology spread %v, want %v", got, multi)
 			}
+			// NOTES.txt warns of one replica serving the visibility API.
+			warn := strings.Contains(notes(t, tc.sets...), "namespace deletion hangs cluster-wide")
+			if visibility := len(tc.sets) > 0 && tc.sets[0] == "controller.enableVisibilityServer=true"; warn != (visibility && !multi) {
+				t.Errorf("NOTES.txt warns of one visibility replica: %v", warn)
+			}
 		})
 	}
 }
