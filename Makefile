@@ -58,6 +58,15 @@ VERSION_LDFLAGS = -X github.com/koordinator-sh/koord-queue/pkg/version.version=$
 build: ## Build the binaries into bin/ (with VERSION and REVISION).
 	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/ ./cmd/...
 
+# The kubectl plugin's release (hack/plugindist): archives for each platform,
+# checksums.txt and the krew manifest rendered from plugins/koord-queue.yaml.tmpl.
+PLUGIN_OUTPUT ?= _output/plugin
+PLUGIN_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64,windows/arm64
+
+.PHONY: plugin-dist
+plugin-dist: ## Build kubectl-koord_queue archives for PLUGIN_PLATFORMS, their checksums and the krew manifest into PLUGIN_OUTPUT.
+	go run ./hack/plugindist --output=$(PLUGIN_OUTPUT) --version=$(VERSION) --revision=$(REVISION) --source-date-epoch=$(SOURCE_DATE_EPOCH) --platforms=$(PLUGIN_PLATFORMS)
+
 .PHONY: test
 test: ## The whole suite: verify, unit, integration, chart, image, end-to-end and short chaos tests.
 	@hack/tools.sh >/dev/null

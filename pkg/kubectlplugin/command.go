@@ -41,7 +41,6 @@ const (
 type options struct {
 	config        *genericclioptions.ConfigFlags
 	allNamespaces bool
-	output        string
 	source        string
 	streams       genericiooptions.IOStreams
 	now           func() time.Time
@@ -64,24 +63,15 @@ as "kubectl koord-queue".`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl koord-queue"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		CompletionOptions: cobra.CompletionOptions{
-			DisableDefaultCmd: true,
-		},
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	o.config.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&o.source, "source", o.source,
 		"Where queue positions come from: auto (the visibility API when served, else the objects), visibility or objects.")
-	root.AddCommand(o.listCommand(), o.whyCommand(), o.queuesCommand(), o.activeCommand(false), o.activeCommand(true))
+	root.AddCommand(o.listCommand(), o.whyCommand(), o.queuesCommand(), o.activeCommand(false), o.activeCommand(true),
+		o.versionCommand())
 	return root
-}
-
-func (o *options) addOutputFlags(cmd *cobra.Command, allNamespaces bool) {
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Output format: wide, json or yaml (default: a table).")
-	if allNamespaces {
-		cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the units of every namespace.")
-	}
 }
 
 // reader builds the API client and, unless --source=objects, the client of
@@ -92,9 +82,6 @@ func (o *options) reader() (*Reader, string, error) {
 	case sourceAuto, sourceVisibility, sourceObjects:
 	default:
 		return nil, "", fmt.Errorf("--source must be auto, visibility or objects, got %q", o.source)
-	}
-	if err := validOutput(o.output); err != nil {
-		return nil, "", err
 	}
 	cfg, err := o.config.ToRESTConfig()
 	if err != nil {
@@ -126,23 +113,40 @@ func (o *options) snapshot(ctx context.Context, r *Reader, ns string) (*Snapshot
 		return nil, err
 	}
 	if o.source == sourceVisibility && s.Source != SourceVisibility {
+		if s.VisibilityDown != "" {
+			return nil, fmt.Errorf("%s; or use --source=objects", s.VisibilityDown)
+		}
 		return nil, fmt.Errorf("the cluster does not serve the visibility API (APIService v1alpha1.visibility.koord-queue.x-k8s.io): start koord-queue with --enableVisibilityServer, or use --source=objects")
 	}
 	return s, nil
 }
 
 func (o *options) listCommand() *cobra.Command {
+	out := newOutputFlags()
+	var filter ListFilter
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List pending and admitted units with their queue, position and reason",
 		Long: `List the QueueUnits of the namespace (or of all with -A) that are not finished:
 pending ones first, in queue order with their position (counted over the whole
-queue), then admitted ones. REASON is the unit's status.message: why it waits.`,
+queue), then admitted ones. REASON is the unit's status.message: why it waits.
+--queue, --quota and --phase keep the units of that queue, quota or phase.
+
+With -o json, yaml, jsonpath or go-template it prints a QueueUnitsSummary of
+the visibility API (visibility.koord-queue.x-k8s.io/v1alpha1).`,
 		Example: `  kubectl koord-queue list
   kubectl koord-queue list -A -o wide
-  kubectl koord-queue list -n team-a -o yaml`,
+  kubectl koord-queue list --queue team-a --phase Enqueued
+  kubectl koord-queue list -n team-a -o yaml
+  kubectl koord-queue list -o jsonpath='{.items[*].metadata.name}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			if err := filter.validate(); err != nil {
+				return err
+			}
 			r, ns, err := o.reader()
 			if err != nil {
 				return err
@@ -154,8 +158,14 @@ queue), then admitted ones. REASON is the unit's status.message: why it waits.`,
 			if err != nil {
 				return err
 			}
-			rows := ListView(s)
-			if len(rows) == 0 && o.output == "" {
+			rows := filter.Keep(ListView(s))
+			if !out.table() {
+				return out.printObject(o.streams.Out, ListObject(s, rows, filter.Phase))
+			}
+			if err := PrintNotes(o.streams.ErrOut, s.Notes); err != nil {
+				return err
+			}
+			if len(rows) == 0 {
 				where := "namespace " + ns
 				if ns == "" {
 					where = "any namespace"
@@ -163,14 +173,17 @@ queue), then admitted ones. REASON is the unit's status.message: why it waits.`,
 				_, err := fmt.Fprintf(o.streams.ErrOut, "No queue units found in %s.\n", where)
 				return err
 			}
-			return PrintList(o.streams.Out, rows, o.output, o.allNamespaces)
+			return PrintList(o.streams.Out, rows, out.wide(), o.allNamespaces)
 		},
 	}
-	o.addOutputFlags(cmd, true)
+	out.addFlags(cmd)
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the units of every namespace.")
+	filter.addFlags(cmd)
 	return cmd
 }
 
 func (o *options) whyCommand() *cobra.Command {
+	out := newOutputFlags()
 	cmd := &cobra.Command{
 		Use:   "why (KIND/NAME | NAME)",
 		Short: "Explain why a job or unit waits: reason, quota path, position, what is ahead",
@@ -187,6 +200,9 @@ the one job of that name.`,
   kubectl koord-queue why train -o yaml`,
 		Args: exactlyOne("why"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
 			r, ns, err := o.reader()
 			if err != nil {
 				return err
@@ -199,14 +215,23 @@ the one job of that name.`,
 			if err != nil {
 				return err
 			}
-			return PrintExplanation(o.streams.Out, Explain(s, u), o.output)
+			x := Explain(s, u)
+			if !out.table() {
+				obj, err := ExplanationObject(x)
+				if err != nil {
+					return err
+				}
+				return out.printObject(o.streams.Out, obj)
+			}
+			return PrintExplanation(o.streams.Out, x)
 		},
 	}
-	o.addOutputFlags(cmd, false)
+	out.addFlags(cmd)
 	return cmd
 }
 
 func (o *options) queuesCommand() *cobra.Command {
+	out := newOutputFlags()
 	cmd := &cobra.Command{
 		Use:   "queues",
 		Short: "List queues: policy, priority, pending, admitted, usage against min and max",
@@ -217,6 +242,9 @@ quota of the same name as used/min/max per resource ("-" where none is set).`,
   kubectl koord-queue queues -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
 			r, ns, err := o.reader()
 			if err != nil {
 				return err
@@ -227,10 +255,21 @@ quota of the same name as used/min/max per resource ("-" where none is set).`,
 			if err != nil {
 				return err
 			}
-			return PrintQueues(o.streams.Out, QueuesView(s), o.output)
+			rows := QueuesView(s)
+			if !out.table() {
+				obj, err := QueuesObject(rows)
+				if err != nil {
+					return err
+				}
+				return out.printObject(o.streams.Out, obj)
+			}
+			if err := PrintNotes(o.streams.ErrOut, s.Notes); err != nil {
+				return err
+			}
+			return PrintQueues(o.streams.Out, rows)
 		},
 	}
-	o.addOutputFlags(cmd, false)
+	out.addFlags(cmd)
 	return cmd
 }
 

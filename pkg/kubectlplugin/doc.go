@@ -22,6 +22,12 @@ limitations under the License.
 //	kubectl koord-queue why KIND/NAME     one unit explained: reason, quota path, what is ahead
 //	kubectl koord-queue queues            each queue with its counts and its quota's usage
 //	kubectl koord-queue stop|resume UNIT  set the unit's spec.active
+//	kubectl koord-queue version           the plugin's version
+//	kubectl koord-queue completion SHELL  cobra's completion script
+//
+// Output with -o goes through kubectl's printing flags (cli-runtime's
+// PrintFlags, output.go): `list` prints the visibility API's
+// QueueUnitsSummary, `queues` and `why` versioned documents of the plugin.
 //
 // It owns no state. Each command gathers a Snapshot once: QueueUnits, Queues
 // and ElasticQuotas read from the API, plus the queue order, positions and

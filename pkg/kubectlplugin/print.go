@@ -17,66 +17,24 @@ limitations under the License.
 package kubectlplugin
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"k8s.io/cli-runtime/pkg/printers"
-	"sigs.k8s.io/yaml"
 )
 
-// Output formats of -o.
-const (
-	OutputTable = ""
-	OutputWide  = "wide"
-	OutputJSON  = "json"
-	OutputYAML  = "yaml"
-)
-
-func validOutput(o string) error {
-	switch o {
-	case OutputTable, OutputWide, OutputJSON, OutputYAML:
-		return nil
-	}
-	return fmt.Errorf("unknown output format %q: use wide, json or yaml (or nothing for the table)", o)
-}
-
-// printData writes v as JSON or YAML; false when the format is a table.
-func printData(w io.Writer, format string, v any) (bool, error) {
-	switch format {
-	case OutputJSON:
-		data, err := json.MarshalIndent(v, "", "    ")
-		if err != nil {
-			return true, err
-		}
-		_, err = fmt.Fprintln(w, string(data))
-		return true, err
-	case OutputYAML:
-		data, err := yaml.Marshal(v)
-		if err != nil {
-			return true, err
-		}
-		_, err = w.Write(data)
-		return true, err
-	}
-	return false, nil
-}
-
-// PrintList writes the rows of `list`. The NAMESPACE column shows with
-// allNamespaces, JOB and REQUEST with -o wide.
-func PrintList(w io.Writer, rows []UnitRow, format string, allNamespaces bool) error {
-	if done, err := printData(w, format, map[string]any{"items": nonNil(rows)}); done {
-		return err
-	}
+// PrintList writes the table of `list`. The NAMESPACE column shows with
+// allNamespaces, JOB and REQUEST with wide (-o wide).
+func PrintList(w io.Writer, rows []UnitRow, wide, allNamespaces bool) error {
 	tw := printers.GetNewTabWriter(w)
 	p := &printer{w: tw}
 	header := []string{"NAME", "QUEUE", "QUOTA", "PHASE", "POSITION", "PRIORITY", "AGE"}
 	if allNamespaces {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
-	if format == OutputWide {
+	if wide {
 		header = append(header, "JOB", "REQUEST")
 	}
 	header = append(header, "REASON")
@@ -86,7 +44,7 @@ func PrintList(w io.Writer, rows []UnitRow, format string, allNamespaces bool) e
 		if allNamespaces {
 			cells = append([]string{r.Namespace}, cells...)
 		}
-		if format == OutputWide {
+		if wide {
 			cells = append(cells, dash(r.Job), dash(r.Request))
 		}
 		cells = append(cells, oneLine(r.Reason))
@@ -95,11 +53,8 @@ func PrintList(w io.Writer, rows []UnitRow, format string, allNamespaces bool) e
 	return p.flush(tw)
 }
 
-// PrintQueues writes the rows of `queues`.
-func PrintQueues(w io.Writer, rows []QueueRow, format string) error {
-	if done, err := printData(w, format, map[string]any{"items": nonNil(rows)}); done {
-		return err
-	}
+// PrintQueues writes the table of `queues`.
+func PrintQueues(w io.Writer, rows []QueueRow) error {
 	tw := printers.GetNewTabWriter(w)
 	p := &printer{w: tw}
 	p.println("NAME\tPOLICY\tPRIORITY\tPENDING\tADMITTED\tUSED/MIN/MAX")
@@ -125,11 +80,8 @@ func usage(levels []ResourceLevel) string {
 	return strings.Join(parts, ", ")
 }
 
-// PrintExplanation writes the answer of `why`.
-func PrintExplanation(w io.Writer, x Explanation, format string) error {
-	if done, err := printData(w, format, x); done {
-		return err
-	}
+// PrintExplanation writes the answer of `why` for people.
+func PrintExplanation(w io.Writer, x Explanation) error {
 	tw := printers.GetNewTabWriter(w)
 	p, out := &printer{w: tw}, &printer{w: w}
 	unit := x.Namespace + "/" + x.Name
@@ -225,6 +177,15 @@ func dash(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// PrintNotes writes what the answer could not read, one warning a line.
+func PrintNotes(w io.Writer, notes []string) error {
+	p := &printer{w: w}
+	for _, n := range notes {
+		p.printf("Warning: %s\n", n)
+	}
+	return p.err
+}
 
 func nonNil[T any](s []T) []T {
 	if s == nil {

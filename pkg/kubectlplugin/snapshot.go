@@ -71,6 +71,9 @@ type Snapshot struct {
 	Source string
 	// Gates are the scheduler's feature gates; nil when unknown.
 	Gates map[string]bool
+	// VisibilityDown says that the visibility API is registered but does
+	// not answer; empty otherwise.
+	VisibilityDown string
 	// Notes say what could not be read, so the answer may be partial.
 	Notes []string
 	Now   time.Time
@@ -144,10 +147,18 @@ func (r *Reader) readQuotas(ctx context.Context, s *Snapshot, ns string) {
 func (r *Reader) readVisibility(ctx context.Context, s *Snapshot) bool {
 	base := "/apis/" + visibilityv1alpha1.GroupName + "/v1alpha1"
 	raw, err := r.Visibility.Get().AbsPath(base, visibilityv1alpha1.ResourceFeatureGates).Do(ctx).Raw()
-	if err != nil {
-		if !apierrors.IsNotFound(err) && !apierrors.IsServiceUnavailable(err) {
-			s.note("visibility API not usable (%v): positions from the Queue objects", reason(err))
-		}
+	switch {
+	case err == nil:
+	case apierrors.IsNotFound(err):
+		return false // not registered: the cluster does not serve it
+	case notAnswering(err):
+		s.VisibilityDown = fmt.Sprintf("the visibility API is registered (APIService %s) but not answering (%v): "+
+			"koord-queue's visibility server is down or unreachable, and until it answers or the APIService is deleted, "+
+			"namespace deletion hangs cluster-wide; see kubectl get apiservice %s", visibilityAPIService, reason(err), visibilityAPIService)
+		s.note("%s; positions from the Queue objects", s.VisibilityDown)
+		return false
+	default:
+		s.note("visibility API not usable (%v): positions from the Queue objects", reason(err))
 		return false
 	}
 	gates := &visibilityv1alpha1.FeatureGates{}
@@ -254,6 +265,15 @@ func (s *Snapshot) Position(u *schedv1alpha1.QueueUnit) (Entry, bool) {
 
 func (s *Snapshot) note(format string, args ...any) {
 	s.Notes = append(s.Notes, fmt.Sprintf(format, args...))
+}
+
+// visibilityAPIService names the APIService of the visibility API.
+const visibilityAPIService = "v1alpha1." + visibilityv1alpha1.GroupName
+
+// notAnswering is true for the errors kube-apiserver gives for a registered
+// aggregated API whose server it cannot reach or that does not reply.
+func notAnswering(err error) bool {
+	return apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 }
 
 // reason shortens an API error to its reason, for notes.

@@ -19,7 +19,6 @@ package kubectlplugin
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +85,7 @@ func TestListView(t *testing.T) {
 		t.Errorf("source %s", s.Source)
 	}
 	var buf bytes.Buffer
-	if err := PrintList(&buf, ListView(s), OutputTable, false); err != nil {
+	if err := PrintList(&buf, ListView(s), false, false); err != nil {
 		t.Fatal(err)
 	}
 	want := `NAME     QUEUE    QUOTA    PHASE      POSITION   PRIORITY   AGE   REASON
@@ -98,7 +97,7 @@ first    team-a   team-a   Running    -          0          60m
 		t.Errorf("list (-want +got):\n%s", diff)
 	}
 	buf.Reset()
-	if err := PrintList(&buf, ListView(s), OutputWide, true); err != nil {
+	if err := PrintList(&buf, ListView(s), true, true); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
@@ -107,14 +106,6 @@ first    team-a   team-a   Running    -          0          60m
 	}
 	if got := strings.Fields(lines[1]); strings.Join(got[:10], " ") != "ns second team-a team-a Enqueued 1 5 10m job/second cpu=4" {
 		t.Errorf("wide row %q", lines[1])
-	}
-	buf.Reset()
-	if err := PrintList(&buf, ListView(s), OutputJSON, false); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct{ Items []UnitRow }
-	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil || len(doc.Items) != 3 || doc.Items[0].Position != 1 || doc.Items[0].Reason == "" {
-		t.Errorf("json %s: %v", buf.String(), err)
 	}
 }
 
@@ -161,7 +152,7 @@ func TestExplain(t *testing.T) {
 		t.Errorf("explanation %+v", x)
 	}
 	var buf bytes.Buffer
-	if err := PrintExplanation(&buf, x, OutputTable); err != nil {
+	if err := PrintExplanation(&buf, x); err != nil {
 		t.Fatal(err)
 	}
 	want := `QueueUnit:   ns/third (job/third)
@@ -209,7 +200,7 @@ func TestExplainHiddenAhead(t *testing.T) {
 		t.Fatalf("explanation %+v", x)
 	}
 	var buf bytes.Buffer
-	if err := PrintExplanation(&buf, x, OutputTable); err != nil {
+	if err := PrintExplanation(&buf, x); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "(3 more in namespaces you may not list)") || !strings.Contains(buf.String(), "Position:    5\n") {
@@ -220,7 +211,7 @@ func TestExplainHiddenAhead(t *testing.T) {
 func TestQueuesView(t *testing.T) {
 	s := gather(t, "ns", clusterObjects()...)
 	var buf bytes.Buffer
-	if err := PrintQueues(&buf, QueuesView(s), OutputTable); err != nil {
+	if err := PrintQueues(&buf, QueuesView(s)); err != nil {
 		t.Fatal(err)
 	}
 	want := `NAME     POLICY     PRIORITY   PENDING   ADMITTED   USED/MIN/MAX
@@ -276,7 +267,9 @@ func TestBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"list", "-o", "table"}, `unknown output format "table"`},
+		{[]string{"list", "-o", "table"}, `unable to match a printer suitable for the output format "table"`},
+		{[]string{"queues", "-o", "name"}, `output format "name"`},
+		{[]string{"list", "--phase", "Succeed"}, `--phase "Succeed" is not the phase of an unfinished unit`},
 		{[]string{"list", "--source", "cache"}, "--source must be auto, visibility or objects"},
 		{[]string{"why"}, "why takes one job or unit (KIND/NAME or NAME), got 0 arguments"},
 		{[]string{"stop", "a", "b"}, "stop takes one job or unit"},

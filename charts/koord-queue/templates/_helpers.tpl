@@ -46,20 +46,21 @@ extension (NOTES.txt says so).
 
 {{/*
 placement renders a pod spec's priorityClassName and topology spread
-constraints from a component's values (list root values name). With no
+constraints from a component's values (list root values name replicas). With no
 constraints given and more than one replica, the pods spread softly over nodes.
 */}}
 {{- define "koord-queue.placement" -}}
 {{- $root := index . 0 -}}
 {{- $v := index . 1 -}}
 {{- $name := index . 2 -}}
+{{- $replicas := index . 3 -}}
 {{- with $v.priorityClassName }}
 priorityClassName: {{ . }}
 {{- end }}
 {{- if $v.topologySpreadConstraints }}
 topologySpreadConstraints:
   {{- toYaml $v.topologySpreadConstraints | nindent 2 }}
-{{- else if gt (int $v.replicas) 1 }}
+{{- else if gt (int $replicas) 1 }}
 topologySpreadConstraints:
   - maxSkew: 1
     topologyKey: kubernetes.io/hostname
@@ -71,12 +72,19 @@ topologySpreadConstraints:
 {{- end }}
 {{- end -}}
 
-{{/* The pod and container security settings both Deployments share. */}}
+{{/*
+The pod and container security settings both Deployments share. The ids come
+from securityContext.*; a null id is left out for the cluster to assign.
+*/}}
 {{- define "koord-queue.podSecurityContext" -}}
+{{- $s := .Values.securityContext | default dict -}}
 runAsNonRoot: true
-runAsUser: 65532
-runAsGroup: 65532
-fsGroup: 65532
+{{- range $key := list "runAsUser" "runAsGroup" "fsGroup" }}
+{{- $id := index $s $key }}
+{{- if not (kindIs "invalid" $id) }}
+{{ $key }}: {{ int64 $id }}
+{{- end }}
+{{- end }}
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
@@ -170,4 +178,21 @@ Whether the API server serves ValidatingAdmissionPolicy (GA in Kubernetes
 */}}
 {{- define "koord-queue.policiesServed" -}}
 {{- if .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" -}}true{{- end -}}
+{{- end }}
+
+{{/*
+The replicas of Deployment koord-queue: controller.replicas, or when it is
+empty 2 with the visibility server (kube-apiserver's discovery of an
+aggregated API that does not answer stalls namespace deletion cluster-wide, so
+one pod going away must not take the API with it) and 1 without.
+*/}}
+{{- define "koord-queue.schedulerReplicas" -}}
+{{- $c := .Values.controller -}}
+{{- if not (kindIs "invalid" $c.replicas) -}}
+{{- int $c.replicas -}}
+{{- else if $c.enableVisibilityServer -}}
+2
+{{- else -}}
+1
+{{- end -}}
 {{- end }}

@@ -136,7 +136,8 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
-	if err := checkCRDs(mgr.GetRESTMapper(), c.extensions); err != nil {
+	missing, err := missingCRDs(mgr.GetRESTMapper(), c.extensions)
+	if err != nil {
 		return nil, err
 	}
 	if o.ManageAllJobs {
@@ -160,8 +161,17 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			SkipNameValidation:  o.SkipNameValidation,
 			Workers:             o.Workers,
 		})
-		if err := r.SetupWithManager(mgr); err != nil {
-			return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
+		if !missing[ext.Name] {
+			if err := r.SetupWithManager(mgr); err != nil {
+				return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
+			}
+			continue
+		}
+		// Set up on the running manager once the CRD is served.
+		w := newCRDWaiter(mgr.GetRESTMapper(), clk, mgr.GetLogger().WithName("crd-wait"), ext, o.CRDWaitMaxInterval,
+			func() error { return r.SetupWithManager(mgr) })
+		if err := mgr.Add(w); err != nil {
+			return nil, fmt.Errorf("add the CRD wait of extension %s: %w", ext.Name, err)
 		}
 	}
 	if o.WebhookPort != 0 {
@@ -293,19 +303,20 @@ func enabledExtensions(reg framework.Registry, enabled []string) ([]framework.Ex
 	return exts, nil
 }
 
-// checkCRDs makes sure the API server serves every enabled kind.
-func checkCRDs(mapper meta.RESTMapper, exts []framework.Extension) error {
+// missingCRDs names the enabled extensions whose kind the API server does
+// not serve yet; they wait for their CRD (crdWaiter). Other errors of the
+// look-up stop the start.
+func missingCRDs(mapper meta.RESTMapper, exts []framework.Extension) (map[string]bool, error) {
+	missing := map[string]bool{}
 	var errs []error
 	for _, ext := range exts {
-		_, err := mapper.RESTMapping(ext.GVK.GroupKind(), ext.GVK.Version)
+		served, err := crdServed(mapper, &ext)
 		switch {
-		case err == nil:
-		case meta.IsNoMatchError(err):
-			errs = append(errs, fmt.Errorf("extension %s needs CRD %s (%s) which is not installed in the cluster: install it or remove %s from --enabled-extensions",
-				ext.Name, ext.CRD, ext.GVK.GroupVersion().WithKind(ext.GVK.Kind), ext.Name))
-		default:
-			errs = append(errs, fmt.Errorf("extension %s: look up %s: %w", ext.Name, ext.GVK, err))
+		case err != nil:
+			errs = append(errs, err)
+		case !served:
+			missing[ext.Name] = true
 		}
 	}
-	return errors.Join(errs...)
+	return missing, errors.Join(errs...)
 }

@@ -88,6 +88,9 @@ type Options struct {
 	// WatchNamespaces limits the manager to some namespaces (tests); empty
 	// means all. No flag sets it.
 	WatchNamespaces []string
+	// CRDWaitMaxInterval bounds the wait between two looks for the CRD of an
+	// extension that waits for it (tests shorten it); no flag sets it.
+	CRDWaitMaxInterval time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -110,6 +113,7 @@ func NewOptions() *Options {
 		WebhookSecretName:            "koord-queue-controllers-webhook-cert",
 		WebhookServiceName:           "koord-queue-controllers-webhook",
 		WebhookConfigurationName:     "koord-queue-controllers",
+		CRDWaitMaxInterval:           time.Minute,
 	}
 }
 
