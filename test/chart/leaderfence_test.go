@@ -19,10 +19,13 @@ package chart
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -217,6 +220,25 @@ func TestLeaderFenceRendering(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no POD_NAME from metadata.name", d.deployment)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "config", "policy", "leader-fence.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := &Rendered{Raw: string(data), Objects: parseObjects(t, string(data))}
+	for _, name := range []string{sched, ctrl} {
+		vap, cvap := &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		r.Into(t, "ValidatingAdmissionPolicy", name, vap)
+		config.Into(t, "ValidatingAdmissionPolicy", name, cvap)
+		if diff := cmp.Diff(cvap.Spec, vap.Spec); diff != "" {
+			t.Errorf("%s: chart policy differs from config/policy (-config +chart):\n%s", name, diff)
+		}
+		b, cb := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		r.Into(t, "ValidatingAdmissionPolicyBinding", name, b)
+		config.Into(t, "ValidatingAdmissionPolicyBinding", name, cb)
+		if diff := cmp.Diff(cb.Spec, b.Spec); diff != "" {
+			t.Errorf("%s: chart binding differs from config/policy (-config +chart):\n%s", name, diff)
 		}
 	}
 	if r := render(t, "controller.leaderElection.enabled=false"); has(r, sched) || !has(r, ctrl) {
