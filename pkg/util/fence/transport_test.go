@@ -27,11 +27,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -242,3 +245,29 @@ func TestNoWritesWithoutTheLease(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The leaders write through controller-runtime's client: the refusal keeps
+// its identity through it (the status writer waits for a renewal on it).
+func TestControllerRuntimeClientKeepsErrFenced(t *testing.T) {
+	l, clk := leader(t)
+	srv := &apiServer{}
+	host := srv.start(t).URL
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
+	c, err := client.New(Config(&rest.Config{Host: host}, l, clk), client.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := configMap()
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"data":{"k":"v"}}`))
+	if err := c.Patch(context.Background(), cm, patch); err != nil {
+		t.Fatalf("patch within the fence: %v", err)
+	}
+	clk.SetTime(t0.Add(10 * time.Second))
+	if err := c.Patch(context.Background(), cm, patch); !errors.Is(err, ErrFenced) {
+		t.Fatalf("patch at the fence's end: got %v, want ErrFenced", err)
+	}
+	if n := srv.count(http.MethodPatch); n != 1 {
+		t.Fatalf("%d patches reached the API server, want the one within the fence", n)
+	}
+}
