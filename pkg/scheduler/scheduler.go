@@ -19,6 +19,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,6 +68,10 @@ type Options struct {
 	// Fence reports whether this replica may still write: false from the
 	// moment its lease may have been lost (see pkg/util/fence); nil: always.
 	Fence func() bool
+	// Client is what the scheduler reads and writes through, fenced like
+	// Fence right before each write leaves (pkg/util/fence); nil: the
+	// manager's client.
+	Client client.Client
 	// Recorder records the scheduler's events (pkg/eventrecorder, which
 	// loses none silently); nil is the manager's client-go recorder.
 	Recorder record.EventRecorder
@@ -106,8 +111,12 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 		//nolint:staticcheck // core/v1 events keep lastTimestamp, which the guide's debugging command shows.
 		recorder = mgr.GetEventRecorderFor("koord-queue")
 	}
+	c := opts.Client
+	if c == nil {
+		c = mgr.GetClient()
+	}
 	s, err := build(deps{
-		client: mgr.GetClient(), reader: mgr.GetAPIReader(), informers: mgr.GetCache(),
+		client: c, reader: mgr.GetAPIReader(), informers: mgr.GetCache(),
 		recorder: recorder,
 	}, registry, opts)
 	if err != nil {
@@ -253,22 +262,29 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.env.leading.Store(true)
 	log.Info("Scheduler started; usage rebuilt from the API")
-	go s.writer.run(ctx, s.env.opts.StatusWorkers)
+	// Start returns only once every part that writes has returned, so the
+	// manager releases the lease after the last write (drain).
+	var parts sync.WaitGroup
+	defer parts.Wait()
+	parts.Go(func() { s.writer.run(ctx, s.env.opts.StatusWorkers) })
 	s.lifecycle.run(ctx, s.env.opts.AdmissionCheckWorkers)
 	for _, r := range s.env.fw.Runnables() {
-		go func() {
+		parts.Go(func() {
 			if err := r.Start(ctx); err != nil {
 				log.Error(err, "Plugin stopped")
 			}
-		}()
+		})
 	}
-	go wait.UntilWithContext(ctx, s.queueSync.updateStatuses, s.env.opts.Config.QueueStatusUpdatePeriod.Duration)
+	parts.Go(func() {
+		wait.UntilWithContext(ctx, s.queueSync.updateStatuses, s.env.opts.Config.QueueStatusUpdatePeriod.Duration)
+	})
 	// What followers saw but did not write is written now.
 	s.intake.resyncAll()
 	s.env.queues.Kick()
 	for {
 		select {
 		case <-ctx.Done():
+			log.Info("Scheduler stopping; draining the writes in flight")
 			return nil
 		case <-s.env.queues.Kicked():
 			s.pass.schedule(ctx)

@@ -18,7 +18,9 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +30,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
 )
 
 // write is one status change to make on a unit.
@@ -100,7 +103,11 @@ func (a *write) then(b *write) *write {
 // its old base: if it had landed, the API answers with a conflict and a
 // fresh read shows it (write.landed), so its room is never given away while
 // it may be in the API. Nothing is written while fence says the replica may
-// have lost its lease.
+// have lost its lease; the client's transport checks the same fence again
+// right before each request leaves (pkg/util/fence), and a write it kept
+// back waits for a renewal like one kept back here. When the scheduler
+// stops, the writer takes no more work and returns once the writes in
+// flight have finished, so the lease is released after them.
 type statusWriter struct {
 	c client.Client
 	// reader reads around the cache, to retry a conflict on fresh data.
@@ -109,6 +116,8 @@ type statusWriter struct {
 	inform workqueue.TypedRateLimitingInterface[schedtypes.UnitKey]
 	// fence reports whether this replica may write (nil: always).
 	fence func() bool
+	// stopping is set once the writer takes no more work (run's ctx ended).
+	stopping atomic.Bool
 	// refused is told of a permanent refusal, once per unit and error.
 	refused func(u *schedv1alpha1.QueueUnit, err error)
 
@@ -123,10 +132,13 @@ type statusWriter struct {
 }
 
 // infoRetry is how long an informational write steps aside for decisions;
-// fenceRetry how long a write waits for the lease to be renewed.
+// fenceRetry how long a write waits for the lease to be renewed; drainLimit
+// how long the writes in flight when the scheduler stops may take, where no
+// fence ends them sooner.
 const (
 	infoRetry  = 200 * time.Millisecond
 	fenceRetry = time.Second
+	drainLimit = 10 * time.Second
 )
 
 // newStatusWriter writes through c. Its delays and backoffs pace writes for
@@ -239,17 +251,30 @@ func (w *statusWriter) dropInfo(key schedtypes.UnitKey) {
 	}
 }
 
-// run writes with workers for decisions and a few for information.
+// run writes with workers for decisions and a few for information, until
+// ctx ends. Then it takes no more work, and returns once the writes in
+// flight have finished: they run on a context of their own, which the
+// fence's deadline (the client's transport) or drainLimit ends.
 func (w *statusWriter) run(ctx context.Context, workers int) {
+	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWrites()
 	go func() {
 		<-ctx.Done()
+		w.stopping.Store(true)
 		w.decide.ShutDown()
 		w.inform.ShutDown()
+		t := time.NewTimer(drainLimit)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWrites()
+		case <-writeCtx.Done():
+		}
 	}()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for w.processNext(ctx, w.decide, false) {
+			for w.processNext(writeCtx, w.decide, false) {
 				if w.decide.Len() == 0 {
 					select {
 					case w.idle <- struct{}{}:
@@ -261,7 +286,7 @@ func (w *statusWriter) run(ctx context.Context, workers int) {
 	}
 	for range max(workers/4, 1) {
 		wg.Go(func() {
-			for w.awaitDecisions(ctx) && w.processNext(ctx, w.inform, true) {
+			for w.awaitDecisions(ctx) && w.processNext(writeCtx, w.inform, true) {
 			}
 		})
 	}
@@ -313,6 +338,11 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 	if wr == nil {
 		return true
 	}
+	if w.stopping.Load() {
+		// The scheduler stops: what is not in flight yet is not written.
+		w.finish(key, q, wr, nil, context.Canceled)
+		return true
+	}
 	if w.fence != nil && !w.fence() {
 		// The lease may be another replica's by now: write nothing until it
 		// is renewed (or the process ends on losing it).
@@ -338,6 +368,10 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 			log.V(2).Info("Outcome of an admission unknown; reading again", "err", gerr)
 			w.again(key, wr, 0)
 		}
+	case errors.Is(err, fence.ErrFenced):
+		// The transport kept it back, unsent: as above.
+		log.V(2).Info("QueueUnit status write kept back by the fence", "err", err)
+		w.again(key, wr, fenceRetry)
 	case permanent(err):
 		w.tell(key, wr, err)
 		if wr.done != nil {

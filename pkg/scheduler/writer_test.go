@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
 )
 
 func testScheme(t *testing.T) *runtime.Scheme {
@@ -573,5 +575,78 @@ func TestWriterInformationWaitsWithoutChurning(t *testing.T) {
 		if got := f.get(t, name).Status.Message; got != "why" {
 			t.Errorf("%s says %q, want its report", name, got)
 		}
+	}
+}
+
+// A write the client's transport kept back past the fence was not sent: it
+// waits for a renewal like a write the writer fenced itself, is not told as
+// a refusal, and an admission is not given up.
+func TestWriterKeepsAWriteTheTransportFenced(t *testing.T) {
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued)
+	f := faultyFixture(t, func(int, client.Object) error {
+		return &url.Error{Op: "Patch", URL: "https://api/x", Err: fmt.Errorf("%w (PATCH /x)", fence.ErrFenced)}
+	}, base)
+	var told int
+	f.w.refused = func(*schedv1alpha1.QueueUnit, error) { told++ }
+	done := 0
+	f.w.enqueue("ns/a", &write{base: base, mutate: setMessage("admitted"), done: func(*schedv1alpha1.QueueUnit, error) { done++ }}, 0)
+	f.w.processNext(context.Background(), f.w.decide, false)
+	if !f.w.has("ns/a") || done != 0 || told != 0 {
+		t.Fatalf("pending=%v done=%d told=%d: want the admission kept for a renewal, untold", f.w.has("ns/a"), done, told)
+	}
+	if n := f.w.decide.NumRequeues("ns/a"); n != 0 {
+		t.Fatalf("the fenced write was backed off as a failure (%d requeues), want it to wait fenceRetry", n)
+	}
+}
+
+// When the scheduler stops, the write in flight finishes before run
+// returns (and so before the lease is released); writes not yet taken are
+// not made.
+func TestWriterDrainsTheWriteInFlight(t *testing.T) {
+	a, b := unitObj("a", schedv1alpha1.QueueUnitPhaseRunning), unitObj("b", schedv1alpha1.QueueUnitPhaseRunning)
+	started, release := make(chan struct{}), make(chan struct{})
+	f := newWriterFixture(t, a, b)
+	// The first patch takes until released; a patch whose context ended
+	// meanwhile fails unmade, as a real request would.
+	var once sync.Once
+	inner := f.w.c
+	f.w.c = interceptor.NewClient(inner.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			once.Do(func() {
+				close(started)
+				<-release
+			})
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		f.w.run(ctx, 1)
+		close(stopped)
+	}()
+	f.w.enqueue("ns/a", &write{base: a, retryOnConflict: true, mutate: setEvicted}, 0)
+	<-started
+	f.w.enqueue("ns/b", &write{base: b, retryOnConflict: true, mutate: setEvicted}, 0)
+	cancel()
+	select {
+	case <-stopped:
+		t.Fatal("the writer returned with a write in flight")
+	default:
+	}
+	close(release)
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer did not return once its write finished")
+	}
+	if !meta.IsStatusConditionTrue(f.get(t, "a").Status.Conditions, schedv1alpha1.ConditionEvicted) {
+		t.Fatal("the write in flight was cut short by the stop")
+	}
+	if f.patches != 1 {
+		t.Fatalf("%d patches, want only the one in flight", f.patches)
 	}
 }

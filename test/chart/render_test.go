@@ -62,7 +62,7 @@ func TestDefaults(t *testing.T) {
 	wantKinds := map[string]int{
 		"CustomResourceDefinition": 5, "ServiceAccount": 2, "ConfigMap": 1, "ClusterRole": 6,
 		"ClusterRoleBinding": 3, "Role": 3, "RoleBinding": 3, "Deployment": 2,
-		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
+		"ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4,
 		// The admission webhook with its self-managed certificate's Secret.
 		"MutatingWebhookConfiguration": 1, "Service": 1, "Secret": 1,
 	}
@@ -109,7 +109,7 @@ func TestDefaults(t *testing.T) {
 	wantArgs = []string{
 		"--enabled-extensions=job", "--v=2", "--metrics-bind-address=:8080", "--metrics-secure=true", "--health-probe-bind-address=:8081",
 		"--leader-elect=true", "--leader-elect-resource-name=koord-queue-controllers",
-		"--leader-elect-resource-namespace=koord-queue", "--release-namespace=koord-queue",
+		"--leader-elect-resource-namespace=koord-queue", "--leader-elect-lease-duration=15s", "--release-namespace=koord-queue",
 		"--webhook-port=9443", "--webhook-service-name=koord-queue-controllers-webhook",
 		"--webhook-secret-name=koord-queue-controllers-webhook-cert", "--webhook-configuration-name=koord-queue-controllers",
 	}

@@ -39,9 +39,11 @@ import (
 const GuideCheckWriter = "provisioning/provisioner"
 
 // chartPolicyTemplates are the chart's templates whose objects the cluster
-// applies: the tenant and metrics roles, both ValidatingAdmissionPolicies
-// with their bindings, and the admission-check writers' RBAC.
-var chartPolicyTemplates = []string{"templates/security.yaml", "templates/elasticquota-policy.yaml"}
+// applies: the tenant and metrics roles, the ValidatingAdmissionPolicies with
+// their bindings, and the admission-check writers' RBAC. The two leader
+// fences match only tokens bound to a pod; the replicas here use static
+// tokens, so they are installed but refuse nothing (test/chart plays them).
+var chartPolicyTemplates = []string{"templates/security.yaml", "templates/elasticquota-policy.yaml", "templates/leader-fence.yaml"}
 
 // installPolicies renders chartPolicyTemplates with the built helm, for the
 // release namespace and the admission-check writers, applies every object,
@@ -82,8 +84,8 @@ func (c *Cluster) installPolicies(ctx context.Context, repoRoot string) error {
 			policies++
 		}
 	}
-	if policies != 2 {
-		return fmt.Errorf("the chart rendered %d ValidatingAdmissionPolicies, want 2 (queueunit-status, elasticquota)", policies)
+	if policies != 4 {
+		return fmt.Errorf("the chart rendered %d ValidatingAdmissionPolicies, want 4 (queueunit-status, elasticquota, two leader fences)", policies)
 	}
 	c.logf("installed the chart's policies (admission-check writers %v)", c.opts.AdmissionCheckWriters)
 	return c.waitFor(ctx, "the chart's policies in force", time.Minute, func(ctx context.Context) (bool, error) {

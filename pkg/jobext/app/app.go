@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,6 +55,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
+	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
 	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 )
@@ -124,7 +126,7 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                  NewScheme(),
 		Cache:                   cacheOpts,
 		Metrics:                 metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, nil),
@@ -132,9 +134,23 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectResourceName,
 		LeaderElectionNamespace: o.LeaderElectResourceNamespace,
-	})
+	}
+	lock, err := leaseLock(cfg, o, &opts)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	// The reconcilers (leader only) write through a client fenced by the
+	// lease; the webhook's certificate and configuration, kept by every
+	// replica, through the manager's.
+	writes := mgr.GetClient()
+	if lock != nil {
+		if writes, err = fence.NewClient(mgr, cfg, lock, clock.RealClock{}); err != nil {
+			return nil, err
+		}
 	}
 	missing, err := missingCRDs(mgr.GetRESTMapper(), c.extensions)
 	if err != nil {
@@ -150,7 +166,7 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 	for i := range c.extensions {
 		ext := &c.extensions[i]
 		running, backoff := c.config.TimeoutsFor(ext.Name)
-		r := framework.NewReconciler(mgr.GetClient(), ext, events.ForEventsAPI(), clk, framework.ReconcilerOptions{
+		r := framework.NewReconciler(writes, ext, events.ForEventsAPI(), clk, framework.ReconcilerOptions{
 			ManageAllJobs:       o.ManageAllJobs,
 			ManagedNamespaces:   c.managedNamespaces,
 			DefaultQuota:        o.DefaultQuota,
@@ -186,6 +202,32 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 		return nil, fmt.Errorf("add readyz: %w", err)
 	}
 	return mgr, nil
+}
+
+// leaseLock sets up leader election in opts with a fenced Lease lock (nil
+// when leader election is off): tuned durations, and the lease released
+// when the manager stops (SIGTERM), after the reconcilers have returned.
+func leaseLock(cfg *rest.Config, o *Options, opts *ctrl.Options) (*fence.Lock, error) {
+	if !o.LeaderElect {
+		return nil, nil
+	}
+	id, err := fence.Identity()
+	if err != nil {
+		return nil, err
+	}
+	lock, err := fence.NewLeaseLock(cfg, fence.LeaseOptions{
+		Namespace: o.LeaderElectResourceNamespace, Name: o.LeaderElectResourceName,
+		Identity: id, UserAgent: eventSource + "/leader-election/" + id, Duration: o.LeaseDuration,
+	}, clock.RealClock{})
+	if err != nil {
+		return nil, err
+	}
+	opts.LeaderElectionResourceLockInterface = lock
+	opts.LeaseDuration = &o.LeaseDuration
+	opts.RenewDeadline = ptr.To(fence.RenewDeadline(o.LeaseDuration))
+	opts.RetryPeriod = ptr.To(fence.RetryPeriod(o.LeaseDuration))
+	opts.LeaderElectionReleaseOnCancel = true
+	return lock, nil
 }
 
 // newEventRecorder builds the recorder of the extensions' events, with a
@@ -255,6 +297,9 @@ func (o *Options) complete() (*completed, error) {
 	sel, err := framework.ParseNamespaceSelector(o.ManagedJobsNamespaceSelector, o.releaseNamespace())
 	if err != nil {
 		return nil, fmt.Errorf("--managed-jobs-namespace-selector: %w", err)
+	}
+	if o.LeaderElect && o.LeaseDuration < 3*time.Second {
+		return nil, fmt.Errorf("--leader-elect-lease-duration must be at least 3s, got %s", o.LeaseDuration)
 	}
 	if o.Workers < 1 {
 		return nil, fmt.Errorf("--workers must be at least 1, got %d", o.Workers)

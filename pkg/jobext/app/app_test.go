@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 func TestEnabledExtensions(t *testing.T) {
@@ -62,6 +64,7 @@ func TestCompleteManageAllOptions(t *testing.T) {
 		"no workers":                     {mutate: func(o *Options) { o.Workers = 0 }, wantErr: "--workers must be at least 1, got 0"},
 		"quota refusal timeout off":      {mutate: func(o *Options) { o.QuotaRefusalTimeout = 0 }, wantSel: "kubernetes.io/metadata.name notin (koord-queue,kube-system)"},
 		"negative quota refusal timeout": {mutate: func(o *Options) { o.QuotaRefusalTimeout = -time.Second }, wantErr: "--quota-refusal-timeout must not be negative"},
+		"lease too short":                {mutate: func(o *Options) { o.LeaseDuration = time.Second }, wantErr: "--leader-elect-lease-duration must be at least 3s"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -84,5 +87,33 @@ func TestCompleteManageAllOptions(t *testing.T) {
 				t.Errorf("selector = %q, want %q", got, tc.wantSel)
 			}
 		})
+	}
+}
+
+// With leader election on, the controllers' lease is fenced, named after
+// the pod, tuned from --leader-elect-lease-duration and released when the
+// manager stops.
+func TestLeaseLock(t *testing.T) {
+	t.Setenv("POD_NAME", "koord-queue-controllers-7d9f-abcde")
+	o := NewOptions()
+	o.LeaseDuration = 30 * time.Second
+	opts := ctrl.Options{}
+	lock, err := leaseLock(&rest.Config{Host: "https://127.0.0.1:1"}, o, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(lock.Identity(), "koord-queue-controllers-7d9f-abcde_") {
+		t.Errorf("identity %q does not start with the pod's name and _", lock.Identity())
+	}
+	if opts.LeaderElectionResourceLockInterface != lock || !opts.LeaderElectionReleaseOnCancel {
+		t.Error("the manager does not use the fenced lock, or keeps the lease when it stops")
+	}
+	got := []time.Duration{*opts.LeaseDuration, *opts.RenewDeadline, *opts.RetryPeriod}
+	if diff := cmp.Diff([]time.Duration{30 * time.Second, 20 * time.Second, 4 * time.Second}, got); diff != "" {
+		t.Errorf("lease, renew deadline, retry period (-want +got):\n%s", diff)
+	}
+	o.LeaderElect = false
+	if lock, err := leaseLock(&rest.Config{}, o, &ctrl.Options{}); lock != nil || err != nil {
+		t.Errorf("leader election off: lock %v, err %v", lock, err)
 	}
 }

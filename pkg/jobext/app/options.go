@@ -56,14 +56,17 @@ type Options struct {
 	LeaderElect                  bool
 	LeaderElectResourceName      string
 	LeaderElectResourceNamespace string
-	MetricsBindAddress           string
-	MetricsSecure                bool
-	HealthProbeBindAddress       string
-	QPS                          float32
-	Burst                        int
-	EventQPS                     float32
-	EventBurst                   int
-	Verbosity                    int
+	// LeaseDuration is how long a leader's lease lasts; the renew deadline
+	// and retry period follow from it (pkg/util/fence).
+	LeaseDuration          time.Duration
+	MetricsBindAddress     string
+	MetricsSecure          bool
+	HealthProbeBindAddress string
+	QPS                    float32
+	Burst                  int
+	EventQPS               float32
+	EventBurst             int
+	Verbosity              int
 	// Workers is how many jobs of one extension are reconciled at once.
 	Workers int
 	// QuotaRefusalTimeout sends an admitted unit whose pods koord-scheduler
@@ -100,6 +103,7 @@ func NewOptions() *Options {
 		LeaderElect:                  true,
 		LeaderElectResourceName:      "koord-queue-controllers",
 		LeaderElectResourceNamespace: "koord-queue",
+		LeaseDuration:                15 * time.Second,
 		MetricsBindAddress:           ":8080",
 		MetricsSecure:                true,
 		HealthProbeBindAddress:       ":8081",
@@ -139,6 +143,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader so only one replica works")
 	fs.StringVar(&o.LeaderElectResourceName, "leader-elect-resource-name", o.LeaderElectResourceName, "name of the leader election lease")
 	fs.StringVar(&o.LeaderElectResourceNamespace, "leader-elect-resource-namespace", o.LeaderElectResourceNamespace, "namespace of the leader election lease")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "how long a leader's lease lasts; the leader writes for two thirds of it after each renewal began")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of the metrics endpoint; 0 turns it off")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve /metrics over HTTPS with a self-signed certificate, to callers whose bearer token may get the path (TokenReview and SubjectAccessReview); false serves plain HTTP to anyone: for local use only")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz; 0 turns it off")

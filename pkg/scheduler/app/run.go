@@ -21,17 +21,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
-	"os"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
-	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -82,7 +76,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	ctrl.SetLogger(log)
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	id, err := identity()
+	id, err := fence.Identity()
 	if err != nil {
 		return err
 	}
@@ -91,7 +85,11 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	cfg.UserAgent = "koord-queue/" + id
 	var lock *fence.Lock
 	if o.LeaderElect {
-		if lock, err = leaseLock(cfg, o, id); err != nil {
+		lock, err = fence.NewLeaseLock(cfg, fence.LeaseOptions{
+			Namespace: o.LeaderElectResourceNamespace, Name: o.LeaderElectResourceName,
+			Identity: id, UserAgent: "koord-queue/leader-election/" + id, Duration: o.LeaseDuration,
+		}, clock.RealClock{})
+		if err != nil {
 			return err
 		}
 	}
@@ -100,8 +98,14 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 		return err
 	}
 	var mayWrite func() bool
+	var writes client.Client
 	if lock != nil {
 		mayWrite = lock.Allowed
+		// Every write of the leader is checked against the lease again
+		// right before it leaves, after client-go's rate limiter.
+		if writes, err = fence.NewClient(mgr, cfg, lock, clock.RealClock{}); err != nil {
+			return err
+		}
 	}
 	schedCfg, err := withPluginArgs(o.Config, o.OversellRate)
 	if err != nil {
@@ -117,7 +121,7 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	}
 	rec := metrics.NewRecorder()
 	s, err := scheduler.New(mgr, Registry(), scheduler.Options{
-		Fence:  mayWrite,
+		Fence: mayWrite, Client: writes,
 		Config: schedCfg, StatusWorkers: o.StatusWorkers, AdmissionWindow: o.admissionWindow(), Metrics: rec,
 		Gates: o.Gates, AdmissionCheckWorkers: o.AdmissionCheckWorkers, Clock: o.Clock,
 		NodeFitCheck: o.NodeFitCheck, Recorder: events,
@@ -155,44 +159,6 @@ func newEventRecorder(mgr manager.Manager, cfg *rest.Config, o *Options, id stri
 	return events, nil
 }
 
-// identity names this replica in its lease and user agent.
-func identity() (string, error) {
-	host, err := os.Hostname()
-	if err != nil {
-		return "", fmt.Errorf("identity: %w", err)
-	}
-	return host + "_" + string(uuid.NewUUID()), nil
-}
-
-// renewDeadline is how long the leader keeps trying to renew its lease, and
-// how long after a renewal began it may write (pkg/util/fence): two thirds
-// of the lease, so writes stop a third of a lease before another replica
-// may take over.
-func renewDeadline(lease time.Duration) time.Duration { return lease * 2 / 3 }
-
-// leaseLock is the leader election lock, fenced: koord-queue writes only
-// while it may still hold the lease.
-func leaseLock(cfg *rest.Config, o *Options, id string) (*fence.Lock, error) {
-	lcfg := rest.CopyConfig(cfg)
-	lcfg.UserAgent = "koord-queue/leader-election/" + id
-	// One hung request must not outlive the renew deadline.
-	lcfg.Timeout = max(renewDeadline(o.LeaseDuration)/2, time.Second)
-	core, err := corev1client.NewForConfig(lcfg)
-	if err != nil {
-		return nil, fmt.Errorf("leader election client: %w", err)
-	}
-	coord, err := coordinationv1client.NewForConfig(lcfg)
-	if err != nil {
-		return nil, fmt.Errorf("leader election client: %w", err)
-	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, o.LeaderElectResourceNamespace, o.LeaderElectResourceName,
-		core, coord, resourcelock.ResourceLockConfig{Identity: id})
-	if err != nil {
-		return nil, fmt.Errorf("leader election lock: %w", err)
-	}
-	return fence.New(lock, renewDeadline(o.LeaseDuration), clock.RealClock{}), nil
-}
-
 func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager, error) {
 	handlers := map[string]http.Handler{
 		"/healthz": http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
@@ -213,8 +179,8 @@ func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager
 		LeaderElectionID:        o.LeaderElectResourceName,
 		LeaderElectionNamespace: o.LeaderElectResourceNamespace,
 		LeaseDuration:           &o.LeaseDuration,
-		RenewDeadline:           ptr.To(renewDeadline(o.LeaseDuration)),
-		RetryPeriod:             ptr.To(o.LeaseDuration * 2 / 15),
+		RenewDeadline:           ptr.To(fence.RenewDeadline(o.LeaseDuration)),
+		RetryPeriod:             ptr.To(fence.RetryPeriod(o.LeaseDuration)),
 		// A replica that stops (a rolling update) hands the lease over at
 		// once instead of making the next one wait a lease duration.
 		LeaderElectionReleaseOnCancel: true,

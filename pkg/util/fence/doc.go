@@ -22,4 +22,11 @@ limitations under the License.
 // replica paused past its lease (SIGSTOP, a long GC, a frozen VM) stops
 // writing before anyone else may start, and stays stopped until it renews
 // again or leader election ends the process.
+//
+// The check is made where nothing can delay a write any more: WrapTransport
+// runs inside client-go, after its rate limiter and on every retry, right
+// before a request goes on the wire, and gives each write a deadline at the
+// fence's end. A write held by the rate limiter (a low --qps) past the fence
+// is therefore never sent. The Lock owns the moment of the last renewal,
+// under its own mutex; everything else here is stateless.
 package fence

@@ -76,10 +76,20 @@ func (l *Lock) record(start time.Time, ler resourcelock.LeaderElectionRecord, er
 	// long another replica must wait.
 }
 
+// ValidUntil is the moment this replica's writes must have left by: valid
+// after the start of its last renewal; zero when it holds no lease.
+func (l *Lock) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.renewed.IsZero() {
+		return time.Time{}
+	}
+	return l.renewed.Add(l.valid)
+}
+
 // Allowed reports whether this replica may write now: it holds the lease
 // and renewed it less than valid ago.
 func (l *Lock) Allowed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return !l.renewed.IsZero() && l.clock.Since(l.renewed) < l.valid
+	until := l.ValidUntil()
+	return !until.IsZero() && l.clock.Now().Before(until)
 }
