@@ -15,7 +15,9 @@
 
 # Copies what the chart carries from elsewhere in the repository into
 # charts/koord-queue, byte for byte:
-#   config/crd/bases/*.yaml          -> crds/   (installed by Helm before the templates)
+#   config/crd/bases/*.yaml          -> files/crds/ (rendered by templates/crds.yaml, so that
+#                                                Helm upgrades them with the release and
+#                                                keeps them on uninstall)
 #   config/crd/elasticquota/*.yaml   -> files/  (rendered by templates/elasticquota-crd.yaml,
 #                                                behind installElasticQuotaCRD)
 #   config/grafana/koord-queue.json  -> dashboards/koord-queue.json (when it exists; until
@@ -32,7 +34,7 @@ sync_dir() { # sync_dir SRC DST: DST ends up holding exactly SRC's *.yaml
 	rm -f "$dst"/*.yaml
 	cp "$src"/*.yaml "$dst"/
 }
-sync_dir "$root/config/crd/bases" "$chart/crds"
+sync_dir "$root/config/crd/bases" "$chart/files/crds"
 sync_dir "$root/config/crd/elasticquota" "$chart/files"
 if [[ -f "$root/config/grafana/koord-queue.json" ]]; then
 	mkdir -p "$chart/dashboards"

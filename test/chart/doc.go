@@ -19,7 +19,9 @@ limitations under the License.
 // the drift check of hack/verify-chart.sh, a server-side apply of the rendered
 // manifests to a real kube-apiserver (envtest) with each ServiceAccount's RBAC
 // proven there by impersonation, and koord-queue plus koord-queue-controllers
-// run as the chart's ServiceAccounts admitting a job.
+// run as the chart's ServiceAccounts admitting a job; and a helm upgrade from
+// a release of a v1.8-shaped chart (test/upgrade/testdata) that keeps every
+// Queue, QueueUnit and running job.
 //
 // helm and kubectl come from HELM and KUBECTL, else from the folder
 // `hack/tools.sh dir` prints; etcd and kube-apiserver from KUBEBUILDER_ASSETS.

@@ -309,10 +309,9 @@ func checkCRDsMatchConfig(t *testing.T, r *Rendered) {
 		if diff := cmp.Diff(want.Object["spec"], got.Object["spec"]); diff != "" {
 			t.Errorf("CRD %s: spec differs from %s (-config +chart):\n%s", name, f, diff)
 		}
-	}
-	if eq := r.Find("CustomResourceDefinition", "elasticquotas.scheduling.sigs.k8s.io"); eq != nil {
-		if eq.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
-			t.Errorf("ElasticQuota CRD lacks helm.sh/resource-policy: keep")
+		// Templates kept on uninstall: Helm upgrades them, and never deletes them with their objects.
+		if got.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("CRD %s lacks helm.sh/resource-policy: keep", name)
 		}
 	}
 }
@@ -547,7 +546,7 @@ func TestVerifyChartCatchesDrift(t *testing.T) {
 	}
 	for name, edit := range map[string]func(dir string) error{
 		"crd edited": func(dir string) error {
-			f := filepath.Join(dir, "crds", "scheduling.x-k8s.io_queues.yaml")
+			f := filepath.Join(dir, "files", "crds", "scheduling.x-k8s.io_queues.yaml")
 			data, err := os.ReadFile(f)
 			if err != nil {
 				return err
@@ -555,7 +554,7 @@ func TestVerifyChartCatchesDrift(t *testing.T) {
 			return os.WriteFile(f, append(data, []byte("# edited by hand\n")...), 0o600)
 		},
 		"crd removed": func(dir string) error {
-			return os.Remove(filepath.Join(dir, "crds", "scheduling.x-k8s.io_queueunits.yaml"))
+			return os.Remove(filepath.Join(dir, "files", "crds", "scheduling.x-k8s.io_queueunits.yaml"))
 		},
 		"values table stale": func(dir string) error {
 			f := filepath.Join(dir, "values.yaml")
