@@ -186,14 +186,6 @@ func (m *Manager) addOrphan(queue QueueName, u *Unit) {
 	m.unitQueue[u.Key] = ""
 }
 
-// HasQueue reports whether a queue exists.
-func (m *Manager) HasQueue(name QueueName) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.queues[name]
-	return ok
-}
-
 // QueueSettings returns a queue's settings.
 func (m *Manager) QueueSettings(name QueueName) (Settings, bool) {
 	m.mu.Lock()

@@ -74,8 +74,3 @@ func (d Demand) Add(what string, perPod corev1.ResourceList, count int64) error 
 	}
 	return nil
 }
-
-// CheckPodSpec checks that one pod of spec asks for amounts quota can count.
-func CheckPodSpec(what string, spec *corev1.PodSpec, count int64) error {
-	return Demand{}.Add(what, PodRequests(spec), count)
-}
