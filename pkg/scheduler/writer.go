@@ -118,6 +118,10 @@ type statusWriter struct {
 	fence func() bool
 	// stopping is set once the writer takes no more work (run's ctx ended).
 	stopping atomic.Bool
+	// stop is run's ctx.Done(), set before its workers start: a worker
+	// that finishes a write after the ctx ended, but before stopping is
+	// set, must not begin the next one. Nil outside run.
+	stop <-chan struct{}
 	// refused is told of a permanent refusal, once per unit and error.
 	refused func(u *schedv1alpha1.QueueUnit, err error)
 
@@ -256,6 +260,7 @@ func (w *statusWriter) dropInfo(key schedtypes.UnitKey) {
 // flight have finished: they run on a context of their own, which the
 // fence's deadline (the client's transport) or drainLimit ends.
 func (w *statusWriter) run(ctx context.Context, workers int) {
+	w.stop = ctx.Done()
 	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWrites()
 	go func() {
@@ -312,6 +317,16 @@ func (w *statusWriter) awaitDecisions(ctx context.Context) bool {
 	return true
 }
 
+// stopped reports whether run's ctx ended.
+func (w *statusWriter) stopped() bool {
+	select {
+	case <-w.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[schedtypes.UnitKey], info bool) bool {
 	key, shutdown := q.Get()
 	if shutdown {
@@ -338,7 +353,7 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 	if wr == nil {
 		return true
 	}
-	if w.stopping.Load() {
+	if w.stopping.Load() || w.stopped() {
 		// The scheduler stops: what is not in flight yet is not written.
 		w.finish(key, q, wr, nil, context.Canceled)
 		return true
