@@ -137,7 +137,10 @@ func (t *Tree) selectVictims(p Preemption, held map[QuotaName][]Holding) Victims
 	// Reclaim judges only the resources the request is short of: a unit
 	// within its min of cpu reclaims cpu even when it also asks for memory
 	// its quota's min does not name, since memory is not what it waits for.
-	if short := t.short(p.Quota, p.Request); p.Reclaim && len(short) > 0 && t.withinMin(p.Quota, short) {
+	if !p.Reclaim {
+		return Victims{RetryAt: retryAt}
+	}
+	if short := t.short(p.Quota, p.Request); len(short) > 0 && t.withinMin(p.Quota, short) {
 		borrowing := func(h Holding) bool { return t.overMin(h.Quota, short) }
 		var cands []Holding
 		for q, hs := range held {
