@@ -46,7 +46,10 @@ var ErrFenced = errors.New("write not sent: this replica may no longer hold its 
 // before a request goes on the wire. A write (POST, PUT, PATCH, DELETE)
 // leaves only while f allows it, with its context cut at f's end and the
 // API server told the same deadline (query parameter timeout); any other
-// write fails with ErrFenced, unsent. Reads pass untouched.
+// write fails with ErrFenced, unsent. A write that left is not cut short
+// when its caller's context ends (a stopping leader): it finishes or meets
+// f's end, so a leader that stops drains what it sent before it gives its
+// lease up. Reads pass untouched.
 func WrapTransport(f Fence, clk clock.PassiveClock) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
 		return &roundTripper{next: next, fence: f, clock: clk}
@@ -79,7 +82,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("%w (%s %s)", ErrFenced, req.Method, req.URL.Path)
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), left)
+	// Cancelling a request on the wire does not take it back, so the
+	// caller's end does not cut it: only the fence does.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), left)
 	out := req.Clone(ctx)
 	q := out.URL.Query()
 	// The API server gives up on the request at the same moment; a

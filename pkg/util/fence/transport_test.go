@@ -219,6 +219,59 @@ func TestAWriteCarriesTheFenceAsItsDeadline(t *testing.T) {
 	}
 }
 
+// A stopping leader cancels its callers' contexts: a write already on the
+// wire still runs to its answer (the lease is released after it), while a
+// write not yet sent stays unsent.
+func TestAWriteOnTheWireOutlivesItsCallersCancel(t *testing.T) {
+	l, clk := leader(t)
+	onWire := make(chan struct{})
+	finish := make(chan struct{})
+	var cutShort error
+	rt := WrapTransport(l, clk)(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		close(onWire)
+		select {
+		case <-finish:
+		case <-r.Context().Done():
+			cutShort = r.Context().Err()
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, "http://api/x", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			err = resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-onWire
+	cancel()
+	close(finish)
+	if err := <-done; err != nil || cutShort != nil {
+		t.Fatalf("write on the wire when its caller stopped: err %v, its context ended with %v; want it answered", err, cutShort)
+	}
+
+	// A write whose caller has already stopped is not sent at all.
+	srv := &apiServer{}
+	c, err := kubernetes.NewForConfig(Config(&rest.Config{Host: srv.start(t).URL}, l, clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err == nil {
+		t.Fatal("a write whose caller had stopped succeeded")
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if n := srv.got[http.MethodPost]; n != 0 {
+		t.Fatalf("%d writes sent after their caller stopped", n)
+	}
+}
+
 // A replica that holds no lease, or released it, sends no write.
 func TestNoWritesWithoutTheLease(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(t0)
