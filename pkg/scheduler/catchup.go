@@ -29,31 +29,38 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
-// catchUpLimit bounds how long a new leader waits for its cache (catchUp).
-const catchUpLimit = time.Minute
+// catchUpRelist is how long a new leader waits for its cache to reach one
+// list of the API before it says so and lists again (catchUp).
+const catchUpRelist = 15 * time.Second
 
 // catchUp waits until the unit cache holds every QueueUnit the API holds at
-// the moment of the call, at that version or a later one. A replica that
+// the moment of a list, at that version or a later one. A replica that
 // takes the lease over may have followed with a stale watch (paused, or cut
 // off while kube-apiserver restarted); its caches said "synced" long ago.
 // Deciding on that view would charge quota to units that finished, and miss
 // admissions the last leader made. The list is read from the API, not the
-// cache. Past limit the leader goes on, and says so.
-func catchUp(ctx context.Context, reader client.Reader, cache *unitCache, limit time.Duration) error {
-	lag, err := newCacheLag(ctx, reader, cache)
-	if err != nil {
-		return err
+// cache. A cache still behind after relist is logged, with how many units
+// it lacks, and judged against a new list (a unit deleted since the last
+// list is no longer waited for); the leader decides nothing until the cache
+// has caught up or ctx ends.
+func catchUp(ctx context.Context, reader client.Reader, cache *unitCache, relist time.Duration) error {
+	start := time.Now()
+	for {
+		lag, err := newCacheLag(ctx, reader, cache)
+		if err != nil {
+			return err
+		}
+		left := 0
+		err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, relist, true, func(context.Context) (bool, error) {
+			left = lag.behind()
+			return left == 0, nil
+		})
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		klog.FromContext(ctx).Info("The unit cache has not caught up with the API; deciding nothing until it has, listing again",
+			"unitsBehind", left, "waited", time.Since(start).Round(time.Second))
 	}
-	left := 0
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, limit, true, func(context.Context) (bool, error) {
-		left = lag.behind()
-		return left == 0, nil
-	})
-	if err != nil && ctx.Err() == nil {
-		klog.FromContext(ctx).Info("The unit cache did not catch up with the API; going on", "unitsBehind", left, "waited", limit)
-		return nil
-	}
-	return ctx.Err()
 }
 
 // cacheLag is what the unit cache has yet to see of one list of the API.

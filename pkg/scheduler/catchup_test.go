@@ -18,10 +18,12 @@ package scheduler
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -74,20 +76,70 @@ func TestCatchUpWaitsForTheCache(t *testing.T) {
 	}
 }
 
-// A cache that never catches up holds the leader back for the limit only.
-func TestCatchUpGivesUpAfterTheLimit(t *testing.T) {
+// A cache that does not catch up holds the leader back, however long: it
+// is judged against a new list each period, so a unit deleted since the
+// last list no longer holds it, and a cache that reaches the list lets it
+// go.
+func TestCatchUpWaitsUntilTheCacheHasCaughtUp(t *testing.T) {
 	ctx := context.Background()
-	c := fake.NewClientBuilder().WithScheme(testScheme(t)).
-		WithObjects(&schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}).Build()
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(
+		&schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}},
+		&schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}},
+	).Build()
+	lists := &countingReader{Reader: c}
 	cache, _ := newTestCache()
-	if err := catchUp(ctx, c, cache, 10*time.Millisecond); err != nil {
-		t.Fatalf("catchUp = %v, want nil after the limit", err)
+	done := make(chan error, 1)
+	go func() { done <- catchUp(ctx, lists, cache, 10*time.Millisecond) }()
+	waitLists := func(n int64) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return lists.n.Load() >= n, nil
+		}); err != nil {
+			t.Fatalf("catchUp listed %d times, want at least %d", lists.n.Load(), n)
+		}
 	}
+	notDone := func(why string) {
+		t.Helper()
+		select {
+		case err := <-done:
+			t.Fatalf("catchUp returned %v %s", err, why)
+		default:
+		}
+	}
+	waitLists(3)
+	notDone("with neither unit in the cache")
+	a := &schedv1alpha1.QueueUnit{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "a"}, a); err != nil {
+		t.Fatal(err)
+	}
+	cache.observe(keyOf(a), a, "q", "team-a")
+	seen := lists.n.Load()
+	waitLists(seen + 2)
+	notDone("with unit gone listed and not in the cache")
+	// Deleted: the next list no longer has it.
+	if err := c.Delete(ctx, &schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("catchUp = %v once the cache holds what the API holds", err)
+	}
+
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := catchUp(canceled, c, cache, time.Minute); err == nil {
 		t.Fatal("catchUp with a canceled context returned nil")
 	}
+}
+
+// countingReader counts the lists read through it.
+type countingReader struct {
+	client.Reader
+	n atomic.Int64
+}
+
+func (r *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	r.n.Add(1)
+	return r.Reader.List(ctx, list, opts...)
 }
 
 func TestOlderVersion(t *testing.T) {

@@ -257,7 +257,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := catchUp(ctx, s.env.reader, s.cache, catchUpLimit); err != nil {
+	if err := catchUp(ctx, s.env.reader, s.cache, catchUpRelist); err != nil {
 		return err
 	}
 	s.env.leading.Store(true)
