@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	sched = dropFlag(dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-address"), "visibility-cert-dir")
 	sched = append(sched, "--kubeconfig="+saKubeconfig(t, env.Config, schedulerSA, dir))
 	schedLog := filepath.Join(dir, "koord-queue.log")
-	start(t, filepath.Join(binDir, "koord-queue"), sched, schedLog)
+	stopSched := start(t, filepath.Join(binDir, "koord-queue"), sched, schedLog)
 
 	ctrl := container(t, r.deployment(t, "koord-queue-controllers"), "manager").Args
 	ctrl = replaceFlag(ctrl, "enabled-extensions", "job")
@@ -99,7 +100,7 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	ctrl = append(ctrl, "--webhook-host=127.0.0.1", "--webhook-cert-hosts=127.0.0.1")
 	ctrl = append(ctrl, "--kubeconfig="+saKubeconfig(t, env.Config, controllersSA, dir))
 	ctrlLog := filepath.Join(dir, "koord-queue-controllers.log")
-	start(t, filepath.Join(binDir, "koord-queue-controllers"), ctrl, ctrlLog)
+	stopCtrl := start(t, filepath.Join(binDir, "koord-queue-controllers"), ctrl, ctrlLog)
 
 	c := env.Client
 	four := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
@@ -171,6 +172,21 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 		}
 	}
 	t.Logf("QueueUnit %s is %s and Job %s runs, both binaries acting as the chart's ServiceAccounts", unit.Name, unit.Status.Phase, job.Name)
+
+	// SIGTERM, as a kubelet stops a pod: each leader ends cleanly and gives
+	// its Lease up, so a standby takes over at once instead of after the
+	// lease duration.
+	for name, stop := range map[string]func() error{"koord-queue": stopSched, "koord-queue-controllers": stopCtrl} {
+		if err := stop(); err != nil {
+			t.Errorf("%s after SIGTERM: %v, want exit status 0", name, err)
+		}
+		lease := &coordinationv1.Lease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: name}, lease); err != nil {
+			t.Errorf("leader Lease %s/%s: %v", Namespace, name, err)
+		} else if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != "" {
+			t.Errorf("leader Lease %s/%s still held by %s after SIGTERM, want released", Namespace, name, h)
+		}
+	}
 }
 
 func get(ctx context.Context, c client.Client, ns, name string, obj client.Object) (bool, error) {
@@ -200,7 +216,7 @@ func saKubeconfig(t *testing.T, cfg *rest.Config, user, dir string) string {
 		t.Fatalf("token for %s: %v", user, err)
 	}
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
 	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
 	kc.Contexts["sa"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "sa"}
 	kc.CurrentContext = "sa"
@@ -211,9 +227,11 @@ func saKubeconfig(t *testing.T, cfg *rest.Config, user, dir string) string {
 	return path
 }
 
-// start runs a binary until the test ends, then stops it by its PID and waits.
-// Its output goes to logFile, printed when the test fails.
-func start(t *testing.T, bin string, args []string, logFile string) {
+// start runs a binary until the test ends, then stops it as a kubelet does
+// (SIGTERM, SIGKILL after 15 s) and waits. Its output goes to logFile,
+// printed when the test fails. The returned stop does the same earlier and
+// reports how the binary ended: nil only for exit status 0 after SIGTERM.
+func start(t *testing.T, bin string, args []string, logFile string) (stop func() error) {
 	t.Helper()
 	log, err := os.Create(logFile)
 	if err != nil {
@@ -226,21 +244,31 @@ func start(t *testing.T, bin string, args []string, logFile string) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var once sync.Once
+	var exit error
+	stop = func() error {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case exit = <-done:
+				t.Logf("%s exited: %v", filepath.Base(bin), exit)
+			case <-time.After(15 * time.Second):
+				_ = cmd.Process.Kill()
+				exit = fmt.Errorf("%s did not end within 15s of SIGTERM, killed: %v", filepath.Base(bin), <-done)
+				t.Log(exit)
+			}
+		})
+		return exit
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			t.Logf("%s exited: %v", filepath.Base(bin), err)
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Logf("%s killed: %v", filepath.Base(bin), <-done)
-		}
+		_ = stop()
 		_ = log.Close()
 		if t.Failed() {
 			data, _ := os.ReadFile(logFile)
 			t.Logf("%s %s:\n%s", filepath.Base(bin), strings.Join(args, " "), tail(string(data), 60))
 		}
 	})
+	return stop
 }
 
 func tail(s string, n int) string {
