@@ -33,7 +33,9 @@ import (
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -180,6 +182,7 @@ func TestChaos(t *testing.T) {
 		}
 	}()
 	r.waitAdmissions(ctx, 1, 2*time.Minute)
+	r.checkLeaderFence(ctx)
 	for round := range m.rounds {
 		t.Logf("fault schedule, round %d", round+1)
 		// The restarts come first: the stock Job controller backs off (up to
@@ -478,4 +481,56 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// checkLeaderFence: the replicas act as their binary's ServiceAccount with
+// their pod's name (test/cluster), so the chart's leader fences judge them.
+// For each binary, a write (dry run) as a replica that does not hold the
+// Lease is refused by the API server, and the same write as the leader
+// passes.
+func (r *run) checkLeaderFence(ctx context.Context) {
+	t := r.t
+	units := &schedv1alpha1.QueueUnitList{}
+	jobs := &batchv1.JobList{}
+	if err := r.c.Client.List(ctx, units, client.InNamespace(namespace), client.Limit(1)); err != nil || len(units.Items) == 0 {
+		t.Fatalf("a QueueUnit to probe the leader fence with: %v (%d found)", err, len(units.Items))
+	}
+	if err := r.c.Client.List(ctx, jobs, client.InNamespace(namespace), client.Limit(1)); err != nil || len(jobs.Items) == 0 {
+		t.Fatalf("a Job to probe the leader fence with: %v (%d found)", err, len(jobs.Items))
+	}
+	probes := map[string]func(client.Client) error{
+		cluster.QueueBinary: func(c client.Client) error {
+			return c.Status().Patch(ctx, &units.Items[0], client.RawPatch(types.MergePatchType,
+				[]byte(`{"status":{"message":"leader fence probe"}}`)), client.DryRunAll)
+		},
+		cluster.ControllersBinary: func(c client.Client) error {
+			return c.Patch(ctx, &jobs.Items[0], client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"annotations":{"chaos/leader-fence-probe":"x"}}}`)), client.DryRunAll)
+		},
+	}
+	for _, binary := range []string{cluster.QueueBinary, cluster.ControllersBinary} {
+		leader, err := r.leader(ctx, binary, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, replica := range r.c.Replicas(binary) {
+			cfg := rest.CopyConfig(r.c.Config)
+			cfg.Impersonate = rest.ImpersonationConfig{
+				UserName: "system:serviceaccount:" + cluster.Namespace + ":" + binary,
+				Extra:    map[string][]string{cluster.PodNameExtra: {replica}},
+			}
+			c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = probes[binary](c)
+			switch {
+			case replica == leader && err != nil:
+				t.Errorf("leader %s: its write was refused: %v", replica, err)
+			case replica != leader && (err == nil || !strings.Contains(err.Error(), "does not hold the leader Lease")):
+				t.Errorf("follower %s of %s (leader %s): write got %v, want the leader fence's refusal", replica, binary, leader, err)
+			}
+		}
+	}
+	t.Log("leader fence: each follower's write refused by the API server, each leader's accepted")
 }

@@ -193,9 +193,19 @@ func (c *Cluster) apiURL() string {
 
 // writeUserKubeconfig writes a kubeconfig for user (with token) at path.
 func (c *Cluster) writeUserKubeconfig(path, user, token string) error {
+	return c.writeUserKubeconfigAs(path, user, token, nil)
+}
+
+// writeUserKubeconfigAs is writeUserKubeconfig acting as as's Impersonate
+// user, with its extras, when as is set.
+func (c *Cluster) writeUserKubeconfigAs(path, user, token string, as *clientcmdapi.AuthInfo) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["koord-queue-local"] = &clientcmdapi.Cluster{Server: c.apiURL(), CertificateAuthority: c.pki.caCert}
-	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	auth := &clientcmdapi.AuthInfo{Token: token}
+	if as != nil {
+		auth.Impersonate, auth.ImpersonateGroups, auth.ImpersonateUserExtra = as.Impersonate, as.ImpersonateGroups, as.ImpersonateUserExtra
+	}
+	kc.AuthInfos[user] = auth
 	kc.Contexts["koord-queue-local"] = &clientcmdapi.Context{Cluster: "koord-queue-local", AuthInfo: user}
 	kc.CurrentContext = "koord-queue-local"
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
@@ -230,16 +240,7 @@ func (c *Cluster) writeKubeconfig() error {
 // run starts one process and records it in state.json before anything else
 // can fail, so Down always finds it.
 func (c *Cluster) run(name, binary string, args ...string) (*process, error) {
-	p, err := startProcess(c.opts.StateDir, name, binary, args, c.opts.DieWithParent)
-	if err != nil {
-		return nil, err
-	}
-	c.procs = append(c.procs, p)
-	c.state.Processes = append(c.state.Processes, p.ref)
-	if err := writeState(c.opts.StateDir, &c.state); err != nil {
-		return nil, fmt.Errorf("record process %s: %w", name, err)
-	}
-	return p, nil
+	return c.runEnv(name, binary, nil, args...)
 }
 
 func (c *Cluster) tool(name string) string { return filepath.Join(c.opts.ToolsDir, name) }

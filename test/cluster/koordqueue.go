@@ -19,6 +19,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,7 +144,11 @@ func (c *Cluster) replicasOf(binary string) int {
 }
 
 // addReplicaUsers gives every replica of a binary run in several replicas a
-// user and a kubeconfig of its own.
+// user and a kubeconfig of its own. The user acts as the binary's
+// ServiceAccount in namespace koord-queue with the extra of a token bound to
+// a pod named like the replica (authentication.kubernetes.io/pod-name), as a
+// pod's projected token does: the chart's RBAC and leader fences apply to it,
+// while the audit log still names the replica's own user.
 func (c *Cluster) addReplicaUsers() error {
 	for _, binary := range []string{QueueBinary, ControllersBinary} {
 		n := c.replicasOf(binary)
@@ -156,10 +161,27 @@ func (c *Cluster) addReplicaUsers() error {
 			if err != nil {
 				return fmt.Errorf("add user %s: %w", name, err)
 			}
-			if err := c.writeUserKubeconfig(c.replicaKubeconfig(binary, name), name, token); err != nil {
+			as := &clientcmdapi.AuthInfo{
+				Impersonate:          "system:serviceaccount:" + Namespace + ":" + binary,
+				ImpersonateUserExtra: map[string][]string{PodNameExtra: {name}},
+			}
+			if err := c.writeUserKubeconfigAs(c.replicaKubeconfig(binary, name), name, token, as); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// PodNameExtra is the user extra by which a pod-bound ServiceAccount token
+// names its pod; the leader fences compare it with the Lease's holder.
+const PodNameExtra = "authentication.kubernetes.io/pod-name"
+
+// replicaEnv is the environment of replica name: with several replicas, its
+// pod name (POD_NAME), which begins its leader identity.
+func (c *Cluster) replicaEnv(binary, name string) []string {
+	if c.replicasOf(binary) > 1 {
+		return []string{"POD_NAME=" + name}
 	}
 	return nil
 }
@@ -214,7 +236,7 @@ func (c *Cluster) startQueueReplica(ctx context.Context, i int) (*process, error
 		}
 		c.debugURLs[name] = "http://" + addr
 	}
-	p, err := c.run(name, filepath.Join(c.BinDir, QueueBinary), append(args, kq.ExtraQueueArgs...)...)
+	p, err := c.runEnv(name, filepath.Join(c.BinDir, QueueBinary), c.replicaEnv(QueueBinary, name), append(args, kq.ExtraQueueArgs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +270,7 @@ func (c *Cluster) startControllersReplica(ctx context.Context, i int) (*process,
 		// and the backstop holds what slips through while it is down).
 		args = append(args, "--webhook-port", "0", "--release-namespace", Namespace)
 	}
-	p, err := c.run(name, filepath.Join(c.BinDir, ControllersBinary), append(args, kq.ExtraControllersArgs...)...)
+	p, err := c.runEnv(name, filepath.Join(c.BinDir, ControllersBinary), c.replicaEnv(ControllersBinary, name), append(args, kq.ExtraControllersArgs...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -40,10 +40,33 @@ const GuideCheckWriter = "provisioning/provisioner"
 
 // chartPolicyTemplates are the chart's templates whose objects the cluster
 // applies: the tenant and metrics roles, the ValidatingAdmissionPolicies with
-// their bindings, and the admission-check writers' RBAC. The two leader
-// fences match only tokens bound to a pod; the replicas here use static
-// tokens, so they are installed but refuse nothing (test/chart plays them).
-var chartPolicyTemplates = []string{"templates/security.yaml", "templates/elasticquota-policy.yaml", "templates/leader-fence.yaml"}
+// their bindings, the admission-check writers' RBAC, and the two binaries'
+// RBAC (every extension's, and the visibility server's delegated
+// authentication). Of these only the kinds in chartPolicyKinds are applied:
+// the visibility template's APIService, Service and Secret are the cluster's
+// own (visibility.go).
+// Replicas of a binary run in several replicas act as the binary's
+// ServiceAccount with their pod's name (addReplicaUsers), so the chart's RBAC
+// and both leader fences judge them as in a cluster; a single replica is the
+// admin and matches no fence.
+var chartPolicyTemplates = []string{
+	"templates/security.yaml", "templates/elasticquota-policy.yaml", "templates/leader-fence.yaml",
+	"templates/rbac-koord-queue.yaml", "templates/rbac-koord-queue-controllers.yaml", "templates/visibility.yaml",
+}
+
+// chartPolicyKinds are the kinds applied from chartPolicyTemplates.
+var chartPolicyKinds = map[string]bool{
+	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
+	"ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true,
+}
+
+// chartPolicyValues turn on what the local cluster runs: the visibility
+// server and every extension, so their RBAC is rendered.
+var chartPolicyValues = []string{
+	"controller.enableVisibilityServer=true", "controller.visibility.insecureSkipTLSVerify=true",
+	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.argo.enable=true",
+	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true",
+}
 
 // installPolicies renders chartPolicyTemplates with the built helm, for the
 // release namespace and the admission-check writers, applies every object,
@@ -65,6 +88,9 @@ func (c *Cluster) installPolicies(ctx context.Context, repoRoot string) error {
 	for _, t := range chartPolicyTemplates {
 		args = append(args, "--show-only", t)
 	}
+	for _, v := range chartPolicyValues {
+		args = append(args, "--set", v)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, helm, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -77,6 +103,9 @@ func (c *Cluster) installPolicies(ctx context.Context, repoRoot string) error {
 	}
 	policies := 0
 	for _, o := range objs {
+		if !chartPolicyKinds[o.GetKind()] {
+			continue
+		}
 		if err := c.Apply(ctx, o); err != nil {
 			return fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
