@@ -237,7 +237,7 @@ func (t *Tree) withinMin(name QuotaName, req Resources) bool {
 		return false
 	}
 	for r, v := range req {
-		if v > 0 && n.used[r]+v > n.spec.Min[r] {
+		if v > 0 && exceeds(n.spec.Min[r], v, n.used[r]) {
 			return false
 		}
 	}
