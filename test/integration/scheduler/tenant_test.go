@@ -1,0 +1,131 @@
+/*
+Copyright 2026 The Koordinator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scheduler
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
+	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+)
+
+// Issue 32, part 3: a tenant cannot stall or reorder others.
+
+// podsGoneFinalizer is the finalizer koord-queue-controllers puts on every
+// unit it makes (docs/protocol.md, "Deletion").
+const podsGoneFinalizer = "scheduling.x-k8s.io/pods-gone"
+
+// tenantClient is a client for user name bound, in namespace ns, to what the
+// chart's koord-queue-edit role grants on QueueUnits (the edit role of a
+// namespace).
+func tenantClient(t *testing.T, ns, name string) client.Client {
+	t.Helper()
+	create(t,
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-edit"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{schedv1alpha1.GroupVersion.Group}, Resources: []string{"queueunits"},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"},
+		}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-edit"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name + "-edit"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: name}}})
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: name, Groups: []string{"system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// pendingPod creates a pod its scheduler has not bound yet: created by the
+// job's controller, not running anywhere so far.
+func pendingPod(t *testing.T, ns, name, cpus string, labels map[string]string) {
+	t.Helper()
+	create(t, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpus)}}}}},
+	})
+}
+
+// A tenant with the edit role strips the pods-gone finalizer from the unit
+// of its running job and deletes the unit. The job's pods still exist (one
+// running, one not bound yet), so the quota they were admitted with stays
+// charged until they are gone: another unit of the quota waits meanwhile.
+func TestDeletedUnitKeepsChargeWhileItsPodsRun(t *testing.T) {
+	const ns, q = "strip-finalizer", "strip-finalizer"
+	startScheduler(t)
+	createNamespace(t, ns)
+	create(t, utiltesting.MakeElasticQuota(q).Namespace(ns).Max("cpu", "4").Obj())
+	runFakeExtension(t, ns)
+	first := utiltesting.MakeQueueUnit("first", ns).Quota(q).Request("cpu", "4").Obj()
+	first.Finalizers = []string{podsGoneFinalizer}
+	create(t, first)
+	waitPhase(t, ns, "first", schedv1alpha1.QueueUnitPhaseRunning)
+	labels := map[string]string{schedv1alpha1.QuotaNameLabel: q, schedv1alpha1.QueueUnitLabel: "first"}
+	runPod(t, ns, "first-0", "2", labels)
+	pendingPod(t, ns, "first-1", "2", labels)
+
+	tenant := tenantClient(t, ns, "mallory")
+	if err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
+		u := &schedv1alpha1.QueueUnit{}
+		if err := tenant.Get(c, client.ObjectKey{Namespace: ns, Name: "first"}, u); err != nil {
+			return false, err
+		}
+		u.Finalizers = nil
+		return true, tenant.Update(c, u)
+	}); err != nil {
+		t.Fatalf("the tenant strips the finalizer: %v", err)
+	}
+	if err := tenant.Delete(ctx(), &schedv1alpha1.QueueUnit{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "first"}}); err != nil {
+		t.Fatalf("the tenant deletes the unit: %v", err)
+	}
+	if err := framework.Eventually(ctx(), 10*time.Second, func(c context.Context) (bool, error) {
+		err := env.Client.Get(c, client.ObjectKey{Namespace: ns, Name: "first"}, &schedv1alpha1.QueueUnit{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}); err != nil {
+		t.Fatalf("first is not gone: %v", err)
+	}
+
+	// 4 CPUs of first's pods are still there (2 running, 2 to be bound):
+	// nothing fits beside them.
+	create(t, utiltesting.MakeQueueUnit("second", ns).Quota(q).Request("cpu", "2").Obj())
+	u := waitMessage(t, ns, "second")
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || !strings.Contains(u.Status.Message, "insufficient quota") {
+		dump(t, ns)
+		t.Fatalf("second is %s (%q) while the pods of the deleted unit first are there; want Enqueued for insufficient quota", u.Status.Phase, u.Status.Message)
+	}
+	// The pods go: so does the charge.
+	for _, name := range []string{"first-0", "first-1"} {
+		if err := env.Client.Delete(ctx(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, client.GracePeriodSeconds(0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPhase(t, ns, "second", schedv1alpha1.QueueUnitPhaseRunning)
+}
