@@ -18,6 +18,7 @@ package scheduler
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +129,45 @@ func TestDeletedUnitKeepsChargeWhileItsPodsRun(t *testing.T) {
 		}
 	}
 	waitPhase(t, ns, "second", schedv1alpha1.QueueUnitPhaseRunning)
+}
+
+// Two tenants borrow from their parent: rich (namespace reclaim-rich) with
+// two units of priority 2^31-1, poor (reclaim-poor) with one of priority 0.
+// A third quota reclaims its min. Priority is each tenant's own to set, so it
+// orders victims only inside their quota: the room is taken back from the
+// quota that borrows most (rich, 4 CPUs above its min against poor's 1), not
+// from the unit of lowest priority cluster-wide.
+func TestReclaimDoesNotFollowAnotherTenantsPriority(t *testing.T) {
+	const parent, rich, poor, claim = "reclaim-parent", "reclaim-rich", "reclaim-poor", "reclaim-claim"
+	startScheduler(t, noProtection)
+	for _, ns := range []string{rich, poor, claim} {
+		createNamespace(t, ns)
+		runFakeExtension(t, ns)
+	}
+	create(t, utiltesting.MakeElasticQuota(parent).Namespace(claim).Max("cpu", "6").Obj(),
+		utiltesting.MakeElasticQuota(rich).Namespace(rich).Parent(parent).Max("cpu", "6").Obj(),
+		utiltesting.MakeElasticQuota(poor).Namespace(poor).Parent(parent).Max("cpu", "6").Obj(),
+		utiltesting.MakeElasticQuota(claim).Namespace(claim).Parent(parent).Min("cpu", "2").Max("cpu", "6").Obj())
+	for _, name := range []string{"rich-0", "rich-1"} {
+		create(t, utiltesting.MakeQueueUnit(name, rich).Quota(rich).Priority(math.MaxInt32).Request("cpu", "2").Obj())
+		waitPhase(t, rich, name, schedv1alpha1.QueueUnitPhaseRunning)
+	}
+	create(t, utiltesting.MakeQueueUnit("poor-0", poor).Quota(poor).Priority(0).Request("cpu", "1").Obj())
+	waitPhase(t, poor, "poor-0", schedv1alpha1.QueueUnitPhaseRunning)
+
+	// 5 of 6 CPUs used; the claim needs 2, within its min: one unit goes.
+	create(t, utiltesting.MakeQueueUnit("claim-0", claim).Quota(claim).Request("cpu", "2").Obj())
+	waitPhase(t, claim, "claim-0", schedv1alpha1.QueueUnitPhaseRunning)
+	if n := len(events(t, poor, "poor-0", "Preempted")); n != 0 {
+		dump(t, poor)
+		t.Errorf("poor-0 (priority 0, its quota 1 CPU above its min) was evicted for the claim; the quota borrowing 4 CPUs should give")
+	}
+	evicted := 0
+	for _, name := range []string{"rich-0", "rich-1"} {
+		evicted += min(len(events(t, rich, name, "Preempted")), 1)
+	}
+	if evicted != 1 {
+		dump(t, rich)
+		t.Errorf("%d units of quota %s evicted, want 1", evicted, rich)
+	}
 }
