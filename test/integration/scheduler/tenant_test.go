@@ -26,11 +26,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
@@ -169,5 +172,49 @@ func TestReclaimDoesNotFollowAnotherTenantsPriority(t *testing.T) {
 	if evicted != 1 {
 		dump(t, rich)
 		t.Errorf("%d units of quota %s evicted, want 1", evicted, rich)
+	}
+}
+
+// A hand-made unit of a kind no extension manages (no job behind it) is
+// admitted and borrows; reclaim picks it, and nothing hands it back. The
+// claimer, and every unit of the cohort that would borrow, would wait for
+// ever. At the eviction timeout (a deadline on the scheduler's clock) the
+// scheduler hands the unit back itself, with a Warning event: the claimer is
+// admitted, and only the clock moved.
+func TestEvictedUnitNobodyHandsBackIsReleasedAtItsDeadline(t *testing.T) {
+	const parent, hand, claim = "evict-parent", "evict-hand", "evict-claim"
+	fc := clocktesting.NewFakeClock(time.Now())
+	startScheduler(t, withClock(fc), noProtection)
+	createNamespace(t, hand)
+	createNamespace(t, claim)
+	create(t, utiltesting.MakeElasticQuota(parent).Namespace(claim).Min("cpu", "2").Max("cpu", "4").Obj(),
+		utiltesting.MakeElasticQuota(hand).Namespace(hand).Parent(parent).Max("cpu", "4").Obj(),
+		utiltesting.MakeElasticQuota(claim).Namespace(claim).Parent(parent).Min("cpu", "2").Max("cpu", "4").Obj())
+	widget := utiltesting.MakeQueueUnit("widget", hand).Quota(hand).ConsumerRef("example.com/v1", "Widget", "widget").
+		Request("cpu", "4").Obj()
+	create(t, widget)
+	waitPhase(t, hand, "widget", schedv1alpha1.QueueUnitPhaseDequeued)
+
+	create(t, utiltesting.MakeQueueUnit("claim-0", claim).Quota(claim).Request("cpu", "2").Obj())
+	if err := framework.Eventually(ctx(), 20*time.Second, func(context.Context) (bool, error) {
+		return meta.IsStatusConditionTrue(getUnit(t, hand, "widget").Status.Conditions, schedv1alpha1.ConditionEvicted), nil
+	}); err != nil {
+		dump(t, hand)
+		t.Fatalf("widget was not chosen for the reclaim: %v", err)
+	}
+	if u := waitMessage(t, claim, "claim-0"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
+		t.Fatalf("claim-0 is %s while widget still holds the parent", u.Status.Phase)
+	}
+
+	// Only the clock moves, past the default eviction timeout.
+	fc.Step(configv1.DefaultEvictionTimeout + time.Second)
+	waitPhase(t, claim, "claim-0", schedv1alpha1.QueueUnitPhaseDequeued)
+	u := getUnit(t, hand, "widget")
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || len(u.Status.Admissions) != 0 {
+		t.Errorf("widget is %s with admissions %v, want Enqueued with none", u.Status.Phase, u.Status.Admissions)
+	}
+	if !hasEvent(t, hand, "widget", "EvictionTimeout", "evicted") {
+		dump(t, hand)
+		t.Error("no EvictionTimeout warning on widget")
 	}
 }
