@@ -161,13 +161,18 @@ func TestReclaimDoesNotFollowAnotherTenantsPriority(t *testing.T) {
 	// 5 of 6 CPUs used; the claim needs 2, within its min: one unit goes.
 	create(t, utiltesting.MakeQueueUnit("claim-0", claim).Quota(claim).Request("cpu", "2").Obj())
 	waitPhase(t, claim, "claim-0", schedv1alpha1.QueueUnitPhaseRunning)
-	if n := len(events(t, poor, "poor-0", "Preempted")); n != 0 {
+	// Evicted=True is written before the victim gives its quota back, so
+	// before the claim is admitted.
+	if u := getUnit(t, poor, "poor-0"); meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionEvicted) != nil ||
+		u.Status.Phase != schedv1alpha1.QueueUnitPhaseRunning {
 		dump(t, poor)
 		t.Errorf("poor-0 (priority 0, its quota 1 CPU above its min) was evicted for the claim; the quota borrowing 4 CPUs should give")
 	}
 	evicted := 0
 	for _, name := range []string{"rich-0", "rich-1"} {
-		evicted += min(len(events(t, rich, name, "Preempted")), 1)
+		if meta.IsStatusConditionTrue(getUnit(t, rich, name).Status.Conditions, schedv1alpha1.ConditionEvicted) {
+			evicted++
+		}
 	}
 	if evicted != 1 {
 		dump(t, rich)
