@@ -18,6 +18,7 @@ package quota
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +54,10 @@ type Shortage struct {
 }
 
 // Missing is how much more room the request needs.
-func (s *Shortage) Missing() int64 { return s.Used + s.Reserved + s.Requested - s.Limit }
+// The sum saturates, as every sum of the tree's checks does (see addSat).
+func (s *Shortage) Missing() int64 {
+	return subSat(s.Requested, subSat(subSat(s.Limit, s.Used), s.Reserved))
+}
 
 // Message renders the shortage for a unit's status and events.
 func (s *Shortage) Message() string {
@@ -87,7 +91,7 @@ func (s *Shortage) Message() string {
 		foreign = fmt.Sprintf(" of which %s by pods koord-queue does not manage", Format(r, s.Foreign))
 	}
 	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s%s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
-		who, Format(r, max(s.Limit-s.Used-s.Reserved, 0)), r, Format(r, s.Used), foreign, Format(r, s.Min), Format(r, s.Limit), kept,
+		who, Format(r, max(subSat(subSat(s.Limit, s.Used), s.Reserved), 0)), r, Format(r, s.Used), foreign, Format(r, s.Min), Format(r, s.Limit), kept,
 		Format(r, s.Requested), r, Format(r, s.Missing()), r)
 }
 
@@ -118,7 +122,47 @@ func (t *Tree) limit(n *node, r corev1.ResourceName) (int64, bool) {
 	if t.oversell == 1 {
 		return m, true
 	}
-	return int64(float64(m) * t.oversell), true
+	// A max near the bound times an oversell rate of 2 or more is beyond
+	// int64: it is held at the largest int64, in effect unlimited, instead
+	// of an undefined conversion (on amd64 the smallest int64).
+	f := float64(m) * t.oversell
+	if f >= math.MaxInt64 {
+		return math.MaxInt64, true
+	}
+	return int64(f), true
+}
+
+// addSat is a + b held within int64: amounts are never negative, and each
+// is at most resources.MaxAmount (2^62), but a usage beside a request, or
+// sums of them, may pass 2^63 - 1; wrapping would turn "far too much" into
+// a negative number that fits anything.
+func addSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// exceeds reports whether asking req beside the amounts taken passes lim,
+// without summing what could pass int64: req is compared with what is left.
+func exceeds(lim, req int64, taken ...int64) bool {
+	left := lim
+	for _, v := range taken {
+		left = subSat(left, v)
+	}
+	return req > left
+}
+
+// subSat is a - b held within int64.
+func subSat(a, b int64) int64 {
+	if b == math.MinInt64 {
+		return addSat(addSat(a, math.MaxInt64), 1)
+	}
+	return addSat(a, -b)
 }
 
 // Check tells whether req fits quota name and all its ancestors; nil means it
@@ -141,7 +185,7 @@ func (t *Tree) Check(name QuotaName, req Resources) *Shortage {
 		var worst corev1.ResourceName
 		for r, v := range req {
 			lim, limited := t.limit(n, r)
-			if limited && n.used[r]+reserved[r]+v > lim && (worst == "" || r < worst) {
+			if limited && exceeds(lim, v, n.used[r], reserved[r]) && (worst == "" || r < worst) {
 				worst = r
 			}
 		}

@@ -54,7 +54,7 @@ func (s *HeldShortage) Message() string {
 	if s.Others > 0 {
 		others = fmt.Sprintf(" and %d other waiting unit(s) of higher priority", s.Others)
 	}
-	free := max(s.Limit-s.Used-s.Kept, 0)
+	free := max(subSat(subSat(s.Limit, s.Used), s.Kept), 0)
 	return fmt.Sprintf("waits behind %s (priority %d, quota %s, requests %s %s), for which room is held: quota %s has %s %s free (used %s, max %s), of which %s held for it%s; the unit requests %s %s",
 		s.First.Unit, s.First.Priority, s.First.Quota, Format(r, s.First.Request[r]), r,
 		s.Quota, Format(r, free), r, Format(r, s.Used), Format(r, s.Limit), Format(r, s.Held), others, Format(r, s.Requested), r)
@@ -102,9 +102,9 @@ func (t *Tree) CheckBeside(name QuotaName, req Resources, held []Reservation) *H
 				} else {
 					s.Others++
 				}
-				s.Held += h.Request[r]
+				s.Held = addSat(s.Held, h.Request[r])
 			}
-			if s.Held > 0 && s.Used+s.Kept+s.Held+s.Requested > s.Limit {
+			if s.Held > 0 && exceeds(s.Limit, s.Requested, s.Used, s.Kept, s.Held) {
 				return &s
 			}
 		}
@@ -140,7 +140,7 @@ func (t *Tree) CouldFit(name QuotaName, req Resources, gone []Holding) bool {
 		}
 		kept := t.reservedBesides(n, from)
 		for r, v := range req {
-			if lim, limited := t.limit(n, r); limited && n.used[r]-freed[n][r]+kept[r]+v > lim {
+			if lim, limited := t.limit(n, r); limited && exceeds(lim, v, subSat(n.used[r], freed[n][r]), kept[r]) {
 				return false
 			}
 		}

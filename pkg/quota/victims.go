@@ -167,30 +167,26 @@ type releaser struct {
 // evictUntilFit releases candidates in victim order until the request fits,
 // then gives back any victim that turned out not to be needed. It returns
 // nil when they are not enough (the caller undoes every release).
+//
+// Without eligible (preemption inside one quota) the candidates go lowest
+// priority first, then most recently admitted. With it (reclaim, across
+// quotas) priority never compares units of two quotas: each is set by the
+// tenants of its own quota, so a tenant's priority of 2^31-1 would otherwise
+// move every eviction onto the others. Reclaim takes, one unit at a time,
+// from the eligible quota that borrows most (see reclaimOrder).
 func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holding) bool, r releaser) []Holding {
-	slices.SortStableFunc(cands, func(a, b Holding) int {
-		if a.Priority != b.Priority {
-			if a.Priority < b.Priority {
-				return -1
-			}
-			return 1
-		}
-		if c := b.AllocatedAt.Compare(a.AllocatedAt); c != 0 {
-			return c
-		}
-		// Admission times have second precision; break ties the same way each time.
-		return strings.Compare(string(b.Key), string(a.Key))
-	})
 	var victims []Holding
-	for _, h := range cands {
-		if t.Check(p.Quota, p.Request) == nil {
-			break
+	if eligible != nil {
+		victims = t.reclaimOrder(p, cands, eligible, r)
+	} else {
+		sortVictims(cands)
+		for _, h := range cands {
+			if t.Check(p.Quota, p.Request) == nil {
+				break
+			}
+			r.release(h)
+			victims = append(victims, h)
 		}
-		if eligible != nil && !eligible(h) {
-			continue
-		}
-		r.release(h)
-		victims = append(victims, h)
 	}
 	if len(victims) == 0 || t.Check(p.Quota, p.Request) != nil {
 		return nil
@@ -206,6 +202,64 @@ func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holdin
 	}
 	slices.Reverse(kept)
 	return kept
+}
+
+// sortVictims orders the candidates of one quota: lowest priority first,
+// then most recently admitted.
+func sortVictims(cands []Holding) {
+	slices.SortStableFunc(cands, func(a, b Holding) int {
+		if a.Priority != b.Priority {
+			if a.Priority < b.Priority {
+				return -1
+			}
+			return 1
+		}
+		if c := b.AllocatedAt.Compare(a.AllocatedAt); c != 0 {
+			return c
+		}
+		// Admission times have second precision; break ties the same way each time.
+		return strings.Compare(string(b.Key), string(a.Key))
+	})
+}
+
+// reclaimOrder releases candidates until the request fits: each time the
+// next unit (in sortVictims order) of the quota that borrows most, by Share
+// (how far above its min it is, relative to its weight or max; ties by
+// name), among the quotas still eligible. A quota back within its min gives
+// nothing more. It returns the units released.
+func (t *Tree) reclaimOrder(p Preemption, cands []Holding, eligible func(Holding) bool, r releaser) []Holding {
+	byQuota := map[QuotaName][]Holding{}
+	for _, h := range cands {
+		byQuota[h.Quota] = append(byQuota[h.Quota], h)
+	}
+	for _, hs := range byQuota {
+		sortVictims(hs)
+	}
+	var victims []Holding
+	for t.Check(p.Quota, p.Request) != nil {
+		var pick QuotaName
+		var most float64
+		for q, hs := range byQuota {
+			for len(hs) > 0 && !eligible(hs[0]) {
+				hs = hs[1:]
+			}
+			byQuota[q] = hs
+			if len(hs) == 0 {
+				continue
+			}
+			if s := t.Share(q); pick == "" || s > most || (s == most && q < pick) {
+				pick, most = q, s
+			}
+		}
+		if pick == "" {
+			break
+		}
+		h := byQuota[pick][0]
+		byQuota[pick] = byQuota[pick][1:]
+		r.release(h)
+		victims = append(victims, h)
+	}
+	return victims
 }
 
 // WouldBorrow reports whether admitting req would take quota name above its
@@ -237,7 +291,7 @@ func (t *Tree) withinMin(name QuotaName, req Resources) bool {
 		return false
 	}
 	for r, v := range req {
-		if v > 0 && n.used[r]+v > n.spec.Min[r] {
+		if v > 0 && exceeds(n.spec.Min[r], v, n.used[r]) {
 			return false
 		}
 	}

@@ -270,3 +270,38 @@ func TestProtectedVictimsLookAhead(t *testing.T) {
 		t.Errorf("protected %v until %v, want a-2 until %v (-want +got):\n%s", holdingKeys(v.Protected), v.FreeAt, now.Add(4*time.Minute+30*time.Second), diff)
 	}
 }
+
+// Reclaim across quotas: priority orders victims inside a quota only. Quota
+// a borrows 4 above its min with units of the highest priority, c borrows 1
+// with a unit of priority 0; b needs 2 back. The units come from a, the
+// quota that borrows most, whatever their priority; within a, the most
+// recently admitted goes first among equals.
+func TestReclaimTakesFromTheQuotaThatBorrowsMost(t *testing.T) {
+	tr := New(1)
+	for _, s := range []Spec{
+		{Name: "parent", Max: Resources{"cpu": 10000}},
+		{Name: "a", Parent: "parent", Min: Resources{"cpu": 3000}, Max: Resources{"cpu": 10000}},
+		{Name: "b", Parent: "parent", Min: Resources{"cpu": 3000}, Max: Resources{"cpu": 10000}},
+		{Name: "c", Parent: "parent", Min: Resources{"cpu": 2000}, Max: Resources{"cpu": 10000}},
+	} {
+		if err := tr.Upsert(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const top = int32(1<<31 - 1)
+	held := map[QuotaName][]Holding{
+		"a": {holding("a-old", "a", top, 3*time.Hour, 3), holding("a-mid", "a", top, 2*time.Hour, 2), holding("a-new", "a", top, time.Hour, 2)},
+		"c": {holding("c-low", "c", 0, time.Hour, 2), holding("c-min", "c", 0, 2*time.Hour, 1)},
+	}
+	chargeAll(tr, held) // a 7 (min 3), c 3 (min 2): the parent's 10 are used
+	v := tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 2000}, Reclaim: true, Now: now}, held)
+	if diff := cmp.Diff([]UnitKey{"a-new"}, keys(v)); diff != "" || !v.Reclaim {
+		t.Errorf("victims (-want +got): %s (reclaim %v)", diff, v.Reclaim)
+	}
+	// Asking for 3: a-new, then a still borrows most (2 above its min
+	// against c's 1): a-mid.
+	v = tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 3000}, Reclaim: true, Now: now}, held)
+	if diff := cmp.Diff([]UnitKey{"a-new", "a-mid"}, keys(v)); diff != "" {
+		t.Errorf("victims for 3 CPUs (-want +got): %s", diff)
+	}
+}

@@ -80,12 +80,14 @@ type unitCache struct {
 	mu     sync.Mutex
 	units  map[schedtypes.UnitKey]*unitState
 	queues *queueRegistry
-	// setUsage tells the usage plugins what a unit holds (framework.SetUsage).
+	// setUsage tells the usage plugins what a unit holds (framework.SetUsage);
+	// gone that a unit was deleted (framework.UnitGone).
 	setUsage func(key schedtypes.UnitKey, h *quota.Holding)
+	gone     func(key schedtypes.UnitKey)
 }
 
-func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *quota.Holding)) *unitCache {
-	return &unitCache{units: map[schedtypes.UnitKey]*unitState{}, queues: queues, setUsage: setUsage}
+func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *quota.Holding), gone func(schedtypes.UnitKey)) *unitCache {
+	return &unitCache{units: map[schedtypes.UnitKey]*unitState{}, queues: queues, setUsage: setUsage, gone: gone}
 }
 
 // observation is what observe learnt of a changed unit.
@@ -195,7 +197,7 @@ func (c *unitCache) remove(key schedtypes.UnitKey) {
 	}
 	delete(c.units, key)
 	if st != nil && !st.inflight {
-		c.setUsage(key, nil)
+		c.gone(key)
 	}
 }
 

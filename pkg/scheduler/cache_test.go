@@ -54,7 +54,7 @@ func (l *usageLog) last(t *testing.T) usageCall {
 
 func newTestCache() (*unitCache, *usageLog) {
 	l := &usageLog{}
-	return newUnitCache(newQueueRegistry(), l.set), l
+	return newUnitCache(newQueueRegistry(), l.set, func(k schedtypes.UnitKey) { l.set(k, nil) }), l
 }
 
 // holder is a unit of quota team-a in phase, admitted as 3 workers of 2 CPUs

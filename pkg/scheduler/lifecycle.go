@@ -22,6 +22,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -64,6 +65,8 @@ func (l *lifecycle) needs(u *schedv1alpha1.QueueUnit) bool {
 	switch {
 	case u.DeletionTimestamp != nil:
 		return false
+	case l.evictionTimeout() > 0 && queueunit.IsEvicting(u):
+		return true
 	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved, admissioncheck.OwnBackoff(u):
 		return true
 	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
@@ -136,6 +139,8 @@ func (l *lifecycle) reconcile(ctx context.Context, u *schedv1alpha1.QueueUnit) t
 	now := l.clock.Now()
 	g := l.opts.Gates
 	switch {
+	case l.evictionTimeout() > 0 && queueunit.IsEvicting(u):
+		return l.reconcileEvicting(u, now)
 	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
 		l.reports.evict(u, schedv1alpha1.ReasonDeactivated, "Deactivated: spec.active is false")
 		return 0
@@ -261,4 +266,38 @@ func (l *lifecycle) reconcileBackoff(u *schedv1alpha1.QueueUnit, now time.Time) 
 func (l *lifecycle) budgetUsedUp(u *schedv1alpha1.QueueUnit) bool {
 	b := admissioncheck.Budget(u)
 	return l.opts.Gates.MaximumExecutionTime && b > 0 && admissioncheck.ExecutionUsed(u, l.clock.Now()) >= b
+}
+
+// evictionTimeout is the configured evictionTimeout (0: off).
+func (l *lifecycle) evictionTimeout() time.Duration {
+	if t := l.opts.Config.EvictionTimeout; t != nil {
+		return t.Duration
+	}
+	return 0
+}
+
+// reconcileEvicting hands an evicted unit back to its queue once it has kept
+// its quota for evictionTimeout: step 2 of the eviction (docs/protocol.md),
+// done by the scheduler because nobody else did (a unit of a kind no job
+// extension manages, an extension that is down). Until then it returns the
+// time left.
+func (l *lifecycle) reconcileEvicting(u *schedv1alpha1.QueueUnit, now time.Time) time.Duration {
+	c := meta.FindStatusCondition(u.Status.Conditions, schedv1alpha1.ConditionEvicted)
+	timeout := l.evictionTimeout()
+	if left := c.LastTransitionTime.Add(timeout).Sub(now); left > 0 {
+		return left
+	}
+	message := fmt.Sprintf("evicted at %s (%s) but still holding quota after evictionTimeout %s: no job extension handed it back; "+
+		"the scheduler requeued it and released its quota (pods of its job that still run count as usage by pods koord-queue does not manage)",
+		c.LastTransitionTime.UTC().Format(time.RFC3339), c.Reason, timeout)
+	l.reports.writeStatus(u, func(x *schedv1alpha1.QueueUnit) bool {
+		if !queueunit.IsEvicting(x) {
+			return false
+		}
+		queueunit.Requeue(x, schedv1alpha1.ReasonEvictionTimeout, message, metav1.NewTime(l.clock.Now()))
+		return true
+	}, func(x *schedv1alpha1.QueueUnit) {
+		l.recorder.Event(x, corev1.EventTypeWarning, schedv1alpha1.ReasonEvictionTimeout, message)
+	})
+	return 0
 }

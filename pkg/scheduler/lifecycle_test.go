@@ -335,3 +335,44 @@ func TestLifecycleBackoffEventOncePerMove(t *testing.T) {
 		t.Fatalf("%d AdmissionCheckRetry events for one move, want 1", len(got))
 	}
 }
+
+// An evicted unit that nobody hands back (no job extension manages its
+// kind) is requeued by the scheduler at evictionTimeout, counted from its
+// Evicted condition, with a warning; before that it keeps its quota.
+func TestLifecycleEvictionTimeoutRequeues(t *testing.T) {
+	const timeout = 10 * time.Minute
+	f := newFixture(t, func(o *Options) { o.Config.EvictionTimeout = &metav1.Duration{Duration: timeout} })
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
+	queueunit.MarkEvicted(u, schedv1alpha1.ReasonPreempted, "Preempted to admit ns/b", metav1.NewTime(testStart))
+	f.timerSet(t, func() {
+		f.addUnit(t, u)
+		f.lifecycleRun(t)
+	})
+	f.step(t, timeout-time.Second, nil)
+	if f.lifecycleDue() || f.get(t, "a").Status.Phase != schedv1alpha1.QueueUnitPhaseRunning {
+		t.Fatal("requeued before the eviction timeout")
+	}
+	f.step(t, time.Second, f.lifecycleDue)
+	f.lifecycleRun(t)
+	got := f.get(t, "a")
+	if got.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued || len(got.Status.Admissions) != 0 {
+		t.Fatalf("phase %s, admissions %v; want Enqueued with none", got.Status.Phase, got.Status.Admissions)
+	}
+	if c := condition(got, schedv1alpha1.ConditionQuotaReserved); c == nil || c.Status != metav1.ConditionFalse || c.Reason != schedv1alpha1.ReasonEvictionTimeout {
+		t.Errorf("QuotaReserved = %+v, want False EvictionTimeout", c)
+	}
+	if ev := eventsWith(f.takeEvents(), "Warning EvictionTimeout"); len(ev) != 1 {
+		t.Errorf("want one EvictionTimeout warning")
+	}
+}
+
+// evictionTimeout 0 turns the deadline off.
+func TestLifecycleEvictionTimeoutOff(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Config.EvictionTimeout = &metav1.Duration{} })
+	u := holder("a", schedv1alpha1.QueueUnitPhaseRunning)
+	queueunit.MarkEvicted(u, schedv1alpha1.ReasonPreempted, "Preempted to admit ns/b", metav1.NewTime(testStart.Add(-time.Hour)))
+	f.addUnit(t, u)
+	if f.lifecycleDue() {
+		t.Fatal("an eviction deadline is kept with evictionTimeout 0")
+	}
+}

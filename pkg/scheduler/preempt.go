@@ -47,14 +47,15 @@ func (st *unitState) holdingFor(key schedtypes.UnitKey, ceiling *int32) *quota.H
 }
 
 // priorityOf is a unit's priority, bounded by its queue's ceiling
-// (koord-queue/max-priority) when it has one: a tenant who writes a higher
-// priority on a job gets the ceiling, in its queue and as a victim.
+// (koord-queue/max-priority), else by schedv1alpha1.DefaultMaxPriority: a
+// tenant who writes a higher priority on a job gets the ceiling, in its
+// queue and as a victim.
 func priorityOf(u *schedv1alpha1.QueueUnit, ceiling *int32) int32 {
-	p := queueunit.Priority(u)
-	if ceiling != nil && p > *ceiling {
-		return *ceiling
+	p, c := queueunit.Priority(u), schedv1alpha1.DefaultMaxPriority
+	if ceiling != nil {
+		c = *ceiling
 	}
-	return p
+	return min(p, c)
 }
 
 func holdingOf(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, u *schedv1alpha1.QueueUnit) *quota.Holding {

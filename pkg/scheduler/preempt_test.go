@@ -346,3 +346,30 @@ func TestPreemptHeldBackPreemptorIsNoLongerNominated(t *testing.T) {
 	f.step(t, heldBackRewriteDelay, f.informDue)
 	wantWaiting(t, f.get(t, "p"), "WaitingForPodsRunning", "waiting in queue team-a: it admits its next unit once the pods of the unit it admitted last are running")
 }
+
+// Without koord-queue/max-priority a unit's priority is capped at 10^9, the
+// highest a user-defined PriorityClass may have: a tenant's 2^31-1 does not
+// outrank it. A quota's owner may set another ceiling, higher or lower.
+func TestPriorityCeilingByDefault(t *testing.T) {
+	u := func(p int32) *schedv1alpha1.QueueUnit {
+		return utiltesting.MakeQueueUnit("u", "ns").Priority(p).Obj()
+	}
+	two := int32(2)
+	high := int32(2000000000)
+	for _, tc := range []struct {
+		name     string
+		priority int32
+		ceiling  *int32
+		want     int32
+	}{
+		{"no ceiling, highest int32", 1<<31 - 1, nil, 1000000000},
+		{"no ceiling, within the default", 1000, nil, 1000},
+		{"no ceiling, negative", -5, nil, -5},
+		{"owner's ceiling below", 1000, &two, 2},
+		{"owner's ceiling above the default", 1<<31 - 1, &high, 2000000000},
+	} {
+		if got := priorityOf(u(tc.priority), tc.ceiling); got != tc.want {
+			t.Errorf("%s: priorityOf = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -167,7 +167,7 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 	if fw.PriorityMajor() {
 		e.queues.DeclarePriorityMajor()
 	}
-	s.cache = newUnitCache(s.registry, fw.SetUsage)
+	s.cache = newUnitCache(s.registry, fw.SetUsage, fw.UnitGone)
 	s.writer = newStatusWriter(e.client, e.reader)
 	s.writer.fence = opts.Fence
 	s.writer.refused = func(u *schedv1alpha1.QueueUnit, err error) {

@@ -34,6 +34,7 @@ const (
 	DefaultOversellRate            = 1.0
 	DefaultReclaimProtectionPeriod = 5 * time.Minute
 	DefaultAdmissionCheckTimeout   = 10 * time.Minute
+	DefaultEvictionTimeout         = 10 * time.Minute
 	DefaultQueueStatusUpdatePeriod = 10 * time.Second
 	DefaultRunningTimeout          = 0
 	DefaultBackoffTimeout          = 30 * time.Second
@@ -61,6 +62,9 @@ func (c *KoordQueueConfiguration) SetDefaults() {
 	}
 	if c.AdmissionCheckTimeout == nil {
 		c.AdmissionCheckTimeout = &metav1.Duration{Duration: DefaultAdmissionCheckTimeout}
+	}
+	if c.EvictionTimeout == nil {
+		c.EvictionTimeout = &metav1.Duration{Duration: DefaultEvictionTimeout}
 	}
 	if c.QueueStatusUpdatePeriod == nil {
 		c.QueueStatusUpdatePeriod = &metav1.Duration{Duration: DefaultQueueStatusUpdatePeriod}

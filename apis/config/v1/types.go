@@ -72,6 +72,15 @@ type KoordQueueConfiguration struct {
 	// Default 10m.
 	// +optional
 	AdmissionCheckTimeout *metav1.Duration `json:"admissionCheckTimeout,omitempty"`
+	// EvictionTimeout is how long an evicted unit (preempted, reclaimed,
+	// deactivated, out of budget) may keep its quota before the scheduler
+	// hands it back to its queue itself: a unit no job extension manages
+	// would otherwise hold its quota, and keep its preemptor and the
+	// borrowers of its cohort waiting, for ever. The pods of a real job that
+	// still run then count as usage by pods koord-queue does not manage.
+	// 0 turns it off. Default 10m.
+	// +optional
+	EvictionTimeout *metav1.Duration `json:"evictionTimeout,omitempty"`
 	// QueueStatusUpdatePeriod is how often Queue status is refreshed. Default 10s.
 	// +optional
 	QueueStatusUpdatePeriod *metav1.Duration `json:"queueStatusUpdatePeriod,omitempty"`

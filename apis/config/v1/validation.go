@@ -59,8 +59,9 @@ func (c *KoordQueueConfiguration) Validate() error {
 	durations := map[string]float64{
 		"reclaimProtectionPeriod": c.ReclaimProtectionPeriod.Seconds(),
 		"admissionCheckTimeout":   c.AdmissionCheckTimeout.Seconds(),
+		"evictionTimeout":         c.EvictionTimeout.Seconds(),
 	}
-	for _, name := range []string{"reclaimProtectionPeriod", "admissionCheckTimeout"} {
+	for _, name := range []string{"reclaimProtectionPeriod", "admissionCheckTimeout", "evictionTimeout"} {
 		if durations[name] < 0 {
 			errs = append(errs, field.Invalid(field.NewPath(name), durations[name], "must not be negative"))
 		}

@@ -110,6 +110,11 @@ func (in *KoordQueueConfiguration) DeepCopyInto(out *KoordQueueConfiguration) {
 		*out = new(metav1.Duration)
 		**out = **in
 	}
+	if in.EvictionTimeout != nil {
+		in, out := &in.EvictionTimeout, &out.EvictionTimeout
+		*out = new(metav1.Duration)
+		**out = **in
+	}
 	if in.QueueStatusUpdatePeriod != nil {
 		in, out := &in.QueueStatusUpdatePeriod, &out.QueueStatusUpdatePeriod
 		*out = new(metav1.Duration)

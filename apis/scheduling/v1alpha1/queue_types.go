@@ -54,6 +54,11 @@ const (
 	// whatever its job asks (scheduling.x-k8s.io/priority or its pods'
 	// PriorityClass): a tenant cannot outrank the ceiling its quota sets.
 	MaxPriorityAnnotation = "koord-queue/max-priority"
+	// DefaultMaxPriority is the ceiling of a queue without
+	// MaxPriorityAnnotation: Kubernetes' highest priority a user-defined
+	// PriorityClass may have (values above are its system classes), so no
+	// tenant's unit outranks that bound unless a quota's owner allows it.
+	DefaultMaxPriority int32 = 1000000000
 	// MaxWaitAnnotation bounds how long a unit that does not fit waits under
 	// the Priority policy (and Intelligent's low band): a Go duration such as
 	// "30m". Once its head-of-line unit has waited longer, the queue admits no

@@ -285,6 +285,9 @@ const (
 	ReasonDeactivated                  = "Deactivated"
 	ReasonBackoffTimeout               = "BackoffTimeout"
 	ReasonMaximumExecutionTimeExceeded = "MaximumExecutionTimeExceeded"
+	// ReasonEvictionTimeout: an evicted unit kept its quota past the
+	// scheduler's evictionTimeout, and the scheduler handed it back.
+	ReasonEvictionTimeout = "EvictionTimeout"
 )
 
 // QueueUnit is one job waiting in, or admitted from, a Queue.

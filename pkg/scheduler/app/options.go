@@ -19,6 +19,7 @@ package app
 import (
 	"flag"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -128,8 +129,8 @@ func (o *Options) Complete() error {
 	if o.EventQPS <= 0 || o.EventBurst <= 0 {
 		return fmt.Errorf("--event-qps and --event-burst must be positive, got %v and %d", o.EventQPS, o.EventBurst)
 	}
-	if o.OversellRate < 1 {
-		return fmt.Errorf("--oversellrate must be at least 1, got %v", o.OversellRate)
+	if math.IsNaN(o.OversellRate) || math.IsInf(o.OversellRate, 0) || o.OversellRate < 1 {
+		return fmt.Errorf("--oversellrate must be a finite number of at least 1, got %v", o.OversellRate)
 	}
 	if o.AdmissionCheckWorkers < 1 {
 		return fmt.Errorf("--admissionCheckControllerWorker must be at least 1, got %d", o.AdmissionCheckWorkers)

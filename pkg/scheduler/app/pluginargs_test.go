@@ -17,6 +17,7 @@ limitations under the License.
 package app
 
 import (
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -159,5 +160,27 @@ func TestCompleteRefusesDisagreement(t *testing.T) {
 	o.ConfigFile = path
 	if err := o.Complete(); err != nil {
 		t.Errorf("the argument alone refused: %v", err)
+	}
+}
+
+// TestCompleteRefusesOversellRateThatIsNoNumber: NaN passed the check "at
+// least 1" (every comparison with NaN is false) and multiplied every max into
+// nothing; infinity is no rate either. Large finite rates are accepted: the
+// limits they make are held at the largest int64 (pkg/quota).
+func TestCompleteRefusesOversellRateThatIsNoNumber(t *testing.T) {
+	for _, rate := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0.5} {
+		o := NewOptions()
+		o.OversellRate = rate
+		err := o.Complete()
+		if err == nil || !strings.Contains(err.Error(), "--oversellrate") {
+			t.Errorf("--oversellrate=%v: error %v, want one naming --oversellrate", rate, err)
+		}
+	}
+	for _, rate := range []float64{1, 2, 3, 1e6} {
+		o := NewOptions()
+		o.OversellRate = rate
+		if err := o.Complete(); err != nil {
+			t.Errorf("--oversellrate=%v refused: %v", rate, err)
+		}
 	}
 }

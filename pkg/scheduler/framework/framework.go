@@ -230,6 +230,18 @@ func (f *Framework) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	}
 }
 
+// UnitGone tells usage plugins that a unit was deleted from the API (see
+// GoneUsagePlugin).
+func (f *Framework) UnitGone(key schedtypes.UnitKey) {
+	for _, p := range f.usages {
+		if g, ok := p.(GoneUsagePlugin); ok {
+			g.UnitGone(key)
+			continue
+		}
+		p.SetUsage(key, nil)
+	}
+}
+
 // Preempt asks the preemption plugin, if one is enabled, for victims.
 func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
 	if f.preempter == nil || (!preempt && !reclaim) {

@@ -105,6 +105,16 @@ type UsagePlugin interface {
 	SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding)
 }
 
+// GoneUsagePlugin is a UsagePlugin that learns when a unit is gone from the
+// API, not merely holding nothing: it may keep charging what the unit held
+// while the unit's pods are still there (docs/protocol.md, "Deletion").
+// A usage plugin without this power is told SetUsage(key, nil).
+type GoneUsagePlugin interface {
+	UsagePlugin
+	// UnitGone tells that unit key was deleted from the API.
+	UnitGone(key schedtypes.UnitKey)
+}
+
 // PreemptPlugin finds admitted units whose eviction would let a unit that
 // did not fit be admitted. At most one may be enabled: two would choose
 // victims for the same room.

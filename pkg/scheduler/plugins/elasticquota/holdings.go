@@ -44,7 +44,10 @@ func (p *Plugin) cohortHoldingsLocked(cohort quota.CohortName, self quota.UnitKe
 		}
 		p.heldByCohort[cohort] = c
 	}
-	left := func(key quota.UnitKey) bool { return key == self || (skip != nil && skip(key)) }
+	left := func(key quota.UnitKey) bool {
+		_, gone := p.gone[key]
+		return key == self || gone || (skip != nil && skip(key))
+	}
 	var out map[quota.QuotaName][]quota.Holding
 	for q, hs := range c.held {
 		if !slices.ContainsFunc(hs, func(h quota.Holding) bool { return left(h.Key) }) {

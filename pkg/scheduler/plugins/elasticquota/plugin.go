@@ -43,6 +43,9 @@ type Plugin struct {
 	// charged is what each unit holds, and where; byQuota indexes it.
 	charged map[quota.UnitKey]charge
 	byQuota map[quota.QuotaName]map[quota.UnitKey]struct{}
+	// gone are the units deleted from the API whose charge is kept while
+	// their pods are there (gone.go).
+	gone map[quota.UnitKey]struct{}
 	// protection keeps recently admitted units from reclaim.
 	protection time.Duration
 	now        func() time.Time
@@ -134,7 +137,7 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 	args = args.DeepCopy()
 	args.SetDefaults()
 	p := &Plugin{shared: args.SharedQuotas,
-		h: h, tree: quota.New(*args.OversellRate), charged: map[quota.UnitKey]charge{}, byQuota: map[quota.QuotaName]map[quota.UnitKey]struct{}{},
+		h: h, tree: quota.New(*args.OversellRate), charged: map[quota.UnitKey]charge{}, gone: map[quota.UnitKey]struct{}{}, byQuota: map[quota.QuotaName]map[quota.UnitKey]struct{}{},
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
 		versions: map[quota.CohortName]uint64{}, noVictims: map[quota.QuotaName]victimSearch{},
 		quotas: map[quota.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[quota.QuotaName]string{}, minReported: map[quota.QuotaName]string{},
@@ -246,9 +249,19 @@ func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 	p.tellFreed(more)
 }
 
-// SetUsage records what a unit holds, as read from the API.
+// SetUsage records what a unit holds, as read from the API. A unit made
+// again under the name of a deleted one whose pods are still there (the
+// extension makes a unit for its job again at once) takes the tombstone over
+// only once it holds quota itself.
 func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
 	p.mu.Lock()
+	if _, ok := p.gone[key]; ok {
+		if h == nil || h.Quota == "" || h.Used.IsZero() {
+			p.mu.Unlock()
+			return
+		}
+		delete(p.gone, key)
+	}
 	freed := p.setLocked(key, h)
 	more := p.flushForeignLocked()
 	p.mu.Unlock()

@@ -91,10 +91,32 @@ func (p *Plugin) onPod(obj any) {
 	}
 	fp := foreign.FromPod(pod)
 	p.mu.Lock()
-	p.placePodLocked(pod.Namespace+"/"+pod.Name, &fp)
-	freed := p.flushForeignLocked()
+	was := p.placePodLocked(pod.Namespace+"/"+pod.Name, &fp)
+	freed := p.podsMovedLocked(was, fp.Unit())
 	p.mu.Unlock()
 	p.tellFreed(freed)
+}
+
+// podsMovedLocked releases the tombstones of the units a pod named before
+// and names now when their pods are gone, flushes the foreign usage, and
+// returns the cohorts where room was freed.
+func (p *Plugin) podsMovedLocked(units ...quota.UnitKey) []quota.CohortName {
+	var gone []quota.CohortName
+	for _, u := range units {
+		if u == "" {
+			continue
+		}
+		if c := p.podsChangedLocked(u); c != "" {
+			gone = append(gone, c)
+		}
+	}
+	freed := p.flushForeignLocked()
+	for _, c := range gone {
+		if !slices.Contains(freed, c) {
+			freed = append(freed, c)
+		}
+	}
+	return freed
 }
 
 func (p *Plugin) onPodDelete(obj any) {
@@ -106,8 +128,8 @@ func (p *Plugin) onPodDelete(obj any) {
 		return
 	}
 	p.mu.Lock()
-	p.placePodLocked(pod.Namespace+"/"+pod.Name, nil)
-	freed := p.flushForeignLocked()
+	was := p.placePodLocked(pod.Namespace+"/"+pod.Name, nil)
+	freed := p.podsMovedLocked(was)
 	p.mu.Unlock()
 	p.tellFreed(freed)
 }
@@ -124,11 +146,13 @@ func (p *Plugin) holdsLocked(key quota.UnitKey) bool {
 	return ok
 }
 
-// placePodLocked records pod key as fp (nil: gone) and moves its charge.
-func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) {
+// placePodLocked records pod key as fp (nil: gone) and moves its charge. It
+// returns the unit the pod named before ("" for none).
+func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) (was quota.UnitKey) {
 	f := p.foreign
 	prev, had := f.pods[key]
 	if had {
+		was = prev.pod.Unit()
 		p.unchargePodLocked(prev)
 		if u := prev.pod.Unit(); u != "" && (fp == nil || fp.Unit() != u) {
 			if set := f.byUnit[u]; set != nil {
@@ -141,7 +165,7 @@ func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) {
 	}
 	if fp == nil {
 		delete(f.pods, key)
-		return
+		return was
 	}
 	c := podCharge{pod: *fp, quota: f.index.Charge(*fp, p.holdsLocked)}
 	f.pods[key] = c
@@ -152,6 +176,7 @@ func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) {
 		}
 		f.byUnit[u][key] = struct{}{}
 	}
+	return was
 }
 
 func (p *Plugin) chargePodLocked(c podCharge) {
