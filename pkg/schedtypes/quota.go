@@ -16,7 +16,11 @@ limitations under the License.
 
 package schedtypes
 
-import "time"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // Holding is one admitted unit as usage accounting and victim selection see
 // it.
@@ -29,6 +33,10 @@ type Holding struct {
 	// Evicting is true once the unit was chosen as a victim and has not yet
 	// given its quota back.
 	Evicting bool
+	// Consumer is the UID of the unit's job (spec.consumerRef.uid): its
+	// pods that do not name the unit (started before the label existed,
+	// as under Koord-Queue v1.8) are matched by their controller's UID.
+	Consumer types.UID
 }
 
 // Victims is the answer of a search for units to evict.

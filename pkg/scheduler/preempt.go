@@ -64,6 +64,9 @@ func holdingOf(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, u *schedv
 		return nil
 	}
 	h := &quota.Holding{Key: key, Quota: quotaName, Used: used, Priority: queueunit.Priority(u), Evicting: queueunit.IsEvicting(u)}
+	if u.Spec.ConsumerRef != nil {
+		h.Consumer = u.Spec.ConsumerRef.UID
+	}
 	if u.Status.LastAllocateTime != nil {
 		h.AllocatedAt = u.Status.LastAllocateTime.Time
 	}

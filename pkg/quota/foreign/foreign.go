@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
@@ -34,10 +35,13 @@ type Pod struct {
 	// QuotaLabel and UnitLabel are the pod's quota.scheduling.koordinator.sh/name
 	// and koord-queue/queue-unit labels ("" when absent).
 	QuotaLabel, UnitLabel string
-	NodeName              string
-	Phase                 corev1.PodPhase
-	Terminating           bool
-	Request               schedtypes.Resources
+	// OwnerUID is the UID of the pod's controller ("" for none): a pod
+	// that names no unit is its job's unit's when that job is its owner.
+	OwnerUID    types.UID
+	NodeName    string
+	Phase       corev1.PodPhase
+	Terminating bool
+	Request     schedtypes.Resources
 }
 
 // FromPod reads a pod (slimmed or not).
@@ -45,9 +49,17 @@ func FromPod(p *corev1.Pod) Pod {
 	return Pod{
 		Namespace: p.Namespace, Name: p.Name,
 		QuotaLabel: p.Labels[schedv1alpha1.QuotaNameLabel], UnitLabel: p.Labels[schedv1alpha1.QueueUnitLabel],
-		NodeName: p.Spec.NodeName, Phase: p.Status.Phase, Terminating: p.DeletionTimestamp != nil,
+		OwnerUID: ownerUID(p), NodeName: p.Spec.NodeName, Phase: p.Status.Phase, Terminating: p.DeletionTimestamp != nil,
 		Request: schedtypes.FromList(resources.PodRequests(&p.Spec)),
 	}
+}
+
+// ownerUID is the UID of p's controller, "" when it has none.
+func ownerUID(p *corev1.Pod) types.UID {
+	if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+		return ref.UID
+	}
+	return ""
 }
 
 // Quota is what the classification reads of an ElasticQuota.
@@ -139,7 +151,7 @@ func (ix *Index) Charge(p Pod, holds func(schedtypes.UnitKey) bool) schedtypes.Q
 
 // Slim keeps of a pod only what FromPod reads, for the pod informer's
 // transform: its name, namespace, UID, resourceVersion, the two labels,
-// deletion timestamp, node, phase, and its summed requests
+// its controller's reference, deletion timestamp, node, phase, and its summed requests
 // (resources.PodRequests) as the requests of one container, so that
 // PodRequests of the slim pod is that of the full one. Anything else is
 // returned as it is.
@@ -156,6 +168,9 @@ func Slim(obj any) (any, error) {
 		},
 		Spec:   corev1.PodSpec{NodeName: p.Spec.NodeName},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}
+	if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+		out.OwnerReferences = []metav1.OwnerReference{*ref}
 	}
 	for _, k := range []string{schedv1alpha1.QuotaNameLabel, schedv1alpha1.QueueUnitLabel} {
 		if v, ok := p.Labels[k]; ok {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -232,7 +233,11 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 	if s := p.tree.Check(u.Quota, u.Request); s != nil {
 		return framework.NewStatus(framework.Unschedulable, s.Key(), s.Message())
 	}
-	p.setLocked(u.Key, &quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()})
+	h := &quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()}
+	if u.Unit != nil && u.Unit.Spec.ConsumerRef != nil {
+		h.Consumer = u.Unit.Spec.ConsumerRef.UID
+	}
+	p.setLocked(u.Key, h)
 	p.applyForeignLocked()
 	return nil
 }
@@ -299,6 +304,7 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 	if had && h != nil && prev.Quota == h.Quota && prev.Used.Equal(h.Used) {
 		// Same charge; only what victim selection reads may have changed.
 		p.charged[key] = *h
+		p.consumerChangedLocked(key, prev.Consumer, h.Consumer)
 		return ""
 	}
 	var freed quota.CohortName
@@ -327,6 +333,11 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 		}
 		p.byQuota[c.Quota][key] = struct{}{}
 	}
+	var consumer types.UID
+	if h != nil {
+		consumer = h.Consumer
+	}
+	p.consumerChangedLocked(key, prev.Consumer, consumer)
 	return freed
 }
 

@@ -23,6 +23,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
@@ -46,6 +47,13 @@ type foreignPods struct {
 	// byUnit lists the pods that name each unit, for a unit that starts or
 	// stops holding quota.
 	byUnit map[quota.UnitKey]map[string]struct{}
+	// byOwner lists the pods that name no unit, by their controller's UID;
+	// consumers maps the UID of a unit's job (Holding.Consumer) to the unit,
+	// for the units that hold quota. A pod that names no unit but is owned
+	// by such a job (it started before the job's pods were labelled, as
+	// under Koord-Queue v1.8) is taken as naming that unit.
+	byOwner   map[types.UID]map[string]struct{}
+	consumers map[types.UID]quota.UnitKey
 	// sum is the foreign usage of each quota, as last set on the tree.
 	sum map[quota.QuotaName]quota.Resources
 	// touched are the quotas whose sum changed since the last flush.
@@ -58,11 +66,15 @@ type foreignPods struct {
 type podCharge struct {
 	pod   foreign.Pod
 	quota quota.QuotaName
+	// inferred: the pod names no unit; pod.UnitLabel was taken from its
+	// owner (byOwner).
+	inferred bool
 }
 
 func newForeignPods() *foreignPods {
 	return &foreignPods{index: foreign.NewIndex(nil), pods: map[string]podCharge{},
-		byUnit: map[quota.UnitKey]map[string]struct{}{}, sum: map[quota.QuotaName]quota.Resources{},
+		byUnit: map[quota.UnitKey]map[string]struct{}{}, byOwner: map[types.UID]map[string]struct{}{},
+		consumers: map[types.UID]quota.UnitKey{}, sum: map[quota.QuotaName]quota.Resources{},
 		touched: map[quota.QuotaName]struct{}{}, freed: map[quota.CohortName]struct{}{}}
 }
 
@@ -90,9 +102,11 @@ func (p *Plugin) onPod(obj any) {
 		return
 	}
 	fp := foreign.FromPod(pod)
+	key := pod.Namespace + "/" + pod.Name
 	p.mu.Lock()
-	was := p.placePodLocked(pod.Namespace+"/"+pod.Name, &fp)
-	freed := p.podsMovedLocked(was, fp.Unit())
+	was := p.placePodLocked(key, &fp)
+	// The unit the pod names now, or the one its owner's unit is.
+	freed := p.podsMovedLocked(was, p.foreign.pods[key].pod.Unit())
 	p.mu.Unlock()
 	p.tellFreed(freed)
 }
@@ -154,6 +168,9 @@ func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) (was quota.UnitKey)
 	if had {
 		was = prev.pod.Unit()
 		p.unchargePodLocked(prev)
+		if prev.inferred || prev.pod.UnitLabel == "" {
+			dropKey(f.byOwner, prev.pod.OwnerUID, key)
+		}
 		if u := prev.pod.Unit(); u != "" && (fp == nil || fp.Unit() != u) {
 			if set := f.byUnit[u]; set != nil {
 				delete(set, key)
@@ -167,7 +184,17 @@ func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) (was quota.UnitKey)
 		delete(f.pods, key)
 		return was
 	}
-	c := podCharge{pod: *fp, quota: f.index.Charge(*fp, p.holdsLocked)}
+	pod, inferred := *fp, false
+	if pod.UnitLabel == "" && pod.OwnerUID != "" {
+		addKey(f.byOwner, pod.OwnerUID, key)
+		if unit, ok := f.consumers[pod.OwnerUID]; ok {
+			if ns, name := unit.Split(); ns == pod.Namespace {
+				pod.UnitLabel, inferred = name, true
+			}
+		}
+	}
+	fp = &pod
+	c := podCharge{pod: pod, quota: f.index.Charge(pod, p.holdsLocked), inferred: inferred}
 	f.pods[key] = c
 	p.chargePodLocked(c)
 	if u := fp.Unit(); u != "" {
@@ -200,6 +227,51 @@ func (p *Plugin) unchargePodLocked(c podCharge) {
 		f.sum[c.quota] = s
 	}
 	f.touched[c.quota] = struct{}{}
+}
+
+// consumerChangedLocked records that unit key's job is now consumer (""
+// when the unit holds no quota) instead of was, and places again the pods
+// that job owns and that name no unit.
+func (p *Plugin) consumerChangedLocked(key quota.UnitKey, was, consumer types.UID) {
+	if was == consumer {
+		return
+	}
+	f := p.foreign
+	for _, uid := range []types.UID{was, consumer} {
+		if uid == "" {
+			continue
+		}
+		if uid == was && f.consumers[uid] == key {
+			delete(f.consumers, uid)
+		}
+		if uid == consumer {
+			f.consumers[uid] = key
+		}
+		for podKey := range f.byOwner[uid] {
+			c := f.pods[podKey]
+			pod := c.pod
+			if c.inferred {
+				pod.UnitLabel = ""
+			}
+			p.placePodLocked(podKey, &pod)
+		}
+	}
+}
+
+func addKey(m map[types.UID]map[string]struct{}, uid types.UID, key string) {
+	if m[uid] == nil {
+		m[uid] = map[string]struct{}{}
+	}
+	m[uid][key] = struct{}{}
+}
+
+func dropKey(m map[types.UID]map[string]struct{}, uid types.UID, key string) {
+	if set := m[uid]; set != nil {
+		delete(set, key)
+		if len(set) == 0 {
+			delete(m, uid)
+		}
+	}
 }
 
 // rechargePodsLocked classifies the pods of keys again (a unit started or

@@ -26,7 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -172,6 +174,49 @@ func TestUnitPodsAreNotCountedTwice(t *testing.T) {
 	p.SetUsage(u.Key, holding(u, time.Time{}))
 	if got := usedCPU(t, p, "team-a"); got != 4000 {
 		t.Errorf("team-a uses %dm CPU once the unit holds quota again beside its pods, want 4000m", got)
+	}
+}
+
+// Pods started before their job's pods were labelled with the unit (a job
+// Koord-Queue v1.8 resumed, then upgraded) name no unit; they are their
+// unit's by their controller, the job of the unit's consumerRef, whichever
+// of the pod and the unit's charge comes first.
+func TestUnlabelledPodsOfAUnitsJobAreNotCountedTwice(t *testing.T) {
+	p, _ := newTestPlugin(t, nil, twoTeams()...)
+	const jobUID = "uid-of-job"
+	u := unit("job", "team-a", 0, 2)
+	h := holding(u, time.Time{})
+	h.Consumer = jobUID
+	owned := func(name, owner string) *corev1.Pod {
+		pod := runningPod("default", name, "2", map[string]string{schedv1alpha1.QuotaNameLabel: "team-a"})
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "job",
+			UID: types.UID(owner), Controller: ptr.To(true)}}
+		return pod
+	}
+	// The pod first, as a restarted scheduler's informers may see it.
+	feedPod(t, p, owned("job-0", jobUID))
+	if got := usedCPU(t, p, "team-a"); got != 2000 {
+		t.Fatalf("team-a uses %dm CPU with a 2-CPU pod of no unit, want 2000m", got)
+	}
+	p.SetUsage(u.Key, h)
+	if got := usedCPU(t, p, "team-a"); got != 2000 {
+		t.Fatalf("team-a uses %dm CPU with its 2-CPU unit running in an unlabelled pod of its job, want 2000m (once)", got)
+	}
+	// A pod of another owner is not the unit's.
+	feedPod(t, p, owned("other-0", "uid-of-another-job"))
+	if got := foreignCPU(t, p, "team-a"); got != 2000 {
+		t.Errorf("team-a's foreign usage = %dm with another job's pod, want its 2000m", got)
+	}
+	// The unit let go while its job's pod runs on: the pod counts.
+	p.SetUsage(u.Key, nil)
+	if got := foreignCPU(t, p, "team-a"); got != 4000 {
+		t.Errorf("team-a's foreign usage = %dm after the unit let go, want both running pods' 4000m", got)
+	}
+	// The unit's charge first, then its job's pod.
+	p.SetUsage(u.Key, h)
+	feedPod(t, p, owned("job-1", jobUID))
+	if got := usedCPU(t, p, "team-a"); got != 4000 {
+		t.Errorf("team-a uses %dm CPU (unit 2 CPUs, its job's two pods, another job's 2-CPU pod), want 4000m", got)
 	}
 }
 
