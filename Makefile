@@ -190,8 +190,8 @@ verify-chart: ## Fail when the chart's CRDs, dashboard or values table are stale
 	hack/verify-chart.sh
 
 .PHONY: test-chart
-test-chart: ## Chart tests: helm lint/template, server-side apply and RBAC on a real kube-apiserver.
-	@hack/tools.sh etcd kube-apiserver kubectl helm >/dev/null
+test-chart: ## Chart tests: helm lint/template, server-side apply and RBAC on a real kube-apiserver; the upgrade from v1.8 on the local cluster.
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	go test $(GO_TEST_FLAGS) -p 1 -timeout 15m -skip '^TestImages$$' ./test/chart/...
 
 .PHONY: images

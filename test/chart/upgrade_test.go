@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,11 +37,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/test/cluster"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
 
@@ -53,30 +57,34 @@ var ownCRDs = []string{
 // upgradeCmd is what the chart's check tells a v1.8 user to run.
 const upgradeCmd = "kubectl -n " + Namespace + " delete deployment koord-queue koord-queue-controllers --ignore-not-found"
 
-// TestUpgradeFromV18 first checks that an install over CRDs of no release
-// fails before it changes anything. Then it installs a release of a chart
-// shaped like the original v1.8.0 (test/upgrade/testdata), with a Queue, a
-// running job and two queued ones, and upgrades it to this chart with helm,
-// as the user guide says.
+// TestUpgradeFromV18 runs on the local cluster (kube-controller-manager,
+// kube-scheduler and kwok nodes), so jobs have pods that run. It first
+// checks that an install over CRDs of no release fails before it changes
+// anything. Then it installs a release of a chart shaped like the original
+// v1.8.0 (test/upgrade/testdata), with a Queue, a running job whose pod runs
+// and two queued ones, and upgrades it to this chart with helm, as the user
+// guide says.
 // The first upgrade must fail before it changes anything, naming the command
 // to run; after it the upgrade succeeds, keeps every object, moves the CRDs
 // to the new schemas, and the new binaries, run as processes from the
-// upgraded Deployments' arguments, leave the running job alone and admit
-// the queued ones in priority order as quota allows.
+// upgraded Deployments' arguments, leave the running job and its pod alone
+// and admit the queued ones in priority order as quota allows.
 func TestUpgradeFromV18(t *testing.T) {
-	env := startControlPlane(t)
+	env := startLocalCluster(t)
 	ctx := t.Context()
 	c := env.Client
-	crds := crdClient(t, env)
-	hm, kc := helmAndKubectl(t, env)
+	crds := crdClient(t, env.Config)
+	hm, kc := helmAndKubectl(t, env.Kubeconfig)
 
-	// envtest applied the CRDs without Helm's marks: an install stops at
-	// render time, naming the commands that hand them over.
+	// The cluster applied the CRDs without Helm's marks: an install stops
+	// at render time, naming the commands that hand them over.
 	if out, err := hm("install", "koord-queue", chartDir(), "--namespace", Namespace); err == nil || !strings.Contains(out, "kubectl annotate crd ") {
 		t.Fatalf("install over CRDs of no release: err %v, want a failure naming kubectl annotate:\n%s", err, out)
 	}
-	if ok, err := get(ctx, c, "", Namespace, &corev1.Namespace{}); ok || err != nil {
-		t.Fatalf("the failed install made namespace %s (%v)", Namespace, err)
+	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &corev1.ConfigMap{}} {
+		if ok, err := get(ctx, c, Namespace, "koord-queue-config", obj); ok || err != nil {
+			t.Fatalf("the failed install made %T koord-queue-config (%v)", obj, err)
+		}
 	}
 	dropOwnCRDs(t, crds)
 
@@ -85,7 +93,9 @@ func TestUpgradeFromV18(t *testing.T) {
 		t.Fatalf("install the v1.8 fixture: %v\n%s", err, out)
 	}
 	waitEstablished(t, crds)
-	before := seedV18(t, env)
+	before := seedV18(t, c)
+	pod := waitPodRunning(t, c, "running")
+	checkNoPod(t, c, "queued-high")
 
 	// The v1.8 schema prunes a status field it does not know.
 	checkStatusQuota(t, c, "running", false)
@@ -108,10 +118,11 @@ func TestUpgradeFromV18(t *testing.T) {
 	checkUpgraded(t, c, crds, before)
 	checkStatusQuota(t, c, "running", true)
 
-	startRelease(t, env)
+	startRelease(t, env.Config, c)
 	waitPhase(t, c, "queued-high", schedv1alpha1.QueueUnitPhaseDequeued)
 	waitResumed(t, c, "queued-high")
-	checkStillRunning(t, c)
+	waitPodRunning(t, c, "queued-high")
+	checkStillRunning(t, c, pod)
 	// team-a's 2 cpus are held by running and queued-high.
 	if u := unitOf(t, c, "queued-low"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
 		t.Errorf("queued-low is %s beyond its quota, want Enqueued", u.Status.Phase)
@@ -124,21 +135,79 @@ func TestUpgradeFromV18(t *testing.T) {
 	waitPhase(t, c, "queued-low", schedv1alpha1.QueueUnitPhaseDequeued)
 }
 
+// startLocalCluster starts the local cluster of test/cluster with the CRDs
+// of this checkout (and the ElasticQuota CRD) applied without Helm's marks
+// and no koord-queue: the test installs releases itself. Pods of a Job run
+// for ten minutes, longer than the test.
+func startLocalCluster(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	ports, err := cluster.FreePorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrllog.SetLogger(logr.Discard()) // the cluster's clients
+	tools := filepath.Dir(helm(t))
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"} {
+		if _, err := os.Stat(filepath.Join(tools, name)); err != nil {
+			t.Fatalf("%s is not in %s: build it with 'hack/tools.sh %s' (run these tests with 'make test-chart')", name, tools, name)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	// The cluster's logs stay when the test fails.
+	state, err := os.MkdirTemp("", "koord-queue-upgrade-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := cluster.Start(ctx, cluster.Options{
+		StateDir:      state,
+		ToolsDir:      tools,
+		Ports:         ports,
+		PodRunTime:    10 * time.Minute,
+		ExtraCRDDirs:  cluster.CRDDirs(framework.RepoRoot()),
+		KoordQueue:    cluster.KoordQueue{Mode: cluster.KoordQueueOff},
+		DieWithParent: true,
+		Log:           testWriter{t},
+	})
+	if err != nil {
+		t.Fatalf("start the local cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop the local cluster: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("the local cluster's logs are kept in %s", filepath.Join(state, "logs"))
+		} else {
+			_ = os.RemoveAll(state)
+		}
+	})
+	return env
+}
+
+// testWriter logs the cluster's progress lines through the test.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
 // crdClient is a client that knows CustomResourceDefinitions.
-func crdClient(t *testing.T, env *framework.Env) client.Client {
+func crdClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(env.Config, client.Options{Scheme: s})
+	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-// dropOwnCRDs removes the CRDs envtest installed: the v1.8 release makes its own.
+// dropOwnCRDs removes the CRDs the cluster installed: the v1.8 release makes its own.
 func dropOwnCRDs(t *testing.T, crds client.Client) {
 	t.Helper()
 	for _, name := range ownCRDs {
@@ -171,15 +240,11 @@ func waitEstablished(t *testing.T, crds client.Client) {
 	}
 }
 
-// helmAndKubectl returns helm and kubectl bound to the control plane as its
-// admin; each returns its combined output.
-func helmAndKubectl(t *testing.T, env *framework.Env) (hm, kc func(args ...string) (string, error)) {
+// helmAndKubectl returns helm and kubectl bound to the cluster by an admin
+// kubeconfig; each returns its combined output.
+func helmAndKubectl(t *testing.T, kubeconfig string) (hm, kc func(args ...string) (string, error)) {
 	t.Helper()
 	dir := t.TempDir()
-	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
 	run := func(bin string) func(args ...string) (string, error) {
 		return func(args ...string) (string, error) {
 			cmd := exec.CommandContext(t.Context(), bin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
@@ -197,9 +262,9 @@ func helmAndKubectl(t *testing.T, env *framework.Env) (hm, kc func(args ...strin
 // its Queue, Job running with its unit Running, and suspended Jobs
 // queued-high and queued-low with Enqueued units. It returns the UIDs of
 // the Queue and the units.
-func seedV18(t *testing.T, env *framework.Env) map[string]types.UID {
+func seedV18(t *testing.T, c client.Client) map[string]types.UID {
 	t.Helper()
-	ctx, c := t.Context(), env.Client
+	ctx := t.Context()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -330,9 +395,9 @@ func checkUpgraded(t *testing.T, c, crds client.Client, before map[string]types.
 // startRelease runs both binaries with the arguments of the upgraded
 // release's Deployments and ConfigMap, read from the API server, each as
 // its ServiceAccount; ports and the webhook move to loopback.
-func startRelease(t *testing.T, env *framework.Env) {
+func startRelease(t *testing.T, cfg *rest.Config, c client.Client) {
 	t.Helper()
-	ctx, c := t.Context(), env.Client
+	ctx := t.Context()
 	dir := t.TempDir()
 	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", dir+string(os.PathSeparator), "./cmd/koord-queue", "./cmd/koord-queue-controllers")
 	build.Dir = framework.RepoRoot()
@@ -360,7 +425,7 @@ func startRelease(t *testing.T, env *framework.Env) {
 		t.Errorf("upgraded koord-queue serves metrics with --metrics-secure=%q, want true (HTTPS, as the guide says)", v)
 	}
 	sched = replaceFlag(replaceFlag(sched, "config", config), "metrics-bind-address", freeAddr(t))
-	sched = append(sched, "--kubeconfig="+saKubeconfig(t, env.Config, schedulerSA, dir))
+	sched = append(sched, "--kubeconfig="+saKubeconfig(t, cfg, schedulerSA, dir))
 	start(t, filepath.Join(dir, "koord-queue"), sched, filepath.Join(dir, "koord-queue.log"))
 
 	ctrl := replaceFlag(args("koord-queue-controllers"), "metrics-bind-address", freeAddr(t))
@@ -368,7 +433,7 @@ func startRelease(t *testing.T, env *framework.Env) {
 	_, port, _ := strings.Cut(freeAddr(t), ":")
 	ctrl = replaceFlag(ctrl, "webhook-port", port)
 	ctrl = append(ctrl, "--webhook-host=127.0.0.1", "--webhook-cert-hosts=127.0.0.1",
-		"--kubeconfig="+saKubeconfig(t, env.Config, controllersSA, dir))
+		"--kubeconfig="+saKubeconfig(t, cfg, controllersSA, dir))
 	start(t, filepath.Join(dir, "koord-queue-controllers"), ctrl, filepath.Join(dir, "koord-queue-controllers.log"))
 }
 
@@ -379,7 +444,10 @@ func waitPhase(t *testing.T, c client.Client, name string, phase schedv1alpha1.Q
 		if ok, err := get(ctx, c, "default", name, u); !ok {
 			return false, err
 		}
-		return u.Status.Phase == phase, nil
+		if u.Status.Phase != phase {
+			return false, fmt.Errorf("QueueUnit %s is %s: %s", name, u.Status.Phase, u.Status.Message)
+		}
+		return true, nil
 	})
 }
 
@@ -395,9 +463,9 @@ func waitResumed(t *testing.T, c client.Client, name string) {
 }
 
 // checkStillRunning: the job that ran before the upgrade was never
-// suspended (its generation is the one it was created with) and its unit is
-// still Running.
-func checkStillRunning(t *testing.T, c client.Client) {
+// suspended (its generation is the one it was created with), its unit is
+// still Running and its pod is the one that ran before, still running.
+func checkStillRunning(t *testing.T, c client.Client, pod *corev1.Pod) {
 	t.Helper()
 	job := &batchv1.Job{}
 	if err := c.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "running"}, job); err != nil {
@@ -409,5 +477,50 @@ func checkStillRunning(t *testing.T, c client.Client) {
 	}
 	if u := unitOf(t, c, "running"); u.Status.Phase != schedv1alpha1.QueueUnitPhaseRunning {
 		t.Errorf("QueueUnit running is %s after the upgrade, want Running", u.Status.Phase)
+	}
+	now := &corev1.Pod{}
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(pod), now); err != nil {
+		t.Fatalf("the pod of Job running after the upgrade: %v", err)
+	}
+	if now.UID != pod.UID || now.Status.Phase != corev1.PodRunning || now.DeletionTimestamp != nil {
+		t.Errorf("pod %s of Job running after the upgrade: uid %s phase %s deleting %v, want uid %s still Running",
+			pod.Name, now.UID, now.Status.Phase, now.DeletionTimestamp != nil, pod.UID)
+	}
+}
+
+// podsOfJob lists the pods the Job controller made for Job default/name.
+func podsOfJob(ctx context.Context, c client.Client, name string) ([]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace("default"), client.MatchingLabels{batchv1.JobNameLabel: name}); err != nil {
+		return nil, err
+	}
+	return pods.Items, nil
+}
+
+// waitPodRunning waits until the one pod of Job default/name runs on a fake
+// node and returns it.
+func waitPodRunning(t *testing.T, c client.Client, name string) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	waitFor(t, "the pod of Job default/"+name+" to run", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := podsOfJob(ctx, c, name)
+		if err != nil || len(pods) != 1 {
+			return false, err
+		}
+		pod = &pods[0]
+		return pod.Status.Phase == corev1.PodRunning && pod.Spec.NodeName != "", nil
+	})
+	return pod
+}
+
+// checkNoPod: a queued (suspended) job has no pod.
+func checkNoPod(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	pods, err := podsOfJob(t.Context(), c, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 0 {
+		t.Errorf("queued Job %s has %d pods, want none", name, len(pods))
 	}
 }
