@@ -41,10 +41,11 @@ const GuideCheckWriter = "provisioning/provisioner"
 // chartPolicyTemplates are the chart's templates whose objects the cluster
 // applies: the tenant and metrics roles, the ValidatingAdmissionPolicies with
 // their bindings, the admission-check writers' RBAC, and the two binaries'
-// RBAC (every extension's, and the visibility server's delegated
-// authentication). Of these only the kinds in chartPolicyKinds are applied:
-// the visibility template's APIService, Service and Secret are the cluster's
-// own (visibility.go).
+// RBAC (every extension's, the webhook's and the visibility server's
+// delegated authentication). Of these only the kinds in chartPolicyKinds are
+// applied: the visibility and webhook templates' APIService, webhook
+// configuration, Services and Secret are the cluster's own (visibility.go,
+// webhook.go).
 // Replicas of a binary run in several replicas act as the binary's
 // ServiceAccount with their pod's name (addReplicaUsers), so the chart's RBAC
 // and both leader fences judge them as in a cluster; a single replica is the
@@ -52,6 +53,7 @@ const GuideCheckWriter = "provisioning/provisioner"
 var chartPolicyTemplates = []string{
 	"templates/security.yaml", "templates/elasticquota-policy.yaml", "templates/leader-fence.yaml",
 	"templates/rbac-koord-queue.yaml", "templates/rbac-koord-queue-controllers.yaml", "templates/visibility.yaml",
+	"templates/webhook.yaml",
 }
 
 // chartPolicyKinds are the kinds applied from chartPolicyTemplates.

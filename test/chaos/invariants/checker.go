@@ -74,6 +74,7 @@ type Checker struct {
 	running  map[string]int             // job -> running pods
 	live     map[string]int             // job -> live pods
 	used     map[string]amounts         // quota -> requests of live pods
+	held     map[string]amounts         // quota -> charges of units holding quota
 	leaving  map[string]amounts         // quota -> requests of pods being deleted
 	open     map[string]bool            // violation episodes still true
 	faults   []Fault
@@ -121,7 +122,7 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 		opts: opts, clientset: cs,
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
-		used: map[string]amounts{}, leaving: map[string]amounts{}, open: map[string]bool{},
+		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
 	}
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace))
 	c.jobInformer = typed.Batch().V1().Jobs().Informer()
@@ -392,6 +393,13 @@ func (c *Checker) charge(s podState, sign int64) {
 	}
 }
 
+// hold adds (sign 1) or takes off (-1) what unit s holds on its quota's chain.
+func (c *Checker) hold(s unitState, sign int64) {
+	for _, q := range chain(c.quotas, s.quota) {
+		c.amountsOf(c.held, q).add(s.charge, sign)
+	}
+}
+
 func (c *Checker) amountsOf(m map[string]amounts, q string) amounts {
 	if m[q] == nil {
 		m[q] = amounts{}
@@ -400,8 +408,9 @@ func (c *Checker) amountsOf(m map[string]amounts, q string) amounts {
 }
 
 // checkQuotas: the requests of live pods charged to each quota of the pod's
-// chain stay within its max, per resource the max names; with the pods
-// being deleted added, an excess is counted (not a violation).
+// chain stay within its max, per resource the max names, and so do the
+// admissions of the units holding quota there; with the pods being deleted
+// added, an excess is counted (not a violation).
 func (c *Checker) checkQuotas(s podState, ev event) {
 	for _, q := range chain(c.quotas, s.quota) {
 		c.checkQuota(q, ev)
@@ -418,6 +427,11 @@ func (c *Checker) checkQuota(q string, ev event) {
 			c.report.notePeak(q, r, used, max)
 			c.episode(used > max, "quota-exceeded", q+"/"+string(r), ev,
 				fmt.Sprintf("live pods of quota %s request %s=%dm, above its max %dm (pod %s)", q, r, used, max, ev.key))
+			// What admissions charged, before any pod starts.
+			held := c.held[q][r]
+			c.report.noteHeldPeak(q, r, held, max)
+			c.episode(held > max, "quota-overcharged", q+"/"+string(r), ev,
+				fmt.Sprintf("units holding quota %s were admitted with %s=%dm, above its max %dm (event of %s)", q, r, held, max, ev.key))
 			over := used+c.leaving[q][r] > max
 			if over && !c.open["leaving/"+q+"/"+string(r)] {
 				c.report.OverMaxWithPodsBeingDeleted++
@@ -430,6 +444,15 @@ func (c *Checker) checkQuota(q string, ev event) {
 func (c *Checker) applyUnit(ev event) {
 	c.report.UnitEvents++
 	old, had := c.units[ev.key]
+	if had && holdsQuota(old.phase) {
+		c.hold(old, -1)
+	}
+	if ev.unit != nil && holdsQuota(ev.unit.phase) {
+		c.hold(*ev.unit, 1)
+		for _, q := range chain(c.quotas, ev.unit.quota) {
+			c.checkQuota(q, ev)
+		}
+	}
 	if ev.unit == nil {
 		delete(c.units, ev.key)
 	} else {

@@ -35,8 +35,15 @@ func newModel() *Checker {
 	return &Checker{
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
-		used: map[string]amounts{}, leaving: map[string]amounts{}, open: map[string]bool{},
+		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
 	}
+}
+
+// charged is a unit of quota admitted with cpu milli-CPUs (one replica).
+func charged(job, quota, phase string, cpu int64) *unitState {
+	u := unit(job, phase, 1)
+	u.quota, u.charge = quota, amounts{corev1.ResourceCPU: cpu}
+	return u
 }
 
 func pod(job, quota string, cpu int64, phase corev1.PodPhase, deleting bool) *podState {
@@ -89,6 +96,25 @@ func TestModel(t *testing.T) {
 				{rv: 6, key: "ns/p3", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodPending, false)},
 			},
 			want: map[string]int{"quota-exceeded": 1, "more-pods-than-admitted": 0},
+		},
+		{
+			name: "units admitted above the parent's max before any pod starts",
+			events: []event{
+				{rv: 1, key: "ns/a", unit: charged("ns/j1", "leaf", "Reserved", 3000)},
+				{rv: 2, key: "ns/b", unit: charged("ns/j2", "other", "Dequeued", 3000)},
+				{rv: 3, key: "ns/b", unit: charged("ns/j2", "other", "Succeed", 3000)},
+				{rv: 4, key: "ns/c", unit: charged("ns/j3", "other", "Dequeued", 1000)},
+			},
+			want: map[string]int{"quota-overcharged": 1, "quota-exceeded": 0},
+		},
+		{
+			name: "units within the max, one given back before the next",
+			events: []event{
+				{rv: 1, key: "ns/a", unit: charged("ns/j1", "leaf", "Dequeued", 3000)},
+				{rv: 2, key: "ns/a", unit: charged("ns/j1", "leaf", "Enqueued", 3000)},
+				{rv: 3, key: "ns/b", unit: charged("ns/j2", "other", "Dequeued", 4000)},
+			},
+			want: map[string]int{},
 		},
 		{
 			name: "two units of one job admitted at once, and more pods than admitted",

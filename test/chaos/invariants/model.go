@@ -86,15 +86,26 @@ type unitState struct {
 	job      string // namespace/name of the Job it stands for ("" for other kinds)
 	phase    schedv1alpha1.QueueUnitPhase
 	replicas int64 // admitted replicas, summed over pod sets
+	// quota is the quota its admission charged (status.quota, else its
+	// quota label); charge what its admissions say it holds: each pod
+	// set's replicas times the resources of one.
+	quota  string
+	charge amounts
 }
 
 func unitStateOf(u *schedv1alpha1.QueueUnit) unitState {
-	s := unitState{phase: u.Status.Phase}
+	s := unitState{phase: u.Status.Phase, quota: u.Status.Quota, charge: amounts{}}
+	if s.quota == "" {
+		s.quota = u.Labels[schedv1alpha1.QuotaNameLabel]
+	}
 	if u.Spec.ConsumerRef != nil && u.Spec.ConsumerRef.Kind == "Job" {
 		s.job = u.Namespace + "/" + u.Spec.ConsumerRef.Name
 	}
 	for _, a := range u.Status.Admissions {
 		s.replicas += int64(a.Replicas)
+		for r, q := range a.Resources {
+			s.charge[r] += int64(a.Replicas) * q.MilliValue()
+		}
 	}
 	return s
 }

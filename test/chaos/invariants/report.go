@@ -65,6 +65,9 @@ type Report struct {
 	// PeakUse is, per quota and resource, the most its live pods requested,
 	// next to its max.
 	PeakUse map[string]map[corev1.ResourceName]Peak `json:"peakUse,omitempty"`
+	// PeakHeld is, per quota and resource, the most the units holding
+	// quota were admitted with, next to its max.
+	PeakHeld map[string]map[corev1.ResourceName]Peak `json:"peakHeld,omitempty"`
 	Faults  []FaultFigures                          `json:"faults"`
 	Audit   *AuditFigures                           `json:"audit,omitempty"`
 	// ViolationCounts counts every violation by kind; Violations lists the
@@ -137,15 +140,24 @@ func (r *Report) addViolation(v Violation) {
 }
 
 func (r *Report) notePeak(q string, res corev1.ResourceName, used, max int64) {
-	if r.PeakUse == nil {
-		r.PeakUse = map[string]map[corev1.ResourceName]Peak{}
+	r.PeakUse = notePeak(r.PeakUse, q, res, used, max)
+}
+
+func (r *Report) noteHeldPeak(q string, res corev1.ResourceName, held, max int64) {
+	r.PeakHeld = notePeak(r.PeakHeld, q, res, held, max)
+}
+
+func notePeak(m map[string]map[corev1.ResourceName]Peak, q string, res corev1.ResourceName, v, max int64) map[string]map[corev1.ResourceName]Peak {
+	if m == nil {
+		m = map[string]map[corev1.ResourceName]Peak{}
 	}
-	if r.PeakUse[q] == nil {
-		r.PeakUse[q] = map[corev1.ResourceName]Peak{}
+	if m[q] == nil {
+		m[q] = map[corev1.ResourceName]Peak{}
 	}
-	if p := r.PeakUse[q][res]; used >= p.UsedMilli {
-		r.PeakUse[q][res] = Peak{UsedMilli: used, MaxMilli: max}
+	if p := m[q][res]; v >= p.UsedMilli {
+		m[q][res] = Peak{UsedMilli: v, MaxMilli: max}
 	}
+	return m
 }
 
 // faultFigures measures, for each fault, the admissions (times, ascending)
