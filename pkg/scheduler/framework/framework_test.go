@@ -51,7 +51,7 @@ func (f *fake) Name() string { return f.name }
 
 type sorter struct{ fake }
 
-func (s *sorter) Less(a, b *schedtypes.Unit) bool { return a.Name < b.Name }
+func (s *sorter) Less(a, b SortUnit) bool { return a.Name < b.Name }
 
 type majorSorter struct {
 	sorter

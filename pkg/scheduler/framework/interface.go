@@ -18,6 +18,7 @@ package framework
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -51,11 +52,20 @@ type Plugin interface {
 	Name() string
 }
 
+// SortUnit is what a QueueSortPlugin sees of a pending unit: who it is and
+// what ranks it, not the queue's record of its attempts.
+type SortUnit struct {
+	Namespace, Name string
+	Priority        int32
+	Created         time.Time
+	Quota           schedtypes.QuotaName
+}
+
 // QueueSortPlugin orders units inside a queue. At most one may be enabled;
 // without one, units go by priority (higher first), then creation time.
 type QueueSortPlugin interface {
 	Plugin
-	Less(a, b *schedtypes.Unit) bool
+	Less(a, b SortUnit) bool
 }
 
 // PriorityMajorSorter is a QueueSortPlugin that can say its Less orders by
