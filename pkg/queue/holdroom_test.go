@@ -23,11 +23,12 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // failures maps the units a pass refused to their failure.
-func failures(res *PassResult) map[string]*Failure {
-	out := map[string]*Failure{}
+func failures(res *PassResult) map[string]*schedtypes.Failure {
+	out := map[string]*schedtypes.Failure{}
 	for _, f := range res.Failed {
 		out[f.Unit.Name] = f.Failure
 	}

@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // messages runs a pass and returns what each unit that failed was told.
@@ -105,9 +106,9 @@ func TestPriorityNamesThePreemptor(t *testing.T) {
 	h.add("q", "boss", "a", 9, 4)
 	h.add("q", "minion", "a", 1, 1)
 	got := map[string]string{}
-	for _, f := range h.m.Pass(func(u *Unit, _ Settings) *Failure {
+	for _, f := range h.m.Pass(func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 		if u.Name == "boss" {
-			return &Failure{Reason: "preempting/a", Preempting: true, Message: "preempting"}
+			return &schedtypes.Failure{Reason: "preempting/a", Preempting: true, Message: "preempting"}
 		}
 		return h.try(u, Settings{})
 	}).Failed {

@@ -22,9 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -46,7 +44,7 @@ type unitState struct {
 	// with its message, as far as the scheduler knows (the reporter; the
 	// lifecycle marks a missing admission check once).
 	reason              string
-	wanted              *queue.Failure
+	wanted              *schedtypes.Failure
 	shown, shownMessage string
 	// evicting is true from the choice of the unit as a victim until it no
 	// longer holds quota (the preemptor sets it, the cache clears it).
@@ -81,10 +79,10 @@ type unitCache struct {
 	units  map[schedtypes.UnitKey]*unitState
 	queues *queueRegistry
 	// setUsage tells the usage plugins what a unit holds (framework.SetUsage).
-	setUsage func(key schedtypes.UnitKey, h *quota.Holding)
+	setUsage func(key schedtypes.UnitKey, h *schedtypes.Holding)
 }
 
-func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *quota.Holding)) *unitCache {
+func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *schedtypes.Holding)) *unitCache {
 	return &unitCache{units: map[schedtypes.UnitKey]*unitState{}, queues: queues, setUsage: setUsage}
 }
 
@@ -202,12 +200,12 @@ func (c *unitCache) remove(key schedtypes.UnitKey) {
 // decide runs fn on the state of a pending queue entry under the cache's
 // lock; an entry whose unit went away, was admitted or changed meanwhile is
 // stale and fn is not run.
-func (c *unitCache) decide(entry any, fn func(st *unitState) *queue.Failure) *queue.Failure {
+func (c *unitCache) decide(entry any, fn func(st *unitState) *schedtypes.Failure) *schedtypes.Failure {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, _ := entry.(*unitState)
 	if !st.waits() {
-		return &queue.Failure{Reason: reasonStale, HeldBack: true}
+		return &schedtypes.Failure{Reason: reasonStale, HeldBack: true}
 	}
 	return fn(st)
 }
@@ -216,7 +214,7 @@ func (c *unitCache) decide(entry any, fn func(st *unitState) *queue.Failure) *qu
 // the API its object does not say so, and the next update would make it a
 // candidate again. It runs under the lock (inside decide); nil when the unit
 // is gone.
-func (c *unitCache) evictingLocked(h quota.Holding) *unitState {
+func (c *unitCache) evictingLocked(h schedtypes.Holding) *unitState {
 	st := c.units[h.Key]
 	if st == nil {
 		return nil

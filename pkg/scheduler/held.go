@@ -19,7 +19,6 @@ package scheduler
 import (
 	"strings"
 
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -30,7 +29,7 @@ import (
 // back to its queue. It fits on its own, so it could fit: it may hold room
 // for itself against units of still lower priority. Asking more, at no
 // higher priority, is refused the same way (Covering).
-func heldFailure(s *framework.Status) *queue.Failure {
+func heldFailure(s *framework.Status) *schedtypes.Failure {
 	if s.Code != framework.Unschedulable || !strings.HasPrefix(s.Reason, schedtypes.HeldReasonPrefix) {
 		return nil
 	}

@@ -64,11 +64,11 @@ func (l *lifecycle) needs(u *schedv1alpha1.QueueUnit) bool {
 	switch {
 	case u.DeletionTimestamp != nil:
 		return false
-	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved, admissioncheck.OwnBackoff(u):
+	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved, queueunit.InChecksBackoff(u):
 		return true
 	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
 		return true
-	case g.MaximumExecutionTime && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && admissioncheck.Budget(u) > 0:
+	case g.MaximumExecutionTime && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && queueunit.Budget(u) > 0:
 		return true
 	case g.QueueUnitRequeueState && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && u.Status.RequeueState != nil:
 		return true
@@ -141,7 +141,7 @@ func (l *lifecycle) reconcile(ctx context.Context, u *schedv1alpha1.QueueUnit) t
 		return 0
 	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved:
 		return l.reconcileReserved(ctx, u, now)
-	case admissioncheck.OwnBackoff(u):
+	case queueunit.InChecksBackoff(u):
 		return l.reconcileBackoff(u, now)
 	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning:
 		if g.QueueUnitRequeueState && u.Status.RequeueState != nil {
@@ -153,8 +153,8 @@ func (l *lifecycle) reconcile(ctx context.Context, u *schedv1alpha1.QueueUnit) t
 				return true
 			}, nil)
 		}
-		if budget := admissioncheck.Budget(u); g.MaximumExecutionTime && budget > 0 {
-			used := admissioncheck.ExecutionUsed(u, now)
+		if budget := queueunit.Budget(u); g.MaximumExecutionTime && budget > 0 {
+			used := queueunit.ExecutionUsed(u, now)
 			if used >= budget {
 				l.reports.evict(u, schedv1alpha1.ReasonMaximumExecutionTimeExceeded,
 					fmt.Sprintf("Execution budget of %s used up", budget))
@@ -205,7 +205,7 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *schedv1alpha1.Queu
 		}, nil)
 		return 0
 	case admissioncheck.Backoff:
-		outcome := map[string]string{admissioncheck.ReasonCheckRetry: "Retry", admissioncheck.ReasonCheckRejected: "Rejected", admissioncheck.ReasonCheckTimeout: "Timeout"}[d.Reason]
+		outcome := map[string]string{queueunit.ReasonAdmissionCheckRetry: "Retry", queueunit.ReasonAdmissionCheckRejected: "Rejected", queueunit.ReasonAdmissionCheckTimeout: "Timeout"}[d.Reason]
 		// Told once the move is in the API: a unit looked at again before
 		// that (an AdmissionCheck changed) is not told twice.
 		moved := func(x *schedv1alpha1.QueueUnit) {
@@ -259,6 +259,6 @@ func (l *lifecycle) reconcileBackoff(u *schedv1alpha1.QueueUnit, now time.Time) 
 // budgetUsedUp reports whether a unit may not run again: its execution
 // budget is spent (feature gate MaximumExecutionTime).
 func (l *lifecycle) budgetUsedUp(u *schedv1alpha1.QueueUnit) bool {
-	b := admissioncheck.Budget(u)
-	return l.opts.Gates.MaximumExecutionTime && b > 0 && admissioncheck.ExecutionUsed(u, l.clock.Now()) >= b
+	b := queueunit.Budget(u)
+	return l.opts.Gates.MaximumExecutionTime && b > 0 && queueunit.ExecutionUsed(u, l.clock.Now()) >= b
 }

@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -70,7 +69,7 @@ const protectedSuffix = "/protected/"
 // victims are still protected (reclaimProtectionPeriod): which units will
 // make room, and when. v comes from victim selection; with no unit named
 // (the look-ahead found none), only the first end of a protection is told.
-func protectedReason(reason string, v quota.Victims) string {
+func protectedReason(reason string, v schedtypes.Victims) string {
 	at := v.FreeAt
 	if at.IsZero() {
 		at = v.RetryAt
@@ -78,7 +77,7 @@ func protectedReason(reason string, v quota.Victims) string {
 	return fmt.Sprintf("%s%s%d", reason, protectedSuffix, at.Unix())
 }
 
-func protectedMessage(message string, v quota.Victims) string {
+func protectedMessage(message string, v schedtypes.Victims) string {
 	if len(v.Protected) == 0 {
 		return message + fmt.Sprintf("; units that could make room are protected until %s (reclaimProtectionPeriod), then it is tried again",
 			v.RetryAt.UTC().Format(time.RFC3339))

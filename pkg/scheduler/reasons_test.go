@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 func TestConditionReason(t *testing.T) {
@@ -52,14 +52,14 @@ func TestConditionReason(t *testing.T) {
 func TestProtectedMessage(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)
 	base := "insufficient quota: quota p has 0 cpu free (used 4, min 0, max 4), the unit requests 2 cpu: 2 more cpu needed"
-	v := quota.Victims{RetryAt: at, FreeAt: at, Reclaim: true,
-		Protected: []quota.Holding{{Key: "ns/a-0", Quota: "a"}, {Key: "ns/c-1", Quota: "c"}}}
+	v := schedtypes.Victims{RetryAt: at, FreeAt: at, Reclaim: true,
+		Protected: []schedtypes.Holding{{Key: "ns/a-0", Quota: "a"}, {Key: "ns/c-1", Quota: "c"}}}
 	want := base + "; room will be reclaimed from the quotas that borrow above their min: ns/a-0 (quota a), ns/c-1 (quota c), protected until 2026-01-01T00:05:00Z (reclaimProtectionPeriod)"
 	if got := protectedMessage(base, v); got != want {
 		t.Errorf("message = %q\nwant        %q", got, want)
 	}
 	// No unit found by looking ahead: only the first end is told.
-	v = quota.Victims{RetryAt: at}
+	v = schedtypes.Victims{RetryAt: at}
 	want = base + "; units that could make room are protected until 2026-01-01T00:05:00Z (reclaimProtectionPeriod), then it is tried again"
 	if got := protectedMessage(base, v); got != want {
 		t.Errorf("message = %q\nwant        %q", got, want)

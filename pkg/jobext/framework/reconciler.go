@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
@@ -78,7 +79,7 @@ type ReconcilerOptions struct {
 	// label.
 	DefaultQuota string
 	// Gates are the feature gates.
-	Gates FeatureGates
+	Gates features.Gates
 	// RunningTimeout moves a dequeued job whose pods never run to
 	// TimeoutBackoff; zero turns it off.
 	RunningTimeout time.Duration

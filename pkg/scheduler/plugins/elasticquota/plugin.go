@@ -41,22 +41,22 @@ type Plugin struct {
 	mu   sync.Mutex
 	tree *quota.Tree
 	// charged is what each unit holds, and where; byQuota indexes it.
-	charged map[quota.UnitKey]charge
-	byQuota map[quota.QuotaName]map[quota.UnitKey]struct{}
+	charged map[schedtypes.UnitKey]schedtypes.Holding
+	byQuota map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}
 	// protection keeps recently admitted units from reclaim.
 	protection time.Duration
 	now        func() time.Time
 	// versions count changes of what units hold, by cohort; noVictims
 	// remembers, by quota, the last search that found nobody to evict, so
 	// the same search is not repeated until something changed.
-	versions  map[quota.CohortName]uint64
-	noVictims map[quota.QuotaName]victimSearch
+	versions  map[schedtypes.CohortName]uint64
+	noVictims map[schedtypes.QuotaName]victimSearch
 	// heldByCohort keeps the holdings of each cohort for victim searches
 	// (cohortHoldingsLocked).
-	heldByCohort map[quota.CohortName]cohortHeld
+	heldByCohort map[schedtypes.CohortName]cohortHeld
 	// quotas are the ElasticQuotas seen, by name: of two of one name in
 	// different namespaces, the one that counts (sameName).
-	quotas   map[quota.QuotaName]*eqv1alpha1.ElasticQuota
+	quotas   map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota
 	sameName *sameNames
 	// sameNameReported is the warning last given to each ignored quota of a
 	// name used twice (namespace/name), so it is given once.
@@ -65,10 +65,10 @@ type Plugin struct {
 	shared bool
 	// treeReported is the tree problem last reported on each quota (event
 	// InvalidQuotaTree), so it is reported once.
-	treeReported map[quota.QuotaName]string
+	treeReported map[schedtypes.QuotaName]string
 	// minReported is the children's-min problem last reported on each
 	// parent quota (event InvalidQuotaMin), so it is said once.
-	minReported map[quota.QuotaName]string
+	minReported map[schedtypes.QuotaName]string
 
 	// foreign is the usage of pods koord-queue does not manage (pods.go).
 	foreign *foreignPods
@@ -85,8 +85,6 @@ type follower struct {
 	queue         workqueue.TypedRateLimitingInterface[string]
 	registrations []toolscache.ResourceEventHandlerRegistration
 }
-
-type charge = quota.Holding
 
 var (
 	_ framework.QueueMapPlugin = (*Plugin)(nil)
@@ -134,10 +132,10 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 	args = args.DeepCopy()
 	args.SetDefaults()
 	p := &Plugin{shared: args.SharedQuotas,
-		h: h, tree: quota.New(*args.OversellRate), charged: map[quota.UnitKey]charge{}, byQuota: map[quota.QuotaName]map[quota.UnitKey]struct{}{},
+		h: h, tree: quota.New(*args.OversellRate), charged: map[schedtypes.UnitKey]schedtypes.Holding{}, byQuota: map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}{},
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
-		versions: map[quota.CohortName]uint64{}, noVictims: map[quota.QuotaName]victimSearch{},
-		quotas: map[quota.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[quota.QuotaName]string{}, minReported: map[quota.QuotaName]string{},
+		versions: map[schedtypes.CohortName]uint64{}, noVictims: map[schedtypes.QuotaName]victimSearch{},
+		quotas: map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[schedtypes.QuotaName]string{}, minReported: map[schedtypes.QuotaName]string{},
 		foreign: newForeignPods(), sameName: newSameNames(), sameNameReported: map[string]string{},
 	}
 	p.follow = &follower{p: p, queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -178,16 +176,16 @@ func (s *follower) watch(ctx context.Context) error {
 func (*Plugin) Name() string { return configv1.PluginElasticQuotaV2 }
 
 // Map puts a unit in the queue of its quota: the quota label, else spec.queue.
-func (*Plugin) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, quota.QuotaName) {
+func (*Plugin) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
 	name := u.Labels[schedv1alpha1.QuotaNameLabel]
 	if name == "" {
 		name = u.Spec.Queue
 	}
-	return schedtypes.QueueName(name), quota.QuotaName(name)
+	return schedtypes.QueueName(name), schedtypes.QuotaName(name)
 }
 
 // Cohort is the top-level quota above quotaName.
-func (p *Plugin) Cohort(quotaName quota.QuotaName) quota.CohortName {
+func (p *Plugin) Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.Cohort(quotaName)
@@ -229,7 +227,7 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 	if s := p.tree.Check(u.Quota, u.Request); s != nil {
 		return framework.NewStatus(framework.Unschedulable, s.Key(), s.Message())
 	}
-	p.setLocked(u.Key, &quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()})
+	p.setLocked(u.Key, &schedtypes.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()})
 	p.applyForeignLocked()
 	return nil
 }
@@ -247,7 +245,7 @@ func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 }
 
 // SetUsage records what a unit holds, as read from the API.
-func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
+func (p *Plugin) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	p.mu.Lock()
 	freed := p.setLocked(key, h)
 	more := p.flushForeignLocked()
@@ -262,7 +260,7 @@ func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
 // freed, if any. A unit that starts or stops holding quota takes its pods
 // into, or gives them back to, the foreign usage; a following
 // flushForeignLocked sets it on the tree.
-func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName {
+func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedtypes.CohortName {
 	wasHolding := p.holdsLocked(key)
 	defer func() {
 		if p.holdsLocked(key) != wasHolding {
@@ -288,7 +286,7 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 		p.charged[key] = *h
 		return ""
 	}
-	var freed quota.CohortName
+	var freed schedtypes.CohortName
 	if had {
 		// The cohort is taken before the release, which may prune the node.
 		cohort := p.tree.Cohort(prev.Quota)
@@ -310,7 +308,7 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 		p.tree.Charge(c.Quota, c.Used)
 		p.charged[key] = c
 		if p.byQuota[c.Quota] == nil {
-			p.byQuota[c.Quota] = map[quota.UnitKey]struct{}{}
+			p.byQuota[c.Quota] = map[schedtypes.UnitKey]struct{}{}
 		}
 		p.byQuota[c.Quota][key] = struct{}{}
 	}
@@ -321,7 +319,7 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 type victimSearch struct {
 	version  uint64
 	priority int32
-	request  quota.Resources
+	request  schedtypes.Resources
 	at       time.Time
 	// retryAt is when a protection period that kept candidates out ends.
 	retryAt          time.Time
@@ -338,11 +336,11 @@ const noVictimsTTL = time.Second
 // A search that found nobody is not repeated for a unit of no higher priority
 // and no smaller request in the same quota until what units hold in the
 // cohort changes: it could only find a subset of the same candidates.
-func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(quota.UnitKey) bool) quota.Victims {
+func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if tenancyLocked(p, u) != nil {
-		return quota.Victims{}
+		return schedtypes.Victims{}
 	}
 	cohort := p.tree.Cohort(u.Quota)
 	now := p.now()
@@ -350,7 +348,7 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		(last.retryAt.IsZero() || now.Before(last.retryAt)) && last.preempt == preempt && last.reclaim == reclaim &&
 		u.Priority <= last.priority && covers(u.Request, last.request) {
 		// Reachable is known only for the same request and priority.
-		return quota.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
+		return schedtypes.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
 	}
 	held := p.cohortHoldingsLocked(cohort, u.Key, skip)
 	v := p.tree.SelectVictims(quota.Preemption{
@@ -366,8 +364,8 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 }
 
 // lowerThan lists the holdings of priority below priority.
-func lowerThan(priority int32, held map[quota.QuotaName][]quota.Holding) []quota.Holding {
-	var out []quota.Holding
+func lowerThan(priority int32, held map[schedtypes.QuotaName][]schedtypes.Holding) []schedtypes.Holding {
+	var out []schedtypes.Holding
 	for _, hs := range held {
 		for _, h := range hs {
 			if h.Priority < priority {
@@ -379,7 +377,7 @@ func lowerThan(priority int32, held map[quota.QuotaName][]quota.Holding) []quota
 }
 
 // covers reports whether a asks at least as much as b of every resource b asks.
-func covers(a, b quota.Resources) bool {
+func covers(a, b schedtypes.Resources) bool {
 	for r, v := range b {
 		if a[r] < v {
 			return false
@@ -388,7 +386,7 @@ func covers(a, b quota.Resources) bool {
 	return true
 }
 
-func decreased(before, after quota.Resources) bool {
+func decreased(before, after schedtypes.Resources) bool {
 	for r, v := range before {
 		if after[r] < v {
 			return true
@@ -406,7 +404,7 @@ func (p *Plugin) WouldBorrow(u *framework.UnitInfo) bool {
 
 // Share is how far quota name is into its fair share of what it may borrow
 // (see quota.Tree.Share): the pass serves the lowest first.
-func (p *Plugin) Share(quotaName quota.QuotaName) float64 {
+func (p *Plugin) Share(quotaName schedtypes.QuotaName) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.Share(quotaName)
@@ -421,14 +419,14 @@ func (p *Plugin) Sharing() bool {
 }
 
 // BelowMin reports whether a quota uses less than its min of some resource.
-func (p *Plugin) BelowMin(quotaName quota.QuotaName) bool {
+func (p *Plugin) BelowMin(quotaName schedtypes.QuotaName) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.BelowMin(quotaName)
 }
 
 // ListQuotas lists every quota with its usage.
-func (p *Plugin) ListQuotas() []quota.Info {
+func (p *Plugin) ListQuotas() []schedtypes.Info {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.List()

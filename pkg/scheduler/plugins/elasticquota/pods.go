@@ -26,8 +26,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/quota/foreign"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Foreign usage (docs/protocol.md, "Beside Koordinator"): pods koord-queue
@@ -45,25 +45,25 @@ type foreignPods struct {
 	pods map[string]podCharge
 	// byUnit lists the pods that name each unit, for a unit that starts or
 	// stops holding quota.
-	byUnit map[quota.UnitKey]map[string]struct{}
+	byUnit map[schedtypes.UnitKey]map[string]struct{}
 	// sum is the foreign usage of each quota, as last set on the tree.
-	sum map[quota.QuotaName]quota.Resources
+	sum map[schedtypes.QuotaName]schedtypes.Resources
 	// touched are the quotas whose sum changed since the last flush.
-	touched map[quota.QuotaName]struct{}
+	touched map[schedtypes.QuotaName]struct{}
 	// freed are cohorts where room was freed, for the next caller outside
 	// the lock to tell the scheduler.
-	freed map[quota.CohortName]struct{}
+	freed map[schedtypes.CohortName]struct{}
 }
 
 type podCharge struct {
 	pod   foreign.Pod
-	quota quota.QuotaName
+	quota schedtypes.QuotaName
 }
 
 func newForeignPods() *foreignPods {
 	return &foreignPods{index: foreign.NewIndex(nil), pods: map[string]podCharge{},
-		byUnit: map[quota.UnitKey]map[string]struct{}{}, sum: map[quota.QuotaName]quota.Resources{},
-		touched: map[quota.QuotaName]struct{}{}, freed: map[quota.CohortName]struct{}{}}
+		byUnit: map[schedtypes.UnitKey]map[string]struct{}{}, sum: map[schedtypes.QuotaName]schedtypes.Resources{},
+		touched: map[schedtypes.QuotaName]struct{}{}, freed: map[schedtypes.CohortName]struct{}{}}
 }
 
 // watchPods registers the pod handler.
@@ -98,7 +98,7 @@ func (p *Plugin) onPod(obj any) {
 }
 
 func (p *Plugin) onPodDelete(obj any) {
-	if t, ok := obj.(cacheTombstone); ok {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	pod, ok := obj.(*corev1.Pod)
@@ -112,14 +112,14 @@ func (p *Plugin) onPodDelete(obj any) {
 	p.tellFreed(freed)
 }
 
-func (p *Plugin) tellFreed(cohorts []quota.CohortName) {
+func (p *Plugin) tellFreed(cohorts []schedtypes.CohortName) {
 	for _, c := range cohorts {
 		p.h.Freed(c)
 	}
 }
 
 // holdsLocked reports whether a unit holds quota now: its pods are its own.
-func (p *Plugin) holdsLocked(key quota.UnitKey) bool {
+func (p *Plugin) holdsLocked(key schedtypes.UnitKey) bool {
 	_, ok := p.charged[key]
 	return ok
 }
@@ -198,7 +198,7 @@ func (p *Plugin) rechargePodsLocked(keys []string) {
 }
 
 // unitHoldingChangedLocked reclassifies the pods that name a unit.
-func (p *Plugin) unitHoldingChangedLocked(key quota.UnitKey) {
+func (p *Plugin) unitHoldingChangedLocked(key schedtypes.UnitKey) {
 	if set := p.foreign.byUnit[key]; len(set) > 0 {
 		p.rechargePodsLocked(slices.Collect(maps.Keys(set)))
 	}
@@ -218,7 +218,7 @@ func (p *Plugin) reindexLocked() {
 // flushForeignLocked sets the changed sums on the tree and returns the
 // cohorts where room was freed since the last flush, for the caller to tell
 // once it let go of the lock.
-func (p *Plugin) flushForeignLocked() []quota.CohortName {
+func (p *Plugin) flushForeignLocked() []schedtypes.CohortName {
 	p.applyForeignLocked()
 	f := p.foreign
 	if len(f.freed) == 0 {

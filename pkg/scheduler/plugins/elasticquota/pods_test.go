@@ -227,7 +227,7 @@ func TestKoordinatorsOwnAndParentQuotasAdmitNoUnit(t *testing.T) {
 func TestNoQueueForKoordinatorsOwnQuotas(t *testing.T) {
 	root := utiltesting.MakeElasticQuota(eqv1alpha1.RootQuotaName).Namespace(eqv1alpha1.SystemQuotaNamespace).Obj()
 	// A Queue made by an earlier version goes.
-	old := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Namespace: QueueNamespace, Name: eqv1alpha1.DefaultQuotaName,
+	old := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Namespace: schedv1alpha1.QueueNamespace, Name: eqv1alpha1.DefaultQuotaName,
 		Labels: map[string]string{CreatedByLabel: eqv1alpha1.SystemQuotaNamespace}}}
 	def := utiltesting.MakeElasticQuota(eqv1alpha1.DefaultQuotaName).Namespace(eqv1alpha1.SystemQuotaNamespace).
 		Parent(eqv1alpha1.RootQuotaName).Max(corev1.ResourceCPU, "1000").Obj()
