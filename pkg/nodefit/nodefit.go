@@ -64,9 +64,9 @@ func (m *Misfit) Message() string {
 	}
 }
 
-// Key identifies the misfit without its numbers.
-func (m *Misfit) Key() string {
-	return "nodefit/" + m.PodSet + "/" + string(m.Resource)
+// Reason is the misfit without its numbers.
+func (m *Misfit) Reason() schedtypes.Reason {
+	return schedtypes.Reason{Kind: schedtypes.WaitNoNodeFits, Subject: m.PodSet, Detail: string(m.Resource)}
 }
 
 // Check returns the first pod set whose pods fit no node, or nil when every

@@ -68,7 +68,7 @@ func BenchmarkPass(b *testing.B) {
 			m, tr := benchSetup(b, size.units, size.queues)
 			try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 				if s := tr.Check(u.Quota, u.Request); s != nil {
-					return &schedtypes.Failure{Reason: s.Key(), Message: "", NeverFits: s.NeverFits}
+					return &schedtypes.Failure{Reason: s.Reason(), Message: "", NeverFits: s.NeverFits}
 				}
 				tr.Charge(u.Quota, u.Request)
 				return nil
@@ -95,7 +95,7 @@ func BenchmarkPassNothingChanged(b *testing.B) {
 	m, tr := benchSetup(b, 10000, 100)
 	try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 		s := tr.Check(u.Quota, u.Request)
-		return &schedtypes.Failure{Reason: s.Key()}
+		return &schedtypes.Failure{Reason: s.Reason()}
 	}
 	m.Pass(try)
 	b.ReportAllocs()
@@ -111,7 +111,7 @@ func BenchmarkPassCovering(b *testing.B) {
 	m, tr := benchSetup(b, 100000, 1000)
 	try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 		s := tr.Check(u.Quota, u.Request)
-		return &schedtypes.Failure{Reason: s.Key(), Covering: true}
+		return &schedtypes.Failure{Reason: s.Reason(), Covering: true}
 	}
 	m.Pass(try)
 	b.ReportAllocs()

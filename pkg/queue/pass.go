@@ -237,7 +237,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		if !blocking && !f.NeverFits && !f.HeldBack && it.starving(u) {
 			// Reserving: later units of its quota may not take its room.
 			blocking = true
-			f.Reason += "/reserving"
+			f.Reason.Reserving = true
 			f.Message += fmt.Sprintf("; reserving: later units of quota %s wait until it is admitted (it has waited longer than %s %s)",
 				u.Quota, schedv1alpha1.MaxWaitAnnotation, q.MaxWait)
 		}
@@ -278,14 +278,14 @@ func (it *queueIter) heldBack(u, blocker *schedtypes.Unit) *schedtypes.Failure {
 	ahead := it.ahead[u.Quota]
 	switch {
 	case q.blocks(u) && q.blocks(blocker):
-		f.Reason, f.Message = "behind/"+string(ahead.Key), BehindMessage(ahead.Namespace, ahead.Name, q.Settings, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitBehind, Subject: string(ahead.Key)}, BehindMessage(ahead.Namespace, ahead.Name, q.Settings, u.Quota)
 		it.ahead[u.Quota] = u
 	case q.blocks(blocker):
-		f.Reason, f.Message = "highband/"+string(ahead.Key), HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitHighBand, Subject: string(ahead.Key)}, HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
 	case blocker.Pending.Failure != nil && blocker.Pending.Failure.Preempting:
-		f.Reason, f.Message = "preemptor/"+string(blocker.Key), PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitPreemptor, Subject: string(blocker.Key)}, PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
 	default:
-		f.Reason, f.Message = "reserving/"+string(blocker.Key), ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitReserving, Subject: string(blocker.Key)}, ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
 	}
 	return f
 }
@@ -298,7 +298,7 @@ func (it *queueIter) beyondDepth(res *PassResult) {
 	if q.untried == 0 {
 		return
 	}
-	f := &schedtypes.Failure{Reason: "depth/" + string(q.Name), HeldBack: true, Message: DepthMessage(q.Settings)}
+	f := &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBeyondMaxDepth, Subject: string(q.Name)}, HeldBack: true, Message: DepthMessage(q.Settings)}
 	for i := it.pos; i < len(it.units) && q.untried > 0; i++ {
 		if u := it.units[i]; u.Pending.Failure == nil {
 			it.record(u, f, res)
@@ -311,7 +311,7 @@ func (it *queueIter) beyondDepth(res *PassResult) {
 func (it *queueIter) holdForPods(res *PassResult) {
 	// One reason, naming no unit, for the whole wait: each unit is told once
 	// however many units the queue admits one after the other.
-	reason := "waitforpods/" + string(it.q.Name)
+	reason := schedtypes.Reason{Kind: schedtypes.WaitForPods, Subject: string(it.q.Name)}
 	f := &schedtypes.Failure{Reason: reason, HeldBack: true, Message: WaitForPodsMessage(it.q.Name)}
 	for ; it.pos < len(it.units); it.pos++ {
 		u := it.units[it.pos]

@@ -50,7 +50,7 @@ func newHarness(t *testing.T, quotas ...quota.Spec) *harness {
 func (h *harness) try(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 	h.tries = append(h.tries, u.Name)
 	if s := h.tree.Check(u.Quota, u.Request); s != nil {
-		return &schedtypes.Failure{Reason: s.Key(), Message: s.Message(), NeverFits: s.NeverFits}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits}
 	}
 	h.tree.Charge(u.Quota, u.Request)
 	return nil
@@ -353,7 +353,7 @@ func TestPreemptingBlocksItsQuota(t *testing.T) {
 	h.add("q", "low-b", "b", 1, 1)
 	try := func(u *schedtypes.Unit, q Settings) *schedtypes.Failure {
 		if u.Name == "preemptor" {
-			return &schedtypes.Failure{Reason: "preempting", Preempting: true}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting}, Preempting: true}
 		}
 		return h.try(u, q)
 	}
@@ -382,10 +382,10 @@ func TestHeldBackUntilCohortChanges(t *testing.T) {
 		switch {
 		case u.Name == "paused" && paused:
 			h.tries = append(h.tries, u.Name)
-			return &schedtypes.Failure{Reason: "paused", HeldBack: true, UntilCohortChanges: true}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBorrowingPaused}, HeldBack: true, UntilCohortChanges: true}
 		case u.Name == "held":
 			h.tries = append(h.tries, u.Name)
-			return &schedtypes.Failure{Reason: "held", HeldBack: true}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Subject: "held"}, HeldBack: true}
 		}
 		return h.try(u, s)
 	}

@@ -67,7 +67,7 @@ func TestBlockNamesTheUnitDirectlyAhead(t *testing.T) {
 	changed := map[string]string{}
 	for _, f := range res.Failed {
 		if f.Changed {
-			changed[f.Unit.Name] = f.Failure.Reason
+			changed[f.Unit.Name] = f.Failure.Reason.String()
 		}
 	}
 	if diff := cmp.Diff(map[string]string{"one": "short/a/cpu"}, changed); diff != "" {
@@ -108,7 +108,7 @@ func TestPriorityNamesThePreemptor(t *testing.T) {
 	got := map[string]string{}
 	for _, f := range h.m.Pass(func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 		if u.Name == "boss" {
-			return &schedtypes.Failure{Reason: "preempting/a", Preempting: true, Message: "preempting"}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: "a"}, Preempting: true, Message: "preempting"}
 		}
 		return h.try(u, Settings{})
 	}).Failed {
@@ -132,7 +132,7 @@ func TestUnitsBeyondMaxDepthAreTold(t *testing.T) {
 	res := h.m.Pass(h.try)
 	got := map[string]string{}
 	for _, f := range res.Failed {
-		got[f.Unit.Name] = f.Failure.Reason
+		got[f.Unit.Name] = f.Failure.Reason.String()
 	}
 	want := map[string]string{"u1": "short/a/cpu", "u2": "short/a/cpu", "u3": "depth/q", "u4": "depth/q"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -154,7 +154,7 @@ func TestUnitsBeyondMaxDepthAreTold(t *testing.T) {
 	for _, f := range res.Failed {
 		if f.Changed {
 			told++
-			if f.Unit.Name != "u5" || f.Failure.Reason != "depth/q" {
+			if f.Unit.Name != "u5" || f.Failure.Reason.String() != "depth/q" {
 				t.Errorf("%s told %s", f.Unit.Name, f.Failure.Reason)
 			}
 		}

@@ -65,10 +65,10 @@ func (w *heldWorld) try(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 				lower = append(lower, r.h)
 			}
 		}
-		return &schedtypes.Failure{Reason: s.Key(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: w.tree.CouldFit(u.Quota, u.Request, lower)}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: w.tree.CouldFit(u.Quota, u.Request, lower)}
 	}
 	if s := w.tree.CheckBeside(u.Quota, u.Request, u.Pending.Beside); s != nil {
-		return &schedtypes.Failure{Reason: s.Key(), Message: s.Message(), Reserves: true}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), Reserves: true}
 	}
 	w.tree.Charge(u.Quota, u.Request)
 	return nil
@@ -269,14 +269,14 @@ func TestHeldRoomMessages(t *testing.T) {
 	for _, f := range res.Failed {
 		msgs[f.Unit.Name] = f.Failure
 	}
-	if f := msgs["big"]; f == nil || f.Reason != "short/p/cpu" {
+	if f := msgs["big"]; f == nil || f.Reason.String() != "short/p/cpu" {
 		t.Errorf("big: %+v, want it told why it does not fit", f)
 	}
 	if held := w.m.Held()["p"]; len(held) != 2 || held[0].Unit != "ns/big" || held[1].Unit != "ns/later" {
 		t.Errorf("room held in p: %v, want for big, then for later (against units below priority 50)", held)
 	}
 	want := "waits behind ns/big (priority 200, quota a, requests 20 cpu), for which room is held: quota p has 14 cpu free (used 10, max 24), of which 20 held for it; the unit requests 1 cpu"
-	if f := msgs["later"]; f == nil || f.Message != want || f.Reason != "held/p/ns/big" {
+	if f := msgs["later"]; f == nil || f.Message != want || f.Reason.String() != "held/p/ns/big" {
 		t.Errorf("later: %+v\nwant message %q", f, want)
 	}
 }
@@ -298,7 +298,7 @@ func TestHeldRoomListsFollowTheirCohortOnly(t *testing.T) {
 	hold := func(name string, q schedtypes.QueueName, cohort schedtypes.CohortName, prio int32) *schedtypes.Unit {
 		u := &schedtypes.Unit{Key: schedtypes.UnitKey("ns/" + name), Name: name, Quota: schedtypes.QuotaName(q), Cohort: cohort, Priority: prio,
 			Request: schedtypes.Resources{"cpu": 1000}}
-		if held, _ := rs.note(u, q, true, &schedtypes.Failure{Reason: "short", Reserves: true}, less); !held {
+		if held, _ := rs.note(u, q, true, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota}, Reserves: true}, less); !held {
 			t.Fatalf("%s holds no room", name)
 		}
 		return u
@@ -374,10 +374,10 @@ func TestUnitsHeldBackAreTriedAgainWhenTheHolderIsAdmitted(t *testing.T) {
 		}
 		return out
 	}
-	if f := failed(res)["s1"]; f == nil || f.Reason != "held/p/ns/big" {
+	if f := failed(res)["s1"]; f == nil || f.Reason.String() != "held/p/ns/big" {
 		t.Fatalf("s1, tried before big in that pass: %+v, want it held back by big's room", f)
 	}
-	if f := failed(w.pass(time.Hour))["s1"]; f == nil || f.Reason != "short/p/cpu" {
+	if f := failed(w.pass(time.Hour))["s1"]; f == nil || f.Reason.String() != "short/p/cpu" {
 		t.Errorf("s1 after big's admission: %+v, want it tried again and told p is short", f)
 	}
 }

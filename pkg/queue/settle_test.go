@@ -106,7 +106,7 @@ func TestStaleAnswerKeepsTheQueueWalked(t *testing.T) {
 	try := func(u *schedtypes.Unit, s Settings) *schedtypes.Failure {
 		if stale {
 			h.tries = append(h.tries, u.Name)
-			return &schedtypes.Failure{Reason: "stale", HeldBack: true}
+			return &schedtypes.Failure{Stale: true, HeldBack: true}
 		}
 		return h.try(u, s)
 	}
@@ -136,7 +136,7 @@ func TestMaxWaitQueueIsWalkedAsTimePasses(t *testing.T) {
 	now = t0.Add(2 * time.Minute)
 	reasons := map[string]string{}
 	for _, f := range h.m.Pass(h.try).Failed {
-		reasons[f.Unit.Name] = f.Failure.Reason
+		reasons[f.Unit.Name] = f.Failure.Reason.String()
 	}
 	if got := reasons["small"]; got != "reserving/ns/big" {
 		t.Errorf("small's reason after the bound = %q, want reserving/ns/big", got)

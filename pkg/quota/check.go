@@ -18,7 +18,6 @@ package quota
 
 import (
 	"fmt"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -95,22 +94,23 @@ func (s *Shortage) Message() string {
 		schedtypes.Format(r, s.Requested), r, schedtypes.Format(r, s.Missing()), r)
 }
 
-// Key identifies the reason without its changing numbers: the same key means
+// Reason is the wait without its changing numbers: the same Reason means
 // the unit waits for the same thing.
-func (s *Shortage) Key() string {
+func (s *Shortage) Reason() schedtypes.Reason {
+	q := string(s.Quota)
 	switch {
 	case s.System:
-		return "system/" + string(s.Quota)
+		return schedtypes.Reason{Kind: schedtypes.WaitSystemQuota, Subject: q}
 	case s.Parent:
-		return "parent/" + string(s.Quota)
+		return schedtypes.Reason{Kind: schedtypes.WaitParentQuota, Subject: q}
 	case s.NotFound:
-		return "notfound/" + string(s.Quota)
+		return schedtypes.Reason{Kind: schedtypes.WaitQuotaNotFound, Subject: q}
 	case s.Broken != "":
-		return "tree/" + string(s.Quota) + "/" + s.Broken
+		return schedtypes.Reason{Kind: schedtypes.WaitInvalidQuotaTree, Subject: q, Detail: s.Broken}
 	case s.NeverFits:
-		return "never/" + string(s.Quota) + "/" + string(s.Resource) + "/" + strconv.FormatInt(s.Requested, 10)
+		return schedtypes.Reason{Kind: schedtypes.WaitNeverFits, Subject: q, Detail: string(s.Resource), Number: s.Requested}
 	default:
-		return "short/" + string(s.Quota) + "/" + string(s.Resource)
+		return schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: q, Detail: string(s.Resource)}
 	}
 }
 

@@ -125,8 +125,8 @@ func TestSystemAndParentQuotas(t *testing.T) {
 			t.Errorf("%s: %+v, want a system-quota refusal", name, s)
 			continue
 		}
-		if !strings.Contains(s.Message(), "one of Koordinator's own quotas") || s.Key() != "system/"+string(name) {
-			t.Errorf("%s: key %q, message %q", name, s.Key(), s.Message())
+		if !strings.Contains(s.Message(), "one of Koordinator's own quotas") || s.Reason().String() != "system/"+string(name) {
+			t.Errorf("%s: key %q, message %q", name, s.Reason(), s.Message())
 		}
 	}
 	_ = tr.Upsert(Spec{Name: "labelled", IsParent: true, Max: res("cpu", "4")})
@@ -134,7 +134,7 @@ func TestSystemAndParentQuotas(t *testing.T) {
 	_ = tr.Upsert(Spec{Name: "team", Parent: "dept", Max: res("cpu", "4")})
 	for _, name := range []schedtypes.QuotaName{"labelled", "dept"} {
 		s := tr.Check(name, res("cpu", "1"))
-		if s == nil || !s.Parent || s.Key() != "parent/"+string(name) ||
+		if s == nil || !s.Parent || s.Reason().String() != "parent/"+string(name) ||
 			!strings.Contains(s.Message(), "Koordinator schedules no pod charged to a parent quota") {
 			t.Errorf("%s: %+v, want a parent-quota refusal", name, s)
 		}

@@ -39,9 +39,9 @@ type HeldShortage struct {
 	Others int
 }
 
-// Key identifies the wait without its changing numbers.
-func (s *HeldShortage) Key() string {
-	return schedtypes.HeldReasonPrefix + string(s.Quota) + "/" + string(s.First.Unit)
+// Reason is the wait without its changing numbers.
+func (s *HeldShortage) Reason() schedtypes.Reason {
+	return schedtypes.Reason{Kind: schedtypes.WaitRoomHeld, Subject: string(s.Quota), Detail: string(s.First.Unit)}
 }
 
 // Message renders the wait for a unit's status and events.

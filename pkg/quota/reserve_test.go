@@ -89,8 +89,8 @@ func TestCheckBeside(t *testing.T) {
 			if s == nil {
 				t.Fatalf("admitted, want refused with %s", c.wantKey)
 			}
-			if s.Key() != c.wantKey || s.Held != c.wantHeld || int64(s.Others) != c.wantOthers {
-				t.Errorf("got key %s, held %d, others %d; want %s, %d, %d", s.Key(), s.Held, s.Others, c.wantKey, c.wantHeld, c.wantOthers)
+			if s.Reason().String() != c.wantKey || s.Held != c.wantHeld || int64(s.Others) != c.wantOthers {
+				t.Errorf("got key %v, held %d, others %d; want %s, %d, %d", s.Reason(), s.Held, s.Others, c.wantKey, c.wantHeld, c.wantOthers)
 			}
 		})
 	}

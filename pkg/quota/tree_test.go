@@ -244,7 +244,7 @@ func TestCheckNamesTheShortAncestor(t *testing.T) {
 	if got := s.Message(); got != want {
 		t.Errorf("message = %q\nwant        %q", got, want)
 	}
-	if got := s.Key(); got != "short/org/cpu" {
+	if got := s.Reason().String(); got != "short/org/cpu" {
 		t.Errorf("key = %q, want short/org/cpu", got)
 	}
 }

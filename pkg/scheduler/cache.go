@@ -41,11 +41,15 @@ type unitState struct {
 	holding bool
 	// reason is the waiting reason last reported (status and event), and
 	// wanted its failure; shown is the reason whose report the API carries,
-	// with its message, as far as the scheduler knows (the reporter; the
-	// lifecycle marks a missing admission check once).
-	reason              string
-	wanted              *schedtypes.Failure
-	shown, shownMessage string
+	// with its message, as far as the scheduler knows (the reporter).
+	reason       schedtypes.Reason
+	wanted       *schedtypes.Failure
+	shown        schedtypes.Reason
+	shownMessage string
+	// checkMissingTold is true once a missing admission check of the unit's
+	// reservation was recorded (the lifecycle; the cache and the reporter
+	// clear it).
+	checkMissingTold bool
 	// evicting is true from the choice of the unit as a victim until it no
 	// longer holds quota (the preemptor sets it, the cache clears it).
 	evicting bool
@@ -205,7 +209,7 @@ func (c *unitCache) decide(entry any, fn func(st *unitState) *schedtypes.Failure
 	defer c.mu.Unlock()
 	st, _ := entry.(*unitState)
 	if !st.waits() {
-		return &schedtypes.Failure{Reason: reasonStale, HeldBack: true}
+		return &schedtypes.Failure{Stale: true, HeldBack: true}
 	}
 	return fn(st)
 }
@@ -252,7 +256,7 @@ func (c *unitCache) admissionDone(key schedtypes.UnitKey, written *schedv1alpha1
 			// The informer has not brought our write yet.
 			st.obj = written
 		}
-		st.holding, st.reason, st.wanted, st.refusals = true, "", nil, 0
+		st.holding, st.reason, st.wanted, st.refusals, st.checkMissingTold = true, schedtypes.Reason{}, nil, 0, false
 		return st, st.obj, nil
 	}
 	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))

@@ -260,14 +260,14 @@ func TestCacheDecideRefusesStaleEntries(t *testing.T) {
 			if ran {
 				t.Fatal("a stale entry was decided")
 			}
-			if f == nil || f.Reason != reasonStale || !f.HeldBack {
+			if f == nil || !f.Stale || !f.HeldBack {
 				t.Fatalf("failure = %+v, want a held-back stale entry", f)
 			}
 		})
 	}
 	t.Run("pending", func(t *testing.T) {
 		c, _ := newTestCache()
-		want := &schedtypes.Failure{Reason: "short/team-a/cpu"}
+		want := &schedtypes.Failure{Reason: shortTeamA}
 		if got := c.decide(pending(), func(*unitState) *schedtypes.Failure { return want }); got != want {
 			t.Fatalf("decide = %+v, want the decision's own answer", got)
 		}
@@ -279,7 +279,7 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 	u := makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
 	c.observe("ns/a", u, "team-a", "team-a")
 	c.update("ns/a", func(st *unitState) {
-		st.inflight, st.reason, st.wanted = true, "short/team-a/cpu", &schedtypes.Failure{Reason: "short/team-a/cpu"}
+		st.inflight, st.reason, st.wanted = true, shortTeamA, &schedtypes.Failure{Reason: shortTeamA}
 	})
 	calls := len(log.calls)
 	written := u.DeepCopy()
@@ -292,8 +292,8 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 	if latest != written {
 		t.Fatal("the written object is not the one to replay while the informer has not brought it")
 	}
-	if st.inflight || !st.holding || st.reason != "" || st.wanted != nil {
-		t.Fatalf("state after admission = inflight %v holding %v reason %q wanted %v", st.inflight, st.holding, st.reason, st.wanted)
+	if st.inflight || !st.holding || st.reason != (schedtypes.Reason{}) || st.wanted != nil {
+		t.Fatalf("state after admission = inflight %v holding %v reason %v wanted %v", st.inflight, st.holding, st.reason, st.wanted)
 	}
 	if len(log.calls) != calls {
 		t.Fatal("the cache re-charged on admission: the reserve already did, and the replay will")
@@ -391,3 +391,5 @@ func TestCachePendingListsWaitingUnitsNotBeingAdmitted(t *testing.T) {
 		t.Errorf("pending of every queue (-want +got):\n%s", diff)
 	}
 }
+
+var shortTeamA = schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "team-a", Detail: "cpu"}

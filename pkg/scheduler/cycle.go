@@ -90,7 +90,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 		p.admit(ctx, a)
 	}
 	for _, f := range res.Failed {
-		if f.Failure.Reason == reasonStale {
+		if f.Failure.Stale {
 			continue
 		}
 		// Held-back units were not tried, but say what they wait for: their

@@ -17,8 +17,6 @@ limitations under the License.
 package scheduler
 
 import (
-	"strings"
-
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -30,7 +28,7 @@ import (
 // for itself against units of still lower priority. Asking more, at no
 // higher priority, is refused the same way (Covering).
 func heldFailure(s *framework.Status) *schedtypes.Failure {
-	if s.Code != framework.Unschedulable || !strings.HasPrefix(s.Reason, schedtypes.HeldReasonPrefix) {
+	if s.Code != framework.Unschedulable || s.Reason.Kind != schedtypes.WaitRoomHeld {
 		return nil
 	}
 	f := failureOf(s)

@@ -224,8 +224,9 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *schedv1alpha1.Queu
 	if len(d.Missing) > 0 {
 		report := false
 		l.cache.update(keyOf(u), func(st *unitState) {
-			if st.reason != "checknotfound" {
-				st.reason, report = "checknotfound", true
+			if !st.checkMissingTold {
+				// Whatever wait is reported next is written anew.
+				st.checkMissingTold, st.reason, report = true, schedtypes.Reason{}, true
 			}
 		})
 		if report && l.leader() {

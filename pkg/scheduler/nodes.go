@@ -125,7 +125,7 @@ func (ns *nodes) misfit(st *unitState) *schedtypes.Failure {
 		st.fit = &nodeFit{version: version, generation: st.obj.Generation, misfit: nodefit.Check(list, podSetsOf(st.obj))}
 	}
 	if m := st.fit.misfit; m != nil {
-		return &schedtypes.Failure{Reason: m.Key(), Message: m.Message(), NeverFits: true}
+		return &schedtypes.Failure{Reason: m.Reason(), Message: m.Message(), NeverFits: true}
 	}
 	return nil
 }

@@ -95,7 +95,7 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 	victims := v.Units
 	if v.Waiting {
 		p.nominate(info.Key, cohort)
-		return &schedtypes.Failure{Reason: "preempting/" + string(info.Quota), Preempting: true,
+		return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: string(info.Quota)}, Preempting: true,
 			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}, v
 	}
 	if len(victims) == 0 {
@@ -123,7 +123,7 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 		p.reports.evict(st.obj, schedv1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
-	return &schedtypes.Failure{Reason: "preempting/" + string(info.Quota), Preempting: true,
+	return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: string(info.Quota)}, Preempting: true,
 		Message: fmt.Sprintf("preempting %d unit(s) (%s) to make room in quota %s; admitted once they give it back",
 			len(names), strings.Join(names, ", "), info.Quota)}, v
 }
@@ -164,6 +164,6 @@ func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort schedtypes.
 	}
 	// Tried again only once the cohort changes: room freed or a nomination
 	// ended (unnominate). The reason names the preemptor, so its text is true.
-	return &schedtypes.Failure{Reason: "borrowing-paused/" + string(key), HeldBack: true, UntilCohortChanges: true,
+	return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBorrowingPaused, Subject: string(key)}, HeldBack: true, UntilCohortChanges: true,
 		Message: borrowingPausedMessage(info.Quota, key)}
 }

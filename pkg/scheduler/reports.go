@@ -73,7 +73,7 @@ func (r *reporter) markEnqueued(u *schedv1alpha1.QueueUnit) {
 // that comes back before the report of the one in between was written costs
 // nothing: that report is dropped. It reports whether the reason changed.
 func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *schedtypes.Failure) bool {
-	if f.Reason == reasonStale || !r.leader() {
+	if f.Stale || !r.leader() {
 		return false
 	}
 	key := keyOf(u)
@@ -83,10 +83,10 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *schedtypes.Failu
 		if st.inflight || st.reason == f.Reason {
 			return
 		}
-		st.reason, st.wanted = f.Reason, f
+		st.reason, st.wanted, st.checkMissingTold = f.Reason, f, false
 		base = st.obj
 		shown = st.shown == f.Reason && base.Status.Message == st.shownMessage
-		told = st.shown != "" && base.Status.Message == st.shownMessage
+		told = st.shown != schedtypes.Reason{} && base.Status.Message == st.shownMessage
 	})
 	if base == nil {
 		return false
@@ -108,11 +108,11 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *schedtypes.Failu
 // A unit of one of Koordinator's own quotas, which get no Queue, is told
 // that instead: no Queue will come.
 func (r *reporter) queueNotFound(u *schedv1alpha1.QueueUnit, name schedtypes.QueueName) {
-	f := &schedtypes.Failure{Reason: reasonQueueNotFound,
+	f := &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitQueueNotFound},
 		Message: "queue " + string(name) + " not found: the unit is admitted as soon as it exists"}
 	if q := schedtypes.QuotaName(name); quota.IsSystem(q) {
 		s := &quota.Shortage{Quota: q, System: true}
-		f = &schedtypes.Failure{Reason: s.Key(), Message: s.Message(), NeverFits: true}
+		f = &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: true}
 	}
 	if r.reportWaiting(u, f) {
 		r.opts.Metrics.Attempt(string(name), metrics.ResultQueueNotFound)
@@ -127,10 +127,10 @@ func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *schedv1alpha1.Queu
 
 // waitingWrite is the write that reports f.
 func (r *reporter) waitingWrite(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *schedtypes.Failure) *write {
-	message, reason := f.Message, conditionReason(f.Reason)
+	message, reason := f.Message, f.Reason.Condition()
 	var event string
 	switch {
-	case f.Reason == reasonQueueNotFound:
+	case f.Reason.Kind == schedtypes.WaitQueueNotFound:
 		event = "QueueNotFound"
 	case !f.HeldBack:
 		// Held-back units were not tried: no attempt, no event.

@@ -31,11 +31,11 @@ import (
 )
 
 var (
-	shortA = &schedtypes.Failure{Reason: "short/team-a/cpu", Message: "insufficient quota: quota team-a has 1 cpu free"}
+	shortA = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "team-a", Detail: "cpu"}, Message: "insufficient quota: quota team-a has 1 cpu free"}
 	// shortAMoved is the same wait with other numbers.
-	shortAMoved = &schedtypes.Failure{Reason: "short/team-a/cpu", Message: "insufficient quota: quota team-a has 0 cpu free"}
-	behindX     = &schedtypes.Failure{Reason: "behind/ns/x", HeldBack: true, Message: "waiting behind ns/x, the unit directly ahead of it"}
-	neverA      = &schedtypes.Failure{Reason: "never/team-a/cpu", NeverFits: true, Message: "can never fit: quota team-a allows at most 2 cpu"}
+	shortAMoved = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "team-a", Detail: "cpu"}, Message: "insufficient quota: quota team-a has 0 cpu free"}
+	behindX     = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBehind, Subject: "ns/x"}, HeldBack: true, Message: "waiting behind ns/x, the unit directly ahead of it"}
+	neverA      = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitNeverFits, Subject: "team-a", Detail: "cpu"}, NeverFits: true, Message: "can never fit: quota team-a allows at most 2 cpu"}
 )
 
 // reporterFixture has unit a waiting in queue team-a, already Enqueued.
@@ -218,7 +218,7 @@ func TestReporterReasonChangedDuringTheWriteIsWrittenNext(t *testing.T) {
 func TestReporterIgnoresWhatIsNotWaiting(t *testing.T) {
 	f := reporterFixture(t)
 	u, _ := f.s.cache.object("ns/a")
-	f.s.reports.reportWaiting(u, &schedtypes.Failure{Reason: reasonStale, HeldBack: true})
+	f.s.reports.reportWaiting(u, &schedtypes.Failure{Stale: true, HeldBack: true})
 	f.s.reports.reportWaiting(makeUnit("unknown", "team-a", "1").Obj(), shortA)
 	f.s.cache.update("ns/a", func(st *unitState) { st.inflight = true })
 	f.s.reports.reportWaiting(u, shortA)

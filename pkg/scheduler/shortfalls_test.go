@@ -24,7 +24,7 @@ import (
 
 func TestShortfallsMatch(t *testing.T) {
 	m := shortfalls{}
-	m.add("q", "queue", "cohort", "ns/a", schedtypes.Resources{"cpu": 2000, "memory": 10}, 10, &schedtypes.Failure{Reason: "short/q/cpu"})
+	m.add("q", "queue", "cohort", "ns/a", schedtypes.Resources{"cpu": 2000, "memory": 10}, 10, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "q", Detail: "cpu"}})
 	for _, tc := range []struct {
 		name  string
 		quota schedtypes.QuotaName
@@ -45,7 +45,7 @@ func TestShortfallsMatch(t *testing.T) {
 		if ok != tc.want {
 			t.Errorf("%s: match = %v, want %v", tc.name, ok, tc.want)
 		}
-		if ok && (sf.unit != "ns/a" || sf.cohort != "cohort" || sf.failure.Reason != "short/q/cpu") {
+		if ok && (sf.unit != "ns/a" || sf.cohort != "cohort" || sf.failure.Reason.String() != "short/q/cpu") {
 			t.Errorf("%s: matched %+v", tc.name, sf)
 		}
 	}

@@ -118,16 +118,16 @@ func (p *testPlugin) usedLocked(quotaName schedtypes.QuotaName, except schedtype
 func (p *testPlugin) fitLocked(u *framework.UnitInfo) *framework.Status {
 	capacity, ok := p.capacity[u.Quota]
 	if !ok {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "notfound/"+string(u.Quota), "ElasticQuota "+string(u.Quota)+" not found")
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, schedtypes.Reason{Kind: schedtypes.WaitQuotaNotFound, Subject: string(u.Quota)}, "ElasticQuota "+string(u.Quota)+" not found")
 	}
 	used := p.usedLocked(u.Quota, u.Key)
 	for _, r := range u.Request.Names() {
 		if u.Request[r] > capacity[r] {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("never/%s/%s", u.Quota, r),
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, schedtypes.Reason{Kind: schedtypes.WaitNeverFits, Subject: string(u.Quota), Detail: string(r)},
 				fmt.Sprintf("can never fit: quota %s allows at most %d %s", u.Quota, capacity[r], r))
 		}
 		if free := capacity[r] - used[r]; u.Request[r] > free {
-			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("short/%s/%s", u.Quota, r),
+			return framework.NewStatus(framework.Unschedulable, schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: string(u.Quota), Detail: string(r)},
 				fmt.Sprintf("insufficient quota: quota %s has %d %s free, the unit requests %d", u.Quota, free, r, u.Request[r]))
 		}
 	}

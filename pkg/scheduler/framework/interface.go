@@ -42,8 +42,8 @@ type UnitInfo struct {
 	Priority int32
 	// Beside is the room held in the unit's cohort for waiting units of
 	// higher priority (see schedtypes.Reservation): a filter that keeps
-	// quota counts it as used, and refuses with a reason starting with
-	// schedtypes.HeldReasonPrefix when only that room is missing.
+	// quota counts it as used, and refuses with a reason of kind
+	// schedtypes.WaitRoomHeld when only that room is missing.
 	Beside []schedtypes.Reservation
 }
 

@@ -196,12 +196,12 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if u.Quota == "" {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "noquota",
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, schedtypes.Reason{Kind: schedtypes.WaitNoQuota},
 			"the unit names no quota: set the label "+schedv1alpha1.QuotaNameLabel+" on its job")
 	}
 	// Koordinator's own quotas and parent quotas take no unit, whoever asks.
 	if s := p.tree.Problem(u.Quota); s != nil && (s.System || s.Parent) {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, s.Key(), s.Message())
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, s.Reason(), s.Message())
 	}
 	if s := tenancyLocked(p, u); s != nil {
 		return s
@@ -209,7 +209,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	s := p.tree.Check(u.Quota, u.Request)
 	if s == nil {
 		if h := p.tree.CheckBeside(u.Quota, u.Request, u.Beside); h != nil {
-			return framework.NewStatus(framework.Unschedulable, h.Key(), h.Message())
+			return framework.NewStatus(framework.Unschedulable, h.Reason(), h.Message())
 		}
 		return nil
 	}
@@ -217,7 +217,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	if s.NeverFits {
 		code = framework.UnschedulableAndUnresolvable
 	}
-	return framework.NewStatus(code, s.Key(), s.Message())
+	return framework.NewStatus(code, s.Reason(), s.Message())
 }
 
 // Reserve charges the unit's request to its quota path.
@@ -225,7 +225,7 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s := p.tree.Check(u.Quota, u.Request); s != nil {
-		return framework.NewStatus(framework.Unschedulable, s.Key(), s.Message())
+		return framework.NewStatus(framework.Unschedulable, s.Reason(), s.Message())
 	}
 	p.setLocked(u.Key, &schedtypes.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()})
 	p.applyForeignLocked()

@@ -357,7 +357,7 @@ func TestTenancy(t *testing.T) {
 				}
 				return
 			}
-			if s.IsSuccess() || s.Code != framework.UnschedulableAndUnresolvable || s.Reason != "tenancy/team-a/"+tc.ns {
+			if s.IsSuccess() || s.Code != framework.UnschedulableAndUnresolvable || s.Reason.String() != "tenancy/team-a/"+tc.ns {
 				t.Fatalf("got %+v; want UnschedulableAndUnresolvable with reason tenancy/team-a/%s", s, tc.ns)
 			}
 			for _, want := range []string{tc.ns, "team-a", eqv1alpha1.NamespacesAnnotation, "sharedQuotas"} {
