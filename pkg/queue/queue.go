@@ -136,7 +136,7 @@ func (q *pendingQueue) removeAt(u *schedtypes.Unit, less schedtypes.Less) bool {
 	return false
 }
 
-// highBand reports whether u is handled like Block in this queue.
+// blocks reports whether u is handled like Block in this queue.
 func (q *pendingQueue) blocks(u *schedtypes.Unit) bool {
 	switch q.Policy {
 	case schedv1alpha1.QueuePolicyBlock:

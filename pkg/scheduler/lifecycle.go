@@ -58,7 +58,7 @@ func newLifecycleQueue(clk Clock) workqueue.TypedRateLimitingInterface[schedtype
 		workqueue.TypedRateLimitingQueueConfig[schedtypes.UnitKey]{Name: "queueunit-lifecycle", Clock: clk})
 }
 
-// needsLifecycle reports whether the controller has something to watch on u.
+// needs reports whether the controller has something to watch on u.
 func (l *lifecycle) needs(u *schedv1alpha1.QueueUnit) bool {
 	g := l.opts.Gates
 	switch {

@@ -30,8 +30,8 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
-// holdingOf is what a unit holds per docs/protocol.md, with what victim
-// selection needs to know of it; nil when it holds nothing.
+// holdingFor is what a unit holds per docs/protocol.md (holdingOf), with
+// what victim selection needs to know of it; nil when it holds nothing.
 // ceiling is the priority ceiling of the unit's queue (see priorityOf).
 func (st *unitState) holdingFor(key schedtypes.UnitKey, ceiling *int32) *schedtypes.Holding {
 	h := holdingOf(key, st.quota, st.obj)
