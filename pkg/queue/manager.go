@@ -81,7 +81,7 @@ func NewManager(less schedtypes.Less) *Manager {
 		unitQueue: map[schedtypes.UnitKey]schedtypes.QueueName{}, orphans: map[schedtypes.QueueName]map[schedtypes.UnitKey]*schedtypes.Unit{},
 		starting: map[schedtypes.UnitKey]schedtypes.QueueName{}, startingIn: map[schedtypes.QueueName]map[schedtypes.UnitKey]struct{}{},
 		epochs: epochs{global: 1, cohort: map[schedtypes.CohortName]uint64{}}, rr: map[int32]int{},
-		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now,
+		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now, //nolint:forbidigo // the default clock; the scheduler passes its own (SetClock)
 		held: newReservations(),
 	}
 }

@@ -170,7 +170,7 @@ func (l *lifecycle) checksOf(u *schedv1alpha1.QueueUnit) map[string]admissionche
 	out := map[string]admissioncheck.Check{}
 	for _, st := range u.Status.AdmissionChecks {
 		ac := &schedv1alpha1.AdmissionCheck{}
-		if err := l.client.Get(context.Background(), client.ObjectKey{Name: st.Name}, ac); err != nil {
+		if err := l.client.Get(context.Background(), client.ObjectKey{Name: st.Name}, ac); err != nil { //nolint:forbidigo // a read of the informer cache, which does not wait
 			continue
 		}
 		out[st.Name] = admissioncheck.Check{Exists: true, RetryDelay: time.Duration(ptr.Deref(ac.Spec.RetryDelayMinutes, 0)) * time.Minute}

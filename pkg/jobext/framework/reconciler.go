@@ -122,12 +122,12 @@ func NewReconciler(c client.Client, ext *Extension, recorder events.EventRecorde
 // cache should keep pods slim (TrimPod). With ManageAllJobs it also caches
 // Namespaces, whose labels the selector reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := r.indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := r.indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 		return fmt.Errorf("pod index: %w", err)
 	}
 	if r.opts.ManageAllJobs {
 		// Registered before the manager starts, so the cache syncs it first.
-		if _, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Namespace{}); err != nil {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Namespace{}); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 			return fmt.Errorf("namespace informer: %w", err)
 		}
 	}

@@ -117,10 +117,10 @@ func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error)
 		return nil, err
 	}
 	p := newPlugin(args, h)
-	if err := p.follow.watch(context.Background()); err != nil {
+	if err := p.follow.watch(context.Background()); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 		return nil, err
 	}
-	if err := p.watchPods(context.Background()); err != nil {
+	if err := p.watchPods(context.Background()); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 		return nil, err
 	}
 	return p, nil
