@@ -195,7 +195,8 @@ func TestGuideNamesEveryEvent(t *testing.T) {
 	for _, f := range files {
 		ast.Inspect(f.file, func(n ast.Node) bool {
 			if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Names) == 1 && strings.Contains(strings.ToLower(vs.Names[0].Name), "reason") && len(vs.Values) == 1 {
-				// var conditionReasons = map[string]string{"short": "InsufficientQuota", ...}
+				// var fooReasons = map[string]string{"x": "SomeReason", ...}; the wait
+				// reasons are checked row by row by TestGuideWaitTable.
 				if cl, ok := vs.Values[0].(*ast.CompositeLit); ok {
 					for _, e := range cl.Elts {
 						if kv, ok := e.(*ast.KeyValueExpr); ok {

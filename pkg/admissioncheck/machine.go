@@ -31,14 +31,6 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
-// Reasons on the QuotaReserved condition of a unit sent to TimeoutBackoff by
-// its admission checks; the job extensions leave such units to the scheduler.
-const (
-	ReasonCheckRetry    = queueunit.ReasonAdmissionCheckRetry
-	ReasonCheckRejected = queueunit.ReasonAdmissionCheckRejected
-	ReasonCheckTimeout  = queueunit.ReasonAdmissionCheckTimeout
-)
-
 // Backoff of requeues: base, doubling, capped, with +-10 % jitter.
 const (
 	BackoffBase = 10 * time.Second
@@ -108,11 +100,11 @@ func Decide(u *schedv1alpha1.QueueUnit, checks map[string]Check, now time.Time, 
 		}
 		switch st.State {
 		case schedv1alpha1.CheckStateRejected:
-			return Decision{Action: Backoff, Reason: ReasonCheckRejected, RequeueAt: now.Add(backoff),
+			return Decision{Action: Backoff, Reason: queueunit.ReasonAdmissionCheckRejected, RequeueAt: now.Add(backoff),
 				Message: fmt.Sprintf("admission check %s rejected the unit: %s", st.Name, st.Message)}
 		case schedv1alpha1.CheckStateRetry:
 			delay := max(c.RetryDelay, backoff)
-			return Decision{Action: Backoff, Reason: ReasonCheckRetry, RequeueAt: now.Add(delay),
+			return Decision{Action: Backoff, Reason: queueunit.ReasonAdmissionCheckRetry, RequeueAt: now.Add(delay),
 				Message: fmt.Sprintf("admission check %s asked to retry: %s", st.Name, st.Message)}
 		case schedv1alpha1.CheckStateReady:
 		default:
@@ -144,13 +136,8 @@ func Decide(u *schedv1alpha1.QueueUnit, checks map[string]Check, now time.Time, 
 	if len(missing) > 0 {
 		msg += fmt.Sprintf(" (AdmissionCheck %s not found)", strings.Join(missing, ", "))
 	}
-	return Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: now.Add(backoff), Missing: missing, Message: msg}
+	return Decision{Action: Backoff, Reason: queueunit.ReasonAdmissionCheckTimeout, RequeueAt: now.Add(backoff), Missing: missing, Message: msg}
 }
-
-// OwnBackoff reports whether a unit in TimeoutBackoff was sent there by its
-// admission checks (so the scheduler, not an extension, requeues it); the
-// rule is queueunit.InChecksBackoff.
-func OwnBackoff(u *schedv1alpha1.QueueUnit) bool { return queueunit.InChecksBackoff(u) }
 
 // BackoffFor is the wait before requeue number count (1, 2, ...): base
 // doubling, capped, with jitter drawn from jitter (a number in [0, 1)).
@@ -168,17 +155,3 @@ func BackoffFor(count int32, jitter float64) time.Duration {
 
 // RandomJitter is the jitter source of production code.
 func RandomJitter() float64 { return rand.Float64() }
-
-// RunningSince, ExecutionUsed and Budget read a unit's execution budget by
-// the rules of pkg/queueunit.
-
-// RunningSince is when a unit's pods started running (queueunit.RunningSince).
-func RunningSince(u *schedv1alpha1.QueueUnit) *time.Time { return queueunit.RunningSince(u) }
-
-// ExecutionUsed is how much of its budget a unit used (queueunit.ExecutionUsed).
-func ExecutionUsed(u *schedv1alpha1.QueueUnit, now time.Time) time.Duration {
-	return queueunit.ExecutionUsed(u, now)
-}
-
-// Budget is a unit's execution budget, or 0 when it has none (queueunit.Budget).
-func Budget(u *schedv1alpha1.QueueUnit) time.Duration { return queueunit.Budget(u) }

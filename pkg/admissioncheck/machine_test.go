@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -50,16 +51,16 @@ func TestDecide(t *testing.T) {
 		{"one pending", reserved(schedv1alpha1.CheckStateReady, schedv1alpha1.CheckStatePending), checks, t0.Add(time.Minute),
 			Decision{Action: Wait, RequeueAfter: 9 * time.Minute, Message: "waiting for admission checks b"}},
 		{"retry honours the check's delay", reserved(schedv1alpha1.CheckStateRetry, schedv1alpha1.CheckStatePending), checks, t0,
-			Decision{Action: Backoff, Reason: ReasonCheckRetry, RequeueAt: t0.Add(time.Minute), Message: "admission check a asked to retry: "}},
+			Decision{Action: Backoff, Reason: queueunit.ReasonAdmissionCheckRetry, RequeueAt: t0.Add(time.Minute), Message: "admission check a asked to retry: "}},
 		{"rejected", reserved(schedv1alpha1.CheckStateReady, schedv1alpha1.CheckStateRejected), checks, t0,
-			Decision{Action: Backoff, Reason: ReasonCheckRejected, RequeueAt: t0.Add(10 * time.Second), Message: "admission check b rejected the unit: "}},
+			Decision{Action: Backoff, Reason: queueunit.ReasonAdmissionCheckRejected, RequeueAt: t0.Add(10 * time.Second), Message: "admission check b rejected the unit: "}},
 		{"silence past the timeout", reserved(schedv1alpha1.CheckStatePending), checks, t0.Add(10 * time.Minute),
-			Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Message: "admission checks a did not answer within 10m0s"}},
+			Decision{Action: Backoff, Reason: queueunit.ReasonAdmissionCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Message: "admission checks a did not answer within 10m0s"}},
 		{"missing check waits and says so", reserved(schedv1alpha1.CheckStatePending), map[string]Check{}, t0.Add(4 * time.Minute),
 			Decision{Action: Wait, Missing: []string{"a"}, RequeueAfter: 6 * time.Minute, Message: "waiting for admission checks a; AdmissionCheck a not found"}},
 		// A check that names no AdmissionCheck never keeps quota reserved past the timeout.
 		{"missing check times out", reserved(schedv1alpha1.CheckStatePending), map[string]Check{}, t0.Add(10 * time.Minute),
-			Decision{Action: Backoff, Reason: ReasonCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Missing: []string{"a"},
+			Decision{Action: Backoff, Reason: queueunit.ReasonAdmissionCheckTimeout, RequeueAt: t0.Add(10*time.Minute + 10*time.Second), Missing: []string{"a"},
 				Message: "admission checks a did not answer within 10m0s (AdmissionCheck a not found)"}},
 	}
 	for _, tc := range cases {
@@ -110,22 +111,22 @@ func TestExecutionBudgetAcrossTwoEvictions(t *testing.T) {
 		u.Status.Conditions = []metav1.Condition{{Type: schedv1alpha1.ConditionPodsReady, Status: metav1.ConditionTrue, LastTransitionTime: metav1.Time{Time: start}}}
 	}
 	evict := func(at time.Time) {
-		u.Status.AccumulatedPastExecutionTimeSeconds = ptr.To(int32(ExecutionUsed(u, at).Seconds()))
+		u.Status.AccumulatedPastExecutionTimeSeconds = ptr.To(int32(queueunit.ExecutionUsed(u, at).Seconds()))
 		u.Status.Phase = schedv1alpha1.QueueUnitPhaseEnqueued
 		u.Status.Conditions = nil
 	}
 	run(t0)
 	evict(t0.Add(30 * time.Second))
-	if got := ExecutionUsed(u, t0.Add(time.Hour)); got != 30*time.Second {
+	if got := queueunit.ExecutionUsed(u, t0.Add(time.Hour)); got != 30*time.Second {
 		t.Fatalf("used while queued = %v, want 30s", got)
 	}
 	run(t0.Add(time.Hour))
 	evict(t0.Add(time.Hour + 50*time.Second))
 	run(t0.Add(2 * time.Hour))
-	if got := ExecutionUsed(u, t0.Add(2*time.Hour+19*time.Second)); got != 99*time.Second || got >= Budget(u) {
+	if got := queueunit.ExecutionUsed(u, t0.Add(2*time.Hour+19*time.Second)); got != 99*time.Second || got >= queueunit.Budget(u) {
 		t.Errorf("used = %v, want 99s, under the budget", got)
 	}
-	if got := ExecutionUsed(u, t0.Add(2*time.Hour+20*time.Second)); got < Budget(u) {
+	if got := queueunit.ExecutionUsed(u, t0.Add(2*time.Hour+20*time.Second)); got < queueunit.Budget(u) {
 		t.Errorf("used = %v, want the 100s budget reached", got)
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
 )
 
@@ -84,11 +85,11 @@ func strs[S ~string](names []S) []string {
 }
 
 func (a *schedulerSource) Queue(ctx context.Context, name string) (Queue, bool) {
-	set, ok := a.s.QueueSettings(queue.QueueName(name))
+	set, ok := a.s.QueueSettings(schedtypes.QueueName(name))
 	if !ok {
 		return Queue{}, false
 	}
-	pending, ok := a.s.Pending(queue.QueueName(name))
+	pending, ok := a.s.Pending(schedtypes.QueueName(name))
 	if !ok {
 		return Queue{}, false
 	}

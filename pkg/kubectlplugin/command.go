@@ -48,7 +48,7 @@ type options struct {
 
 // NewCommand returns `kubectl koord-queue` with its subcommands.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &options{config: genericclioptions.NewConfigFlags(true), streams: streams, source: sourceAuto, now: time.Now}
+	o := &options{config: genericclioptions.NewConfigFlags(true), streams: streams, source: sourceAuto, now: time.Now} //nolint:forbidigo // the command is the root: it owns the clock
 	root := &cobra.Command{
 		Use:   "kubectl-koord_queue",
 		Short: "Explain what koord-queue does with your jobs",

@@ -34,6 +34,7 @@ import (
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Where a Snapshot's queue order came from.
@@ -122,8 +123,8 @@ func (r *Reader) readQuotas(ctx context.Context, s *Snapshot, ns string) {
 		}
 	}
 	for _, q := range quotas.Items {
-		_ = s.Tree.Upsert(quota.Spec{Name: quota.QuotaName(q.Name), Parent: quota.QuotaName(q.Labels[eqv1alpha1.ParentLabel]),
-			Min: quota.FromList(q.Spec.Min), Max: quota.FromList(q.Spec.Max)})
+		_ = s.Tree.Upsert(quota.Spec{Name: schedtypes.QuotaName(q.Name), Parent: schedtypes.QuotaName(q.Labels[eqv1alpha1.ParentLabel]),
+			Min: schedtypes.FromList(q.Spec.Min), Max: schedtypes.FromList(q.Spec.Max)})
 	}
 	charged := s.Units
 	if ns != "" {
@@ -136,7 +137,7 @@ func (r *Reader) readQuotas(ctx context.Context, s *Snapshot, ns string) {
 	}
 	s.Charged = charged
 	for i := range charged {
-		if name := quota.QuotaName(queueunit.ChargedQuota(&charged[i])); name != "" && s.Tree.Exists(name) {
+		if name := schedtypes.QuotaName(queueunit.ChargedQuota(&charged[i])); name != "" && s.Tree.Exists(name) {
 			s.Tree.Charge(name, queueunit.Usage(&charged[i]))
 		}
 	}

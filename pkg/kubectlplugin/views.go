@@ -24,7 +24,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/visibility"
 )
 
@@ -158,11 +158,11 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 		}
 		x.Ahead = ahead
 	}
-	var req quota.Resources
+	var req schedtypes.Resources
 	if queueunit.IsPending(u.Status.Phase) {
 		req = queueunit.Request(u)
 	}
-	for _, name := range s.Tree.Path(quota.QuotaName(x.Quota)) {
+	for _, name := range s.Tree.Path(schedtypes.QuotaName(x.Quota)) {
 		info, _ := s.Tree.Get(name)
 		x.QuotaPath = append(x.QuotaPath, quotaLevel(info, req))
 	}
@@ -170,9 +170,9 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 }
 
 // quotaLevel lists a quota's resources: those it limits, uses or is asked.
-func quotaLevel(info quota.Info, req quota.Resources) QuotaLevel {
+func quotaLevel(info schedtypes.Info, req schedtypes.Resources) QuotaLevel {
 	names := map[corev1.ResourceName]bool{}
-	for _, r := range []quota.Resources{info.Min, info.Max, info.Used, req} {
+	for _, r := range []schedtypes.Resources{info.Min, info.Max, info.Used, req} {
 		for n := range r {
 			names[n] = true
 		}
@@ -184,14 +184,14 @@ func quotaLevel(info quota.Info, req quota.Resources) QuotaLevel {
 	slices.Sort(sorted)
 	lvl := QuotaLevel{Name: string(info.Name), Exists: info.Exists, Resources: []ResourceLevel{}}
 	for _, n := range sorted {
-		r := ResourceLevel{Resource: string(n), Used: quota.Format(n, info.Used[n])}
+		r := ResourceLevel{Resource: string(n), Used: schedtypes.Format(n, info.Used[n])}
 		if v, ok := info.Min[n]; ok {
-			r.Min = quota.Format(n, v)
+			r.Min = schedtypes.Format(n, v)
 		}
 		if v, ok := info.Max[n]; ok {
-			r.Max = quota.Format(n, v)
+			r.Max = schedtypes.Format(n, v)
 			if missing := info.Used[n] + req[n] - v; req[n] > 0 && missing > 0 {
-				r.Short = quota.Format(n, missing)
+				r.Short = schedtypes.Format(n, missing)
 			}
 		}
 		lvl.Resources = append(lvl.Resources, r)
@@ -228,7 +228,7 @@ func QueuesView(s *Snapshot) []QueueRow {
 				row.Admitted++
 			}
 		}
-		if info, ok := s.Tree.Get(quota.QuotaName(name)); ok && info.Exists {
+		if info, ok := s.Tree.Get(schedtypes.QuotaName(name)); ok && info.Exists {
 			row.Usage = quotaLevel(info, nil).Resources
 		}
 		rows = append(rows, row)

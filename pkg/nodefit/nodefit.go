@@ -25,7 +25,7 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // PodSet is one group of identical pods: its name, its pod spec (for node
@@ -33,7 +33,7 @@ import (
 type PodSet struct {
 	Name    string
 	Spec    *corev1.PodSpec
-	Request quota.Resources
+	Request schedtypes.Resources
 }
 
 // Misfit says why the pods of a pod set fit no node.
@@ -58,15 +58,15 @@ func (m *Misfit) Message() string {
 		return fmt.Sprintf("can never fit on any node: no schedulable node accepts the pods of pod set %s (taints, node selector or required node affinity)", m.PodSet)
 	case m.Resource != "":
 		return fmt.Sprintf("can never fit on any node: largest node has %s %s, a pod of pod set %s requests %s %s",
-			quota.Format(m.Resource, m.Largest), m.Resource, m.PodSet, quota.Format(m.Resource, m.Requested), m.Resource)
+			schedtypes.Format(m.Resource, m.Largest), m.Resource, m.PodSet, schedtypes.Format(m.Resource, m.Requested), m.Resource)
 	default:
 		return fmt.Sprintf("can never fit on any node: no single node has every resource a pod of pod set %s requests", m.PodSet)
 	}
 }
 
-// Key identifies the misfit without its numbers.
-func (m *Misfit) Key() string {
-	return "nodefit/" + m.PodSet + "/" + string(m.Resource)
+// Reason is the misfit without its numbers.
+func (m *Misfit) Reason() schedtypes.Reason {
+	return schedtypes.Reason{Kind: schedtypes.WaitNoNodeFits, Subject: m.PodSet, Detail: string(m.Resource)}
 }
 
 // Check returns the first pod set whose pods fit no node, or nil when every
@@ -150,7 +150,7 @@ func accepts(n *corev1.Node, pod *corev1.Pod, affinity nodeaffinity.RequiredNode
 	return ok && err == nil
 }
 
-func fits(n *corev1.Node, req quota.Resources) bool {
+func fits(n *corev1.Node, req schedtypes.Resources) bool {
 	for r, v := range req {
 		if v > 0 && v > allocatable(n, r) {
 			return false
@@ -166,7 +166,7 @@ func allocatable(n *corev1.Node, r corev1.ResourceName) int64 {
 	if !ok {
 		return 0
 	}
-	return quota.FromList(corev1.ResourceList{r: q})[r]
+	return schedtypes.FromList(corev1.ResourceList{r: q})[r]
 }
 
 // Relevant reports whether a node change can change an answer of Check:

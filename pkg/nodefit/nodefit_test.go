@@ -23,7 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 func node(name, cpu, mem string, labels map[string]string, taints ...corev1.Taint) *corev1.Node {
@@ -35,7 +35,7 @@ func node(name, cpu, mem string, labels map[string]string, taints ...corev1.Tain
 }
 
 func set(name, cpu, mem string, spec *corev1.PodSpec) PodSet {
-	return PodSet{Name: name, Spec: spec, Request: quota.FromList(corev1.ResourceList{
+	return PodSet{Name: name, Spec: spec, Request: schedtypes.FromList(corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)})}
 }
 
@@ -74,7 +74,7 @@ func TestCheck(t *testing.T) {
 			sets:  []PodSet{set("worker", "32", "256Gi", nil)},
 			want:  &Misfit{PodSet: "worker"}},
 		{name: "an extended resource no node has", nodes: nodes,
-			sets: []PodSet{{Name: "worker", Request: quota.Resources{"nvidia.com/gpu": 1}}},
+			sets: []PodSet{{Name: "worker", Request: schedtypes.Resources{"nvidia.com/gpu": 1}}},
 			want: &Misfit{PodSet: "worker", Resource: "nvidia.com/gpu", Largest: 0, Requested: 1}},
 		{name: "no schedulable node: not judged", nodes: []*corev1.Node{cordoned}, sets: []PodSet{set("worker", "1000", "1Gi", nil)}},
 	}

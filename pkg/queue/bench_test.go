@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // benchSetup builds a depth-4 quota tree (root <- 2 orgs <- departments <- teams
@@ -33,28 +34,28 @@ func benchSetup(b *testing.B, units, queues int) (*Manager, *quota.Tree) {
 	tr := quota.New(1)
 	m := NewManager(nil)
 	for i := range queues {
-		org, dept, team, leaf := QuotaName(fmt.Sprintf("org-%d", i%2)), QuotaName(fmt.Sprintf("dept-%d", i%8)), QuotaName(fmt.Sprintf("team-%d", i%32)), QuotaName(fmt.Sprintf("leaf-%d", i))
+		org, dept, team, leaf := schedtypes.QuotaName(fmt.Sprintf("org-%d", i%2)), schedtypes.QuotaName(fmt.Sprintf("dept-%d", i%8)), schedtypes.QuotaName(fmt.Sprintf("team-%d", i%32)), schedtypes.QuotaName(fmt.Sprintf("leaf-%d", i))
 		for _, s := range []quota.Spec{
-			{Name: org, Max: quota.Resources{"cpu": 1 << 40}},
-			{Name: dept, Parent: org, Max: quota.Resources{"cpu": 1 << 40}},
-			{Name: team, Parent: dept, Max: quota.Resources{"cpu": 1 << 40, "memory": 1 << 50}},
-			{Name: leaf, Parent: team, Max: quota.Resources{"cpu": 1000, "memory": 1 << 30}},
+			{Name: org, Max: schedtypes.Resources{"cpu": 1 << 40}},
+			{Name: dept, Parent: org, Max: schedtypes.Resources{"cpu": 1 << 40}},
+			{Name: team, Parent: dept, Max: schedtypes.Resources{"cpu": 1 << 40, "memory": 1 << 50}},
+			{Name: leaf, Parent: team, Max: schedtypes.Resources{"cpu": 1000, "memory": 1 << 30}},
 		} {
 			if err := tr.Upsert(s); err != nil {
 				b.Fatal(err)
 			}
 		}
-		tr.Charge(leaf, quota.Resources{"cpu": 1000})
-		m.UpsertQueue(Settings{Name: QueueName(leaf), Policy: schedv1alpha1.QueuePolicyPriority, Priority: int32(i % 3)})
+		tr.Charge(leaf, schedtypes.Resources{"cpu": 1000})
+		m.UpsertQueue(Settings{Name: schedtypes.QueueName(leaf), Policy: schedv1alpha1.QueuePolicyPriority, Priority: int32(i % 3)})
 	}
 	t0 := time.Unix(0, 0)
 	for i := range units {
-		leaf := QuotaName(fmt.Sprintf("leaf-%d", i%queues))
-		m.Upsert(&Unit{
-			Key: UnitKey(fmt.Sprintf("ns/u-%d", i)), Namespace: "ns", Name: fmt.Sprintf("u-%d", i),
+		leaf := schedtypes.QuotaName(fmt.Sprintf("leaf-%d", i%queues))
+		m.Upsert(&schedtypes.Unit{
+			Key: schedtypes.UnitKey(fmt.Sprintf("ns/u-%d", i)), Namespace: "ns", Name: fmt.Sprintf("u-%d", i),
 			Priority: int32(i % 7), Created: t0.Add(time.Duration(i) * time.Millisecond),
-			Quota: leaf, Cohort: tr.Cohort(leaf), Request: quota.Resources{"cpu": 500, "memory": 1 << 20},
-		}, QueueName(leaf), true)
+			Quota: leaf, Cohort: tr.Cohort(leaf), Request: schedtypes.Resources{"cpu": 500, "memory": 1 << 20},
+		}, schedtypes.QueueName(leaf), true)
 	}
 	return m, tr
 }
@@ -65,9 +66,9 @@ func BenchmarkPass(b *testing.B) {
 	for _, size := range []struct{ units, queues int }{{1000, 10}, {10000, 100}, {100000, 1000}} {
 		b.Run(fmt.Sprintf("units=%d/queues=%d", size.units, size.queues), func(b *testing.B) {
 			m, tr := benchSetup(b, size.units, size.queues)
-			try := func(u *Unit, _ Settings) *Failure {
+			try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 				if s := tr.Check(u.Quota, u.Request); s != nil {
-					return &Failure{Reason: s.Key(), Message: "", NeverFits: s.NeverFits}
+					return &schedtypes.Failure{Reason: s.Reason(), Message: "", NeverFits: s.NeverFits}
 				}
 				tr.Charge(u.Quota, u.Request)
 				return nil
@@ -92,9 +93,9 @@ func BenchmarkPass(b *testing.B) {
 // nothing freed, so a pass only walks the queues.
 func BenchmarkPassNothingChanged(b *testing.B) {
 	m, tr := benchSetup(b, 10000, 100)
-	try := func(u *Unit, _ Settings) *Failure {
+	try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 		s := tr.Check(u.Quota, u.Request)
-		return &Failure{Reason: s.Key()}
+		return &schedtypes.Failure{Reason: s.Reason()}
 	}
 	m.Pass(try)
 	b.ReportAllocs()
@@ -108,9 +109,9 @@ func BenchmarkPassNothingChanged(b *testing.B) {
 // refused and whose units all ask as much ends its turn there.
 func BenchmarkPassCovering(b *testing.B) {
 	m, tr := benchSetup(b, 100000, 1000)
-	try := func(u *Unit, _ Settings) *Failure {
+	try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 		s := tr.Check(u.Quota, u.Request)
-		return &Failure{Reason: s.Key(), Covering: true}
+		return &schedtypes.Failure{Reason: s.Reason(), Covering: true}
 	}
 	m.Pass(try)
 	b.ReportAllocs()

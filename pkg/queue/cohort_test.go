@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Units taken in before their quota's parent was known carry a cohort that
@@ -45,7 +46,7 @@ func TestInferredRefusalsWaitOnTheTriedCohort(t *testing.T) {
 	}
 	h.tree.Charge("b", cpu(4))
 	h.m.Invalidate()
-	try := func(u *Unit, s Settings) *Failure {
+	try := func(u *schedtypes.Unit, s Settings) *schedtypes.Failure {
 		u.Cohort = h.tree.Cohort(u.Quota) // as the scheduler's try does
 		f := h.try(u, s)
 		if f != nil {

@@ -19,6 +19,8 @@ package queue
 import (
 	"maps"
 	"sync"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // epochs count the events that can make a waiting unit fit.
@@ -26,10 +28,10 @@ type epochs struct {
 	mu          sync.Mutex
 	global      uint64
 	invalidated uint64
-	cohort      map[CohortName]uint64
+	cohort      map[schedtypes.CohortName]uint64
 }
 
-func (e *epochs) freed(cohort CohortName) {
+func (e *epochs) freed(cohort schedtypes.CohortName) {
 	e.mu.Lock()
 	e.global++
 	e.cohort[cohort] = e.global
@@ -48,7 +50,7 @@ func (e *epochs) invalidate() {
 // pass makes them eligible again.
 type epochSnapshot struct {
 	global, invalidated uint64
-	cohort              map[CohortName]uint64
+	cohort              map[schedtypes.CohortName]uint64
 }
 
 func (e *epochs) snapshot() epochSnapshot {
@@ -60,7 +62,7 @@ func (e *epochs) snapshot() epochSnapshot {
 	return s
 }
 
-func (s epochSnapshot) eligible(u *Unit) bool {
+func (s epochSnapshot) eligible(u *schedtypes.Unit) bool {
 	if u.Pending.Failure == nil || (u.Pending.Failure.HeldBack && !u.Pending.Failure.UntilCohortChanges) {
 		return true
 	}

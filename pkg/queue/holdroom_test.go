@@ -23,11 +23,12 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // failures maps the units a pass refused to their failure.
-func failures(res *PassResult) map[string]*Failure {
-	out := map[string]*Failure{}
+func failures(res *PassResult) map[string]*schedtypes.Failure {
+	out := map[string]*schedtypes.Failure{}
 	for _, f := range res.Failed {
 		out[f.Unit.Name] = f.Failure
 	}
@@ -76,7 +77,7 @@ func TestPriorityHoldsRoomOnlyWhenTheQueueOptsIn(t *testing.T) {
 				t.Fatalf("admitted %v beside the room held for big", admitted)
 			}
 			f := failures(res)["small"]
-			if f == nil || f.Reason != tc.wantReason || !strings.Contains(f.Message, "waits behind ns/big (priority 100") {
+			if f == nil || f.Reason.String() != tc.wantReason || !strings.Contains(f.Message, "waits behind ns/big (priority 100") {
 				t.Fatalf("small: %+v, want reason %s naming big", f, tc.wantReason)
 			}
 		})
@@ -111,7 +112,7 @@ func TestBlockHoldsBackOtherQuotasOnlyWithTheOptIn(t *testing.T) {
 			w.add("b", "small-b", "b", 1, 1)
 			res := w.pass(time.Hour)
 			f := failures(res)
-			if g := f["small-a"]; g == nil || g.Reason != "behind/ns/big" {
+			if g := f["small-a"]; g == nil || g.Reason.String() != "behind/ns/big" {
 				t.Errorf("small-a: %+v, want it behind big, the head of its quota", g)
 			}
 			admitted := names(res.Admitted)
@@ -124,7 +125,7 @@ func TestBlockHoldsBackOtherQuotasOnlyWithTheOptIn(t *testing.T) {
 			if len(admitted) != 0 {
 				t.Fatalf("admitted %v beside the room held for big", admitted)
 			}
-			if g := f["small-b"]; g == nil || g.Reason != tc.wantReason {
+			if g := f["small-b"]; g == nil || g.Reason.String() != tc.wantReason {
 				t.Fatalf("small-b: %+v, want reason %s", g, tc.wantReason)
 			}
 		})
@@ -145,7 +146,7 @@ func TestHeldRoomFollowsTheHoldersOptIn(t *testing.T) {
 	w.pass(time.Hour)
 	w.add("b", "small", "b", 1, 1)
 	res := w.pass(time.Hour)
-	if g := failures(res)["small"]; len(res.Admitted) != 0 || g == nil || g.Reason != "held/p/ns/big" {
+	if g := failures(res)["small"]; len(res.Admitted) != 0 || g == nil || g.Reason.String() != "held/p/ns/big" {
 		t.Fatalf("admitted %v, small %+v: want small held back by big's room", names(res.Admitted), g)
 	}
 	w.m.UpsertQueue(Settings{Name: "a", Policy: schedv1alpha1.QueuePolicyPriority, Priority: 2})

@@ -20,25 +20,27 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Manager holds every pending unit, grouped by queue.
 type Manager struct {
 	mu     sync.Mutex
-	less   Less
-	queues map[QueueName]*pendingQueue
-	units  map[UnitKey]*Unit
+	less   schedtypes.Less
+	queues map[schedtypes.QueueName]*pendingQueue
+	units  map[schedtypes.UnitKey]*schedtypes.Unit
 	// unitQueue maps a unit key to the queue it waits in ("" when its queue
 	// does not exist yet).
-	unitQueue map[UnitKey]QueueName
+	unitQueue map[schedtypes.UnitKey]schedtypes.QueueName
 	// orphans are units whose queue does not exist, by queue name.
-	orphans map[QueueName]map[UnitKey]*Unit
+	orphans map[schedtypes.QueueName]map[schedtypes.UnitKey]*schedtypes.Unit
 	// starting are the admitted units whose pods do not run yet, by key, with
 	// their queue; startingIn counts them by queue (wait-for-pods-running).
 	// Callers rebuild them from the API (AdmittedNotRunning), so a restart
 	// keeps a queue waiting.
-	starting   map[UnitKey]QueueName
-	startingIn map[QueueName]map[UnitKey]struct{}
+	starting   map[schedtypes.UnitKey]schedtypes.QueueName
+	startingIn map[schedtypes.QueueName]map[schedtypes.UnitKey]struct{}
 
 	// epochs has its own lock so that Freed and Invalidate never wait for a
 	// pass: callers may hold locks that a pass takes.
@@ -58,28 +60,28 @@ type Manager struct {
 	now func() time.Time
 	// share, when set, orders the queues of a tier by fair share (see
 	// SetShareOrder) instead of taking turns.
-	share   func(queueName QueueName) float64
+	share   func(queueName schedtypes.QueueName) float64
 	shareOn func() bool
 	// guaranteed, when set, says a queue's quota uses less than its min:
 	// such queues take their turns first (see guaranteedFirst).
-	guaranteed func(queueName QueueName) bool
+	guaranteed func(queueName schedtypes.QueueName) bool
 
 	// held is the room held in cohorts for waiting units (see reservations).
 	held reservations
 }
 
 // NewManager returns an empty manager ordering units with less.
-func NewManager(less Less) *Manager {
+func NewManager(less schedtypes.Less) *Manager {
 	priorityMajor := less == nil
 	if less == nil {
 		less = DefaultLess
 	}
 	return &Manager{
-		less: less, queues: map[QueueName]*pendingQueue{}, units: map[UnitKey]*Unit{},
-		unitQueue: map[UnitKey]QueueName{}, orphans: map[QueueName]map[UnitKey]*Unit{},
-		starting: map[UnitKey]QueueName{}, startingIn: map[QueueName]map[UnitKey]struct{}{},
-		epochs: epochs{global: 1, cohort: map[CohortName]uint64{}}, rr: map[int32]int{},
-		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now,
+		less: less, queues: map[schedtypes.QueueName]*pendingQueue{}, units: map[schedtypes.UnitKey]*schedtypes.Unit{},
+		unitQueue: map[schedtypes.UnitKey]schedtypes.QueueName{}, orphans: map[schedtypes.QueueName]map[schedtypes.UnitKey]*schedtypes.Unit{},
+		starting: map[schedtypes.UnitKey]schedtypes.QueueName{}, startingIn: map[schedtypes.QueueName]map[schedtypes.UnitKey]struct{}{},
+		epochs: epochs{global: 1, cohort: map[schedtypes.CohortName]uint64{}}, rr: map[int32]int{},
+		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now, //nolint:forbidigo // the default clock; the scheduler passes its own (SetClock)
 		held: newReservations(),
 	}
 }
@@ -88,7 +90,7 @@ func NewManager(less Less) *Manager {
 // while on() is true (nil: always): share returns how far the queue's quota
 // is into its share (lower: further below, served first). Both are called
 // under the manager's lock and must not call back into the manager.
-func (m *Manager) SetShareOrder(share func(queueName QueueName) float64, on func() bool) {
+func (m *Manager) SetShareOrder(share func(queueName schedtypes.QueueName) float64, on func() bool) {
 	m.mu.Lock()
 	m.share, m.shareOn = share, on
 	m.mu.Unlock()
@@ -98,7 +100,7 @@ func (m *Manager) SetShareOrder(share func(queueName QueueName) float64, on func
 // by turns, serve first the queues for which guaranteed is true (their quota
 // uses less than its min). It is called under the manager's lock and must
 // not call back into the manager.
-func (m *Manager) SetGuaranteedFirst(guaranteed func(queueName QueueName) bool) {
+func (m *Manager) SetGuaranteedFirst(guaranteed func(queueName schedtypes.QueueName) bool) {
 	m.mu.Lock()
 	m.guaranteed = guaranteed
 	m.mu.Unlock()
@@ -163,7 +165,7 @@ func (m *Manager) UpsertQueue(s Settings) {
 }
 
 // DeleteQueue removes a queue; its units stay pending, waiting for it to come back.
-func (m *Manager) DeleteQueue(name QueueName) {
+func (m *Manager) DeleteQueue(name schedtypes.QueueName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q, ok := m.queues[name]
@@ -178,16 +180,16 @@ func (m *Manager) DeleteQueue(name QueueName) {
 	}
 }
 
-func (m *Manager) addOrphan(queue QueueName, u *Unit) {
+func (m *Manager) addOrphan(queue schedtypes.QueueName, u *schedtypes.Unit) {
 	if m.orphans[queue] == nil {
-		m.orphans[queue] = map[UnitKey]*Unit{}
+		m.orphans[queue] = map[schedtypes.UnitKey]*schedtypes.Unit{}
 	}
 	m.orphans[queue][u.Key] = u
 	m.unitQueue[u.Key] = ""
 }
 
 // QueueSettings returns a queue's settings.
-func (m *Manager) QueueSettings(name QueueName) (Settings, bool) {
+func (m *Manager) QueueSettings(name schedtypes.QueueName) (Settings, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q, ok := m.queues[name]
@@ -200,7 +202,7 @@ func (m *Manager) QueueSettings(name QueueName) (Settings, bool) {
 // Upsert adds a pending unit or updates it. changed says whether something
 // that can change its answer changed (spec or labels), so it is tried again.
 // It returns false when the unit's queue does not exist.
-func (m *Manager) Upsert(u *Unit, queueName QueueName, changed bool) bool {
+func (m *Manager) Upsert(u *schedtypes.Unit, queueName schedtypes.QueueName, changed bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, ok := m.units[u.Key]
@@ -230,7 +232,7 @@ func (m *Manager) Upsert(u *Unit, queueName QueueName, changed bool) bool {
 	return true
 }
 
-func (m *Manager) queueOf(key UnitKey) QueueName {
+func (m *Manager) queueOf(key schedtypes.UnitKey) schedtypes.QueueName {
 	if q, ok := m.unitQueue[key]; ok && q != "" {
 		return q
 	}
@@ -243,7 +245,7 @@ func (m *Manager) queueOf(key UnitKey) QueueName {
 }
 
 // Delete forgets a unit (admitted, finished or gone).
-func (m *Manager) Delete(key UnitKey) {
+func (m *Manager) Delete(key schedtypes.UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if u, ok := m.units[key]; ok {
@@ -252,7 +254,7 @@ func (m *Manager) Delete(key UnitKey) {
 	}
 }
 
-func (m *Manager) removeLocked(u *Unit) {
+func (m *Manager) removeLocked(u *schedtypes.Unit) {
 	name := m.queueOf(u.Key)
 	if q, ok := m.queues[name]; ok && m.unitQueue[u.Key] == name {
 		q.remove(u, m.less)
@@ -268,7 +270,7 @@ func (m *Manager) removeLocked(u *Unit) {
 }
 
 // Get returns a pending unit.
-func (m *Manager) Get(key UnitKey) (*Unit, bool) {
+func (m *Manager) Get(key schedtypes.UnitKey) (*schedtypes.Unit, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u, ok := m.units[key]
@@ -277,7 +279,7 @@ func (m *Manager) Get(key UnitKey) (*Unit, bool) {
 
 // Freed says capacity was freed (or a limit raised) in a cohort: its units are
 // worth trying again.
-func (m *Manager) Freed(cohort CohortName) {
+func (m *Manager) Freed(cohort schedtypes.CohortName) {
 	m.epochs.freed(cohort)
 	m.signal()
 }
@@ -291,13 +293,13 @@ func (m *Manager) Invalidate() {
 // AdmittedNotRunning records that unit key, admitted by queueName, has no
 // running pods yet: a queue with wait-for-pods-running admits nothing more
 // until PodsRunning(key).
-func (m *Manager) AdmittedNotRunning(queueName QueueName, key UnitKey) {
+func (m *Manager) AdmittedNotRunning(queueName schedtypes.QueueName, key schedtypes.UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.setStartingLocked(queueName, key)
 }
 
-func (m *Manager) setStartingLocked(queueName QueueName, key UnitKey) {
+func (m *Manager) setStartingLocked(queueName schedtypes.QueueName, key schedtypes.UnitKey) {
 	if old, ok := m.starting[key]; ok {
 		if old == queueName {
 			return
@@ -306,12 +308,12 @@ func (m *Manager) setStartingLocked(queueName QueueName, key UnitKey) {
 	}
 	m.starting[key] = queueName
 	if m.startingIn[queueName] == nil {
-		m.startingIn[queueName] = map[UnitKey]struct{}{}
+		m.startingIn[queueName] = map[schedtypes.UnitKey]struct{}{}
 	}
 	m.startingIn[queueName][key] = struct{}{}
 }
 
-func (m *Manager) clearStartingLocked(key UnitKey) bool {
+func (m *Manager) clearStartingLocked(key schedtypes.UnitKey) bool {
 	name, ok := m.starting[key]
 	if !ok {
 		return false
@@ -326,7 +328,7 @@ func (m *Manager) clearStartingLocked(key UnitKey) bool {
 
 // PodsRunning says a unit's pods run (or it finished, or went away): a queue
 // waiting for it may go on.
-func (m *Manager) PodsRunning(key UnitKey) {
+func (m *Manager) PodsRunning(key schedtypes.UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.clearStartingLocked(key) {
@@ -335,14 +337,14 @@ func (m *Manager) PodsRunning(key UnitKey) {
 }
 
 // Starting returns the admitted units of a queue whose pods do not run yet.
-func (m *Manager) Starting(queueName QueueName) []UnitKey {
+func (m *Manager) Starting(queueName schedtypes.QueueName) []schedtypes.UnitKey {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.startingOf(queueName)
 }
 
-func (m *Manager) startingOf(queueName QueueName) []UnitKey {
-	out := make([]UnitKey, 0, len(m.startingIn[queueName]))
+func (m *Manager) startingOf(queueName schedtypes.QueueName) []schedtypes.UnitKey {
+	out := make([]schedtypes.UnitKey, 0, len(m.startingIn[queueName]))
 	for key := range m.startingIn[queueName] {
 		out = append(out, key)
 	}
@@ -352,13 +354,13 @@ func (m *Manager) startingOf(queueName QueueName) []UnitKey {
 
 // Position is one pending unit with its place in its queue.
 type Position struct {
-	*Unit
+	*schedtypes.Unit
 	// Position counts from 1.
 	Position int
 }
 
 // Pending returns a queue's units in scheduling order, and whether it exists.
-func (m *Manager) Pending(queueName QueueName) ([]Position, bool) {
+func (m *Manager) Pending(queueName schedtypes.QueueName) ([]Position, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	q, ok := m.queues[queueName]
@@ -375,10 +377,10 @@ func (m *Manager) Pending(queueName QueueName) ([]Position, bool) {
 }
 
 // Orphans returns, by missing queue name, the keys of units whose queue does not exist.
-func (m *Manager) Orphans() map[QueueName][]UnitKey {
+func (m *Manager) Orphans() map[schedtypes.QueueName][]schedtypes.UnitKey {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[QueueName][]UnitKey{}
+	out := map[schedtypes.QueueName][]schedtypes.UnitKey{}
 	for name, set := range m.orphans {
 		for key := range set {
 			out[name] = append(out[name], key)
@@ -389,10 +391,10 @@ func (m *Manager) Orphans() map[QueueName][]UnitKey {
 }
 
 // Counts returns the number of pending units per queue.
-func (m *Manager) Counts() map[QueueName]int {
+func (m *Manager) Counts() map[schedtypes.QueueName]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[QueueName]int, len(m.queues))
+	out := make(map[schedtypes.QueueName]int, len(m.queues))
 	for name, q := range m.queues {
 		out[name] = len(q.units)
 	}
@@ -407,11 +409,11 @@ type QueueStats struct {
 }
 
 // Stats returns the pending counts of every queue.
-func (m *Manager) Stats() map[QueueName]QueueStats {
+func (m *Manager) Stats() map[schedtypes.QueueName]QueueStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	snap := m.epochs.peek()
-	out := make(map[QueueName]QueueStats, len(m.queues))
+	out := make(map[schedtypes.QueueName]QueueStats, len(m.queues))
 	for name, q := range m.queues {
 		var s QueueStats
 		for _, u := range q.units {
@@ -427,10 +429,10 @@ func (m *Manager) Stats() map[QueueName]QueueStats {
 }
 
 // QueueNames returns every queue's name, in serving order for the next pass.
-func (m *Manager) QueueNames() []QueueName {
+func (m *Manager) QueueNames() []schedtypes.QueueName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []QueueName
+	var out []schedtypes.QueueName
 	for _, tier := range m.tiers() {
 		for _, q := range tier {
 			out = append(out, q.Name)

@@ -24,6 +24,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // stream plays a 24-CPU quota fed a 1-CPU unit every second, each running
@@ -43,12 +44,12 @@ func stream(t *testing.T, maxWait, smallRun, horizon time.Duration) time.Duratio
 	running := map[string]time.Time{}
 	for i := range int(smallRun / time.Second) {
 		name := fmt.Sprintf("warm-%d", i)
-		h.m.Upsert(&Unit{Key: UnitKey("ns/" + name), Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
+		h.m.Upsert(&schedtypes.Unit{Key: schedtypes.UnitKey("ns/" + name), Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
 	}
 	for i, name := range h.pass() {
 		running[name] = now.Add(time.Duration(i+1) * time.Second)
 	}
-	big := &Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: now, Quota: "a", Cohort: "a", Request: cpu(20), WaitingSince: now}
+	big := &schedtypes.Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: now, Quota: "a", Cohort: "a", Request: cpu(20), WaitingSince: now}
 	h.m.Upsert(big, "q", true)
 	for i := 0; now.Sub(t0) < horizon; i++ {
 		now = now.Add(time.Second)
@@ -64,7 +65,7 @@ func stream(t *testing.T, maxWait, smallRun, horizon time.Duration) time.Duratio
 			}
 		}
 		name := fmt.Sprintf("small-%d", i)
-		h.m.Upsert(&Unit{Key: UnitKey("ns/" + name), Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
+		h.m.Upsert(&schedtypes.Unit{Key: schedtypes.UnitKey("ns/" + name), Namespace: "ns", Name: name, Created: now, Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: now}, "q", true)
 		// A pass runs on every event; the deadline of the bound is one too.
 		h.m.Freed("a")
 		for _, admitted := range h.pass() {
@@ -101,8 +102,8 @@ func TestMaxWaitMessages(t *testing.T) {
 	h.m.SetClock(func() time.Time { return now })
 	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxWait: time.Minute})
 	h.tree.Charge("a", cpu(3))
-	h.m.Upsert(&Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: t0, Quota: "a", Cohort: "a", Request: cpu(4), WaitingSince: t0}, "q", true)
-	h.m.Upsert(&Unit{Key: "ns/small", Namespace: "ns", Name: "small", Created: t0.Add(time.Second), Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: t0}, "q", true)
+	h.m.Upsert(&schedtypes.Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: t0, Quota: "a", Cohort: "a", Request: cpu(4), WaitingSince: t0}, "q", true)
+	h.m.Upsert(&schedtypes.Unit{Key: "ns/small", Namespace: "ns", Name: "small", Created: t0.Add(time.Second), Quota: "a", Cohort: "a", Request: cpu(1), WaitingSince: t0}, "q", true)
 	now = t0.Add(2 * time.Minute)
 	res := h.m.Pass(h.try)
 	if len(res.Admitted) != 0 {

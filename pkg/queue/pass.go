@@ -21,17 +21,18 @@ import (
 	"time"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Try decides one unit of queue q: nil means it was admitted (the caller has
 // charged its quota and owns it from now on); otherwise why it was not.
-type Try func(u *Unit, q Settings) *Failure
+type Try func(u *schedtypes.Unit, q Settings) *schedtypes.Failure
 
 // Outcome is one unit tried in a pass and not admitted.
 type Outcome struct {
-	Unit    *Unit
-	Queue   QueueName
-	Failure *Failure
+	Unit    *schedtypes.Unit
+	Queue   schedtypes.QueueName
+	Failure *schedtypes.Failure
 	// Changed is false when the unit failed for the same reason as before.
 	Changed bool
 }
@@ -48,8 +49,8 @@ type PassResult struct {
 
 // Admitted is a unit a pass admitted.
 type Admitted struct {
-	Unit  *Unit
-	Queue QueueName
+	Unit  *schedtypes.Unit
+	Queue schedtypes.QueueName
 }
 
 // Pass serves every queue once: queues by priority (round-robin among equal
@@ -73,7 +74,7 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 			if q.quiet(snap) {
 				continue
 			}
-			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*Unit(nil), q.units...), blocked: map[QuotaName]*Unit{}, ahead: map[QuotaName]*Unit{}, now: now, limit: limit})
+			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*schedtypes.Unit(nil), q.units...), blocked: map[schedtypes.QuotaName]*schedtypes.Unit{}, ahead: map[schedtypes.QuotaName]*schedtypes.Unit{}, now: now, limit: limit})
 		}
 		// Each queue walked is walked in full by the end of its tier.
 		walked = append(walked, iters...)
@@ -159,14 +160,14 @@ type queueIter struct {
 	m      *Manager
 	epochs epochSnapshot
 	q      *pendingQueue
-	units  []*Unit
+	units  []*schedtypes.Unit
 	pos    int
 	// limit is the most units the pass may admit (<= 0: no bound).
 	limit int
 	// blocked maps a quota to the blocking unit that waits on it; ahead to
 	// the last unit of the quota that waits in line behind it (see heldBack).
-	blocked  map[QuotaName]*Unit
-	ahead    map[QuotaName]*Unit
+	blocked  map[schedtypes.QuotaName]*schedtypes.Unit
+	ahead    map[schedtypes.QuotaName]*schedtypes.Unit
 	examined int
 	now      time.Time
 	// open is set when try answered a unit with a failure that is worth
@@ -175,7 +176,7 @@ type queueIter struct {
 }
 
 // starving reports whether u has waited longer than its queue's MaxWait.
-func (it *queueIter) starving(u *Unit) bool {
+func (it *queueIter) starving(u *schedtypes.Unit) bool {
 	q := it.q
 	return q.MaxWait > 0 && !u.WaitingSince.IsZero() && it.now.Sub(u.WaitingSince) >= q.MaxWait
 }
@@ -236,7 +237,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		if !blocking && !f.NeverFits && !f.HeldBack && it.starving(u) {
 			// Reserving: later units of its quota may not take its room.
 			blocking = true
-			f.Reason += "/reserving"
+			f.Reason.Reserving = true
 			f.Message += fmt.Sprintf("; reserving: later units of quota %s wait until it is admitted (it has waited longer than %s %s)",
 				u.Quota, schedv1alpha1.MaxWaitAnnotation, q.MaxWait)
 		}
@@ -257,7 +258,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 }
 
 // block makes u the blocking unit of its quota for the rest of the pass.
-func (it *queueIter) block(u *Unit) {
+func (it *queueIter) block(u *schedtypes.Unit) {
 	it.blocked[u.Quota] = u
 	it.ahead[u.Quota] = u
 }
@@ -271,20 +272,20 @@ func (it *queueIter) block(u *Unit) {
 //     high-band unit of its quota;
 //   - otherwise (Priority) the preemptor, or the unit reserving the quota
 //     past its max-wait.
-func (it *queueIter) heldBack(u, blocker *Unit) *Failure {
+func (it *queueIter) heldBack(u, blocker *schedtypes.Unit) *schedtypes.Failure {
 	q := it.q
-	f := &Failure{HeldBack: true}
+	f := &schedtypes.Failure{HeldBack: true}
 	ahead := it.ahead[u.Quota]
 	switch {
 	case q.blocks(u) && q.blocks(blocker):
-		f.Reason, f.Message = "behind/"+string(ahead.Key), BehindMessage(ahead.Namespace, ahead.Name, q.Settings, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitBehind, Subject: string(ahead.Key)}, BehindMessage(ahead.Namespace, ahead.Name, q.Settings, u.Quota)
 		it.ahead[u.Quota] = u
 	case q.blocks(blocker):
-		f.Reason, f.Message = "highband/"+string(ahead.Key), HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitHighBand, Subject: string(ahead.Key)}, HighBandMessage(ahead.Namespace, ahead.Name, ahead.Priority, q.Settings, u.Quota)
 	case blocker.Pending.Failure != nil && blocker.Pending.Failure.Preempting:
-		f.Reason, f.Message = "preemptor/"+string(blocker.Key), PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitPreemptor, Subject: string(blocker.Key)}, PreemptorMessage(blocker.Namespace, blocker.Name, blocker.Priority, u.Quota)
 	default:
-		f.Reason, f.Message = "reserving/"+string(blocker.Key), ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
+		f.Reason, f.Message = schedtypes.Reason{Kind: schedtypes.WaitReserving, Subject: string(blocker.Key)}, ReservingMessage(blocker.Namespace, blocker.Name, q.Settings, u.Quota)
 	}
 	return f
 }
@@ -297,7 +298,7 @@ func (it *queueIter) beyondDepth(res *PassResult) {
 	if q.untried == 0 {
 		return
 	}
-	f := &Failure{Reason: "depth/" + string(q.Name), HeldBack: true, Message: DepthMessage(q.Settings)}
+	f := &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBeyondMaxDepth, Subject: string(q.Name)}, HeldBack: true, Message: DepthMessage(q.Settings)}
 	for i := it.pos; i < len(it.units) && q.untried > 0; i++ {
 		if u := it.units[i]; u.Pending.Failure == nil {
 			it.record(u, f, res)
@@ -310,8 +311,8 @@ func (it *queueIter) beyondDepth(res *PassResult) {
 func (it *queueIter) holdForPods(res *PassResult) {
 	// One reason, naming no unit, for the whole wait: each unit is told once
 	// however many units the queue admits one after the other.
-	reason := "waitforpods/" + string(it.q.Name)
-	f := &Failure{Reason: reason, HeldBack: true, Message: WaitForPodsMessage(it.q.Name)}
+	reason := schedtypes.Reason{Kind: schedtypes.WaitForPods, Subject: string(it.q.Name)}
+	f := &schedtypes.Failure{Reason: reason, HeldBack: true, Message: WaitForPodsMessage(it.q.Name)}
 	for ; it.pos < len(it.units); it.pos++ {
 		u := it.units[it.pos]
 		if u.Pending.Failure == nil || u.Pending.Failure.Reason != reason {
@@ -323,7 +324,7 @@ func (it *queueIter) holdForPods(res *PassResult) {
 // finish ends the queue's turn after a covering refusal of u: the units
 // never tried get that refusal (marked Inferred) so they can say why they
 // wait; the others keep theirs.
-func (it *queueIter) finish(u *Unit, f *Failure, res *PassResult) {
+func (it *queueIter) finish(u *schedtypes.Unit, f *schedtypes.Failure, res *PassResult) {
 	q := it.q
 	if q.untried == 0 {
 		it.pos = len(it.units)
@@ -356,7 +357,7 @@ func (it *queueIter) depthReached() bool {
 	return q.MaxDepth > 0 && q.Policy != schedv1alpha1.QueuePolicyIntelligent && it.examined >= q.MaxDepth
 }
 
-func (it *queueIter) record(u *Unit, f *Failure, res *PassResult) {
+func (it *queueIter) record(u *schedtypes.Unit, f *schedtypes.Failure, res *PassResult) {
 	if u.Pending.Failure == nil {
 		it.q.untried--
 	}

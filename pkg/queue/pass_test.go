@@ -25,6 +25,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -46,18 +47,18 @@ func newHarness(t *testing.T, quotas ...quota.Spec) *harness {
 	return h
 }
 
-func (h *harness) try(u *Unit, _ Settings) *Failure {
+func (h *harness) try(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 	h.tries = append(h.tries, u.Name)
 	if s := h.tree.Check(u.Quota, u.Request); s != nil {
-		return &Failure{Reason: s.Key(), Message: s.Message(), NeverFits: s.NeverFits}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits}
 	}
 	h.tree.Charge(u.Quota, u.Request)
 	return nil
 }
 
-func (h *harness) add(queueName QueueName, name string, quotaName QuotaName, prio int32, cpu int64) {
-	u := &Unit{Key: UnitKey("ns/" + name), Namespace: "ns", Name: name, Priority: prio, Created: t0.Add(time.Duration(len(h.m.units)) * time.Second),
-		Quota: quotaName, Cohort: h.tree.Cohort(quotaName), Request: quota.Resources{"cpu": cpu * 1000}}
+func (h *harness) add(queueName schedtypes.QueueName, name string, quotaName schedtypes.QuotaName, prio int32, cpu int64) {
+	u := &schedtypes.Unit{Key: schedtypes.UnitKey("ns/" + name), Namespace: "ns", Name: name, Priority: prio, Created: t0.Add(time.Duration(len(h.m.units)) * time.Second),
+		Quota: quotaName, Cohort: h.tree.Cohort(quotaName), Request: schedtypes.Resources{"cpu": cpu * 1000}}
 	h.m.Upsert(u, queueName, true)
 }
 
@@ -70,12 +71,12 @@ func (h *harness) pass() []string {
 	return out
 }
 
-func cpu(n int64) quota.Resources { return quota.Resources{"cpu": n * 1000} }
+func cpu(n int64) schedtypes.Resources { return schedtypes.Resources{"cpu": n * 1000} }
 
 func TestPolicies(t *testing.T) {
 	type unit struct {
 		name  string
-		quota QuotaName
+		quota schedtypes.QuotaName
 		prio  int32
 		cpu   int64
 	}
@@ -83,27 +84,27 @@ func TestPolicies(t *testing.T) {
 		name      string
 		policy    schedv1alpha1.QueuePolicy
 		threshold int32
-		used      map[QuotaName]int64
+		used      map[schedtypes.QuotaName]int64
 		units     []unit
 		want      []string
 	}{
-		{name: "Priority skips a unit that does not fit", policy: schedv1alpha1.QueuePolicyPriority, used: map[QuotaName]int64{"a": 6},
+		{name: "Priority skips a unit that does not fit", policy: schedv1alpha1.QueuePolicyPriority, used: map[schedtypes.QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}, want: []string{"small"}},
-		{name: "Block holds later units of the same quota", policy: schedv1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
+		{name: "Block holds later units of the same quota", policy: schedv1alpha1.QueuePolicyBlock, used: map[schedtypes.QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "a", 1, 1}}},
-		{name: "Block lets other quotas through", policy: schedv1alpha1.QueuePolicyBlock, used: map[QuotaName]int64{"a": 6},
+		{name: "Block lets other quotas through", policy: schedv1alpha1.QueuePolicyBlock, used: map[schedtypes.QuotaName]int64{"a": 6},
 			units: []unit{{"big", "a", 10, 8}, {"small", "b", 1, 1}}, want: []string{"small"}},
 		{name: "Block: a unit that can never fit blocks nothing", policy: schedv1alpha1.QueuePolicyBlock,
 			units: []unit{{"huge", "a", 10, 11}, {"small", "a", 1, 1}}, want: []string{"small"}},
 		{name: "Intelligent: high band blocks its quota, low band elsewhere proceeds", policy: schedv1alpha1.QueuePolicyIntelligent, threshold: 4,
-			used:  map[QuotaName]int64{"a": 6},
+			used:  map[schedtypes.QuotaName]int64{"a": 6},
 			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}, {"p3-other", "b", 3, 1}, {"p3-same", "a", 3, 1}},
 			want:  []string{"p3-other"}},
 		{name: "Intelligent: threshold is inclusive", policy: schedv1alpha1.QueuePolicyIntelligent, threshold: 5,
-			used:  map[QuotaName]int64{"a": 6},
+			used:  map[schedtypes.QuotaName]int64{"a": 6},
 			units: []unit{{"p5", "a", 5, 8}, {"p4", "a", 4, 1}}},
 		{name: "Intelligent: low band behaves like Priority", policy: schedv1alpha1.QueuePolicyIntelligent, threshold: 4,
-			used:  map[QuotaName]int64{"a": 6},
+			used:  map[schedtypes.QuotaName]int64{"a": 6},
 			units: []unit{{"p3-big", "a", 3, 8}, {"p2-small", "a", 2, 1}}, want: []string{"p2-small"}},
 	}
 	for _, tc := range cases {
@@ -208,7 +209,7 @@ func TestWaitForPodsRunningRebuilt(t *testing.T) {
 	if diff := cmp.Diff([]string{"free"}, h.pass()); diff != "" {
 		t.Fatalf("pass with q waiting (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]UnitKey{"ns/admitted-before-restart"}, h.m.Starting("q")); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"ns/admitted-before-restart"}, h.m.Starting("q")); diff != "" {
 		t.Errorf("starting units of q (-want +got):\n%s", diff)
 	}
 	h.m.PodsRunning("ns/admitted-before-restart")
@@ -220,7 +221,7 @@ func TestWaitForPodsRunningRebuilt(t *testing.T) {
 func TestOrdering(t *testing.T) {
 	m := NewManager(nil)
 	m.UpsertQueue(Settings{Name: "q"})
-	for _, u := range []*Unit{
+	for _, u := range []*schedtypes.Unit{
 		{Key: "ns/c", Namespace: "ns", Name: "c", Priority: 1, Created: t0},
 		{Key: "ns/b", Namespace: "ns", Name: "b", Priority: 1, Created: t0},
 		{Key: "ns/late", Namespace: "ns", Name: "late", Priority: 5, Created: t0.Add(time.Hour)},
@@ -228,7 +229,7 @@ func TestOrdering(t *testing.T) {
 	} {
 		m.Upsert(u, "q", true)
 	}
-	m.Upsert(&Unit{Key: "ns/c", Namespace: "ns", Name: "c", Priority: 9, Created: t0}, "q", true)
+	m.Upsert(&schedtypes.Unit{Key: "ns/c", Namespace: "ns", Name: "c", Priority: 9, Created: t0}, "q", true)
 	got, _ := m.Pending("q")
 	var names []string
 	for _, p := range got {
@@ -297,7 +298,7 @@ func TestQueuesBelowTheirMinGoFirst(t *testing.T) {
 				quota.Spec{Name: "y", Parent: "parent", Min: cpu(2), Max: cpu(6)})
 			h.tree.Charge("x", cpu(2)) // x has its min; y has nothing of its own
 			if tc.first {
-				h.m.SetGuaranteedFirst(func(q QueueName) bool { return h.tree.BelowMin(QuotaName(q)) })
+				h.m.SetGuaranteedFirst(func(q schedtypes.QueueName) bool { return h.tree.BelowMin(schedtypes.QuotaName(q)) })
 			}
 			h.m.UpsertQueue(Settings{Name: "x", Priority: 1000})
 			h.m.UpsertQueue(Settings{Name: "y", Priority: 1000})
@@ -332,7 +333,7 @@ func TestOrphansWaitForTheirQueue(t *testing.T) {
 	if got := h.pass(); len(got) != 0 {
 		t.Fatalf("admitted %v without a queue", got)
 	}
-	if diff := cmp.Diff(map[QueueName][]UnitKey{"later": {"ns/u"}}, h.m.Orphans()); diff != "" {
+	if diff := cmp.Diff(map[schedtypes.QueueName][]schedtypes.UnitKey{"later": {"ns/u"}}, h.m.Orphans()); diff != "" {
 		t.Errorf("orphans (-want +got):\n%s", diff)
 	}
 	h.m.UpsertQueue(Settings{Name: "later"})
@@ -350,9 +351,9 @@ func TestPreemptingBlocksItsQuota(t *testing.T) {
 	h.add("q", "preemptor", "a", 10, 2)
 	h.add("q", "low-a", "a", 1, 1)
 	h.add("q", "low-b", "b", 1, 1)
-	try := func(u *Unit, q Settings) *Failure {
+	try := func(u *schedtypes.Unit, q Settings) *schedtypes.Failure {
 		if u.Name == "preemptor" {
-			return &Failure{Reason: "preempting", Preempting: true}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting}, Preempting: true}
 		}
 		return h.try(u, q)
 	}
@@ -377,14 +378,14 @@ func TestHeldBackUntilCohortChanges(t *testing.T) {
 	h.add("q", "paused", "a", 1, 1)
 	h.add("q", "held", "a", 1, 1)
 	paused := true
-	try := func(u *Unit, s Settings) *Failure {
+	try := func(u *schedtypes.Unit, s Settings) *schedtypes.Failure {
 		switch {
 		case u.Name == "paused" && paused:
 			h.tries = append(h.tries, u.Name)
-			return &Failure{Reason: "paused", HeldBack: true, UntilCohortChanges: true}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBorrowingPaused}, HeldBack: true, UntilCohortChanges: true}
 		case u.Name == "held":
 			h.tries = append(h.tries, u.Name)
-			return &Failure{Reason: "held", HeldBack: true}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Subject: "held"}, HeldBack: true}
 		}
 		return h.try(u, s)
 	}
@@ -411,7 +412,7 @@ func TestHeldBackUntilCohortChanges(t *testing.T) {
 // A covering refusal ends the queue's turn when every unit asks at least as
 // much; units never tried get the refusal, inferred.
 func TestCoveringRefusalEndsTheQueue(t *testing.T) {
-	setup := func(less Less, small bool) *harness {
+	setup := func(less schedtypes.Less, small bool) *harness {
 		h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
 		h.m = NewManager(less)
 		h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
@@ -425,7 +426,7 @@ func TestCoveringRefusalEndsTheQueue(t *testing.T) {
 		return h
 	}
 	covering := func(h *harness) Try {
-		return func(u *Unit, s Settings) *Failure {
+		return func(u *schedtypes.Unit, s Settings) *schedtypes.Failure {
 			f := h.try(u, s)
 			if f != nil {
 				f.Covering = true
@@ -465,7 +466,7 @@ func TestCoveringRefusalEndsTheQueue(t *testing.T) {
 	}
 
 	// An order that is not by priority first tries everyone.
-	h = setup(func(a, b *Unit) bool { return a.Name < b.Name }, false)
+	h = setup(func(a, b *schedtypes.Unit) bool { return a.Name < b.Name }, false)
 	h.m.Pass(covering(h))
 	if diff := cmp.Diff([]string{"u1", "u2", "u3"}, h.tries); diff != "" {
 		t.Errorf("tried under a custom order (-want +got):\n%s", diff)

@@ -21,12 +21,12 @@ import (
 	"time"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Settings are a Queue's policy and tuning.
 type Settings struct {
-	Name     QueueName
+	Name     schedtypes.QueueName
 	Policy   schedv1alpha1.QueuePolicy
 	Priority int32
 	// MaxDepth bounds the units one pass looks at; 0 means no bound. Ignored
@@ -52,14 +52,14 @@ type Settings struct {
 
 type pendingQueue struct {
 	Settings
-	units []*Unit
+	units []*schedtypes.Unit
 
 	// What every unit of the queue is known to share, for a pass to stop
 	// early (see Failure.Covering). minRequest is a lower bound of every
 	// unit's request, per resource; quota is the units' quota, unless mixed.
 	// Both are reset when the queue empties, and only loosen in between.
-	minRequest quota.Resources
-	quota      QuotaName
+	minRequest schedtypes.Resources
+	quota      schedtypes.QuotaName
 	mixed      bool
 	// untried counts the units never tried (no failure yet).
 	untried int
@@ -67,11 +67,11 @@ type pendingQueue struct {
 	settled settled
 }
 
-func (q *pendingQueue) index(u *Unit, less Less) int {
+func (q *pendingQueue) index(u *schedtypes.Unit, less schedtypes.Less) int {
 	return sort.Search(len(q.units), func(i int) bool { return !less(q.units[i], u) })
 }
 
-func (q *pendingQueue) insert(u *Unit, less Less) {
+func (q *pendingQueue) insert(u *schedtypes.Unit, less schedtypes.Less) {
 	q.unsettle()
 	if len(q.units) == 0 {
 		q.minRequest, q.quota, q.mixed, q.untried = u.Request.Clone(), u.Quota, false, 0
@@ -94,7 +94,7 @@ func (q *pendingQueue) insert(u *Unit, less Less) {
 	q.units[i] = u
 }
 
-func (q *pendingQueue) remove(u *Unit, less Less) bool {
+func (q *pendingQueue) remove(u *schedtypes.Unit, less schedtypes.Less) bool {
 	if !q.removeAt(u, less) {
 		return false
 	}
@@ -110,11 +110,11 @@ func (q *pendingQueue) remove(u *Unit, less Less) bool {
 
 // allCover reports whether every unit of the queue is of quotaName and asks
 // at least req of every resource req names.
-func (q *pendingQueue) allCover(quotaName QuotaName, req quota.Resources) bool {
+func (q *pendingQueue) allCover(quotaName schedtypes.QuotaName, req schedtypes.Resources) bool {
 	return !q.mixed && q.quota == quotaName && q.minRequest.Covers(req)
 }
 
-func (q *pendingQueue) removeAt(u *Unit, less Less) bool {
+func (q *pendingQueue) removeAt(u *schedtypes.Unit, less schedtypes.Less) bool {
 	i := q.index(u, less)
 	// Units equal under less sit together; find this one among them.
 	for j := i; j < len(q.units); j++ {
@@ -136,8 +136,8 @@ func (q *pendingQueue) removeAt(u *Unit, less Less) bool {
 	return false
 }
 
-// highBand reports whether u is handled like Block in this queue.
-func (q *pendingQueue) blocks(u *Unit) bool {
+// blocks reports whether u is handled like Block in this queue.
+func (q *pendingQueue) blocks(u *schedtypes.Unit) bool {
 	switch q.Policy {
 	case schedv1alpha1.QueuePolicyBlock:
 		return true

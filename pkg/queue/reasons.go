@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // The texts below tell a waiting unit what the queue holds it back for
@@ -29,7 +30,7 @@ import (
 
 // BehindMessage is the wait of a unit behind the unit directly ahead of it
 // (namespace/name) in its quota, under Block or in Intelligent's high band.
-func BehindMessage(namespace, name string, q Settings, quotaName QuotaName) string {
+func BehindMessage(namespace, name string, q Settings, quotaName schedtypes.QuotaName) string {
 	if q.Policy == schedv1alpha1.QueuePolicyIntelligent {
 		return fmt.Sprintf("waiting behind %s/%s, the unit directly ahead of it in quota %s among the high-band units (priority %d and above, %s) of Intelligent queue %s, which are admitted in order",
 			namespace, name, quotaName, q.Threshold, schedv1alpha1.PriorityThresholdAnnotation, q.Name)
@@ -40,21 +41,21 @@ func BehindMessage(namespace, name string, q Settings, quotaName QuotaName) stri
 
 // HighBandMessage is the wait of a low-band unit of an Intelligent queue
 // while high-band units of its quota wait; namespace/name is the last of them.
-func HighBandMessage(namespace, name string, priority int32, q Settings, quotaName QuotaName) string {
+func HighBandMessage(namespace, name string, priority int32, q Settings, quotaName schedtypes.QuotaName) string {
 	return fmt.Sprintf("held back: high-band unit %s/%s (priority %d, %s %d) of Intelligent queue %s waits for quota %s; low-band units may not take its room",
 		namespace, name, priority, schedv1alpha1.PriorityThresholdAnnotation, q.Threshold, q.Name, quotaName)
 }
 
 // PreemptorMessage is the wait of a unit behind a unit of its quota for which
 // room is being made by preemption.
-func PreemptorMessage(namespace, name string, priority int32, quotaName QuotaName) string {
+func PreemptorMessage(namespace, name string, priority int32, quotaName schedtypes.QuotaName) string {
 	return fmt.Sprintf("held back: room is being made in quota %s by preemption for %s/%s (priority %d); later units of the quota wait until it is admitted",
 		quotaName, namespace, name, priority)
 }
 
 // ReservingMessage is the wait of a unit behind a unit of its quota that has
 // waited longer than its queue's max-wait.
-func ReservingMessage(namespace, name string, q Settings, quotaName QuotaName) string {
+func ReservingMessage(namespace, name string, q Settings, quotaName schedtypes.QuotaName) string {
 	return fmt.Sprintf("held back: %s/%s has waited longer than %s %s and reserves quota %s; later units of the quota wait until it is admitted",
 		namespace, name, schedv1alpha1.MaxWaitAnnotation, q.MaxWait, quotaName)
 }
@@ -68,7 +69,7 @@ func DepthMessage(q Settings) string {
 
 // WaitForPodsMessage is the wait of the units of a queue that admits its next
 // unit only once the pods of the last one it admitted are running.
-func WaitForPodsMessage(queueName QueueName) string {
+func WaitForPodsMessage(queueName schedtypes.QueueName) string {
 	return fmt.Sprintf("waiting in queue %s: it admits its next unit once the pods of the unit it admitted last are running (%s)",
 		queueName, schedv1alpha1.WaitForPodsRunningAnnotation)
 }

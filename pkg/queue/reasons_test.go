@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // messages runs a pass and returns what each unit that failed was told.
@@ -66,7 +67,7 @@ func TestBlockNamesTheUnitDirectlyAhead(t *testing.T) {
 	changed := map[string]string{}
 	for _, f := range res.Failed {
 		if f.Changed {
-			changed[f.Unit.Name] = f.Failure.Reason
+			changed[f.Unit.Name] = f.Failure.Reason.String()
 		}
 	}
 	if diff := cmp.Diff(map[string]string{"one": "short/a/cpu"}, changed); diff != "" {
@@ -105,9 +106,9 @@ func TestPriorityNamesThePreemptor(t *testing.T) {
 	h.add("q", "boss", "a", 9, 4)
 	h.add("q", "minion", "a", 1, 1)
 	got := map[string]string{}
-	for _, f := range h.m.Pass(func(u *Unit, _ Settings) *Failure {
+	for _, f := range h.m.Pass(func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 		if u.Name == "boss" {
-			return &Failure{Reason: "preempting/a", Preempting: true, Message: "preempting"}
+			return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: "a"}, Preempting: true, Message: "preempting"}
 		}
 		return h.try(u, Settings{})
 	}).Failed {
@@ -131,7 +132,7 @@ func TestUnitsBeyondMaxDepthAreTold(t *testing.T) {
 	res := h.m.Pass(h.try)
 	got := map[string]string{}
 	for _, f := range res.Failed {
-		got[f.Unit.Name] = f.Failure.Reason
+		got[f.Unit.Name] = f.Failure.Reason.String()
 	}
 	want := map[string]string{"u1": "short/a/cpu", "u2": "short/a/cpu", "u3": "depth/q", "u4": "depth/q"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -153,7 +154,7 @@ func TestUnitsBeyondMaxDepthAreTold(t *testing.T) {
 	for _, f := range res.Failed {
 		if f.Changed {
 			told++
-			if f.Unit.Name != "u5" || f.Failure.Reason != "depth/q" {
+			if f.Unit.Name != "u5" || f.Failure.Reason.String() != "depth/q" {
 				t.Errorf("%s told %s", f.Unit.Name, f.Failure.Reason)
 			}
 		}

@@ -22,10 +22,6 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
-// Reservation is room held in a cohort for a waiting unit (see
-// schedtypes.Reservation).
-type Reservation = schedtypes.Reservation
-
 // reservations hold room in cohorts for waiting units of the queues that opt
 // in (Settings.HoldRoom), so that units of lower priority do not take every
 // slot a higher-priority unit waits for. A queue that did not opt in holds
@@ -39,36 +35,36 @@ type Reservation = schedtypes.Reservation
 // another reason, leaves its queue, or a unit ranked above it in the same
 // queue and quota takes over. The manager's lock guards them.
 type reservations struct {
-	byUnit  map[UnitKey]*holding
+	byUnit  map[schedtypes.UnitKey]*holding
 	byScope map[holdScope]*holding
 	// inCohort are the holdings of each cohort; byCohort lists their rooms,
 	// highest priority first, rebuilt for a cohort in dirty when asked for.
 	// A change in one cohort costs a sort of that cohort's rooms only.
-	inCohort map[CohortName]map[UnitKey]*holding
-	byCohort map[CohortName][]Reservation
-	dirty    map[CohortName]struct{}
+	inCohort map[schedtypes.CohortName]map[schedtypes.UnitKey]*holding
+	byCohort map[schedtypes.CohortName][]schedtypes.Reservation
+	dirty    map[schedtypes.CohortName]struct{}
 }
 
 type holdScope struct {
-	queue QueueName
-	quota QuotaName
+	queue schedtypes.QueueName
+	quota schedtypes.QuotaName
 }
 
 type holding struct {
-	unit   *Unit
+	unit   *schedtypes.Unit
 	scope  holdScope
-	cohort CohortName
-	r      Reservation
+	cohort schedtypes.CohortName
+	r      schedtypes.Reservation
 }
 
 func newReservations() reservations {
-	return reservations{byUnit: map[UnitKey]*holding{}, byScope: map[holdScope]*holding{},
-		inCohort: map[CohortName]map[UnitKey]*holding{}, byCohort: map[CohortName][]Reservation{}, dirty: map[CohortName]struct{}{}}
+	return reservations{byUnit: map[schedtypes.UnitKey]*holding{}, byScope: map[holdScope]*holding{},
+		inCohort: map[schedtypes.CohortName]map[schedtypes.UnitKey]*holding{}, byCohort: map[schedtypes.CohortName][]schedtypes.Reservation{}, dirty: map[schedtypes.CohortName]struct{}{}}
 }
 
 // beside returns the rooms held in u's cohort for units of higher priority
 // than u, highest first.
-func (rs *reservations) beside(u *Unit) []Reservation {
+func (rs *reservations) beside(u *schedtypes.Unit) []schedtypes.Reservation {
 	if len(rs.byUnit) == 0 {
 		return nil
 	}
@@ -81,7 +77,7 @@ func (rs *reservations) beside(u *Unit) []Reservation {
 }
 
 // list returns the rooms held in cohort c, highest priority first.
-func (rs *reservations) list(c CohortName) []Reservation {
+func (rs *reservations) list(c schedtypes.CohortName) []schedtypes.Reservation {
 	if _, ok := rs.dirty[c]; !ok {
 		return rs.byCohort[c]
 	}
@@ -92,7 +88,7 @@ func (rs *reservations) list(c CohortName) []Reservation {
 		return nil
 	}
 	// A fresh slice: lists handed out before (Pending.Beside) stay as they were.
-	list := make([]Reservation, 0, len(members))
+	list := make([]schedtypes.Reservation, 0, len(members))
 	for _, h := range members {
 		list = append(list, h.r)
 	}
@@ -109,7 +105,7 @@ func (rs *reservations) list(c CohortName) []Reservation {
 // add and remove keep the per-cohort index of h.
 func (rs *reservations) add(h *holding) {
 	if rs.inCohort[h.cohort] == nil {
-		rs.inCohort[h.cohort] = map[UnitKey]*holding{}
+		rs.inCohort[h.cohort] = map[schedtypes.UnitKey]*holding{}
 	}
 	rs.inCohort[h.cohort][h.r.Unit] = h
 	rs.dirty[h.cohort] = struct{}{}
@@ -128,10 +124,10 @@ func (rs *reservations) remove(h *holding) {
 // ranked above it in its queue and quota holds room. It returns whether u holds room now and the
 // cohorts where room held before was given up (their units are worth
 // trying again).
-func (rs *reservations) note(u *Unit, q QueueName, hold bool, f *Failure, less Less) (bool, []CohortName) {
+func (rs *reservations) note(u *schedtypes.Unit, q schedtypes.QueueName, hold bool, f *schedtypes.Failure, less schedtypes.Less) (bool, []schedtypes.CohortName) {
 	scope := holdScope{queue: q, quota: u.Quota}
 	wants := hold && f.Reserves && !f.NeverFits && !f.HeldBack
-	var freed []CohortName
+	var freed []schedtypes.CohortName
 	if old := rs.byUnit[u.Key]; old != nil && (!wants || old.scope != scope || old.cohort != u.Cohort || !old.r.Request.Equal(u.Request) || old.r.Priority != u.Priority) {
 		freed = append(freed, rs.drop(u.Key))
 	}
@@ -152,7 +148,7 @@ func (rs *reservations) note(u *Unit, q QueueName, hold bool, f *Failure, less L
 		h.unit = u
 	} else {
 		h := &holding{unit: u, scope: scope, cohort: u.Cohort,
-			r: Reservation{Unit: u.Key, Priority: u.Priority, Quota: u.Quota, Request: u.Request}}
+			r: schedtypes.Reservation{Unit: u.Key, Priority: u.Priority, Quota: u.Quota, Request: u.Request}}
 		rs.byUnit[u.Key], rs.byScope[scope] = h, h
 		rs.add(h)
 	}
@@ -161,7 +157,7 @@ func (rs *reservations) note(u *Unit, q QueueName, hold bool, f *Failure, less L
 
 // drop gives up the room held for unit key, if any, and returns its cohort
 // ("" when it held none).
-func (rs *reservations) drop(key UnitKey) CohortName {
+func (rs *reservations) drop(key schedtypes.UnitKey) schedtypes.CohortName {
 	h := rs.byUnit[key]
 	if h == nil {
 		return ""
@@ -179,7 +175,7 @@ func (rs *reservations) drop(key UnitKey) CohortName {
 // again. The holder's own text stays why it does not fit: the units that
 // wait beside its room name it, and changing its reason whenever the holder
 // of a queue changes would rewrite statuses for nothing.
-func (m *Manager) noteHeld(u *Unit, q Settings, f *Failure) {
+func (m *Manager) noteHeld(u *schedtypes.Unit, q Settings, f *schedtypes.Failure) {
 	_, freed := m.held.note(u, q.Name, q.HoldRoom, f, m.less)
 	for _, c := range freed {
 		m.epochs.freed(c)
@@ -191,8 +187,8 @@ func (m *Manager) noteHeld(u *Unit, q Settings, f *Failure) {
 
 // dropQueue gives up the room held for the units of queue q (it no longer
 // holds room); their cohorts are worth trying again.
-func (rs *reservations) dropQueue(q QueueName) []CohortName {
-	var freed []CohortName
+func (rs *reservations) dropQueue(q schedtypes.QueueName) []schedtypes.CohortName {
+	var freed []schedtypes.CohortName
 	for key, h := range rs.byUnit {
 		if h.scope.queue == q {
 			freed = append(freed, rs.drop(key))
@@ -203,7 +199,7 @@ func (rs *reservations) dropQueue(q QueueName) []CohortName {
 
 // releaseHeld gives up the room held for unit key, if any, when it leaves
 // its queue without being admitted: its cohort is worth trying again.
-func (m *Manager) releaseHeld(key UnitKey) {
+func (m *Manager) releaseHeld(key schedtypes.UnitKey) {
 	if c := m.held.drop(key); c != "" {
 		m.epochs.freed(c)
 		m.signal()
@@ -212,12 +208,12 @@ func (m *Manager) releaseHeld(key UnitKey) {
 
 // Held lists the room held in each cohort, highest priority first (a copy,
 // for views and tests).
-func (m *Manager) Held() map[CohortName][]Reservation {
+func (m *Manager) Held() map[schedtypes.CohortName][]schedtypes.Reservation {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[CohortName][]Reservation, len(m.held.inCohort))
+	out := make(map[schedtypes.CohortName][]schedtypes.Reservation, len(m.held.inCohort))
 	for c := range m.held.inCohort {
-		out[c] = append([]Reservation(nil), m.held.list(c)...)
+		out[c] = append([]schedtypes.Reservation(nil), m.held.list(c)...)
 	}
 	return out
 }

@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // simClass is one class of the performance baseline's shape.
@@ -43,11 +44,11 @@ type simClass struct {
 func baselineShape(t *testing.T, held bool) map[string]time.Duration {
 	specs := []quota.Spec{{Name: "p", Max: cpu(120)}}
 	for c := range 6 {
-		specs = append(specs, quota.Spec{Name: QuotaName(fmt.Sprintf("c%d", c)), Parent: "p", Max: cpu(120)})
+		specs = append(specs, quota.Spec{Name: schedtypes.QuotaName(fmt.Sprintf("c%d", c)), Parent: "p", Max: cpu(120)})
 	}
 	w := newHeldWorld(t, specs...)
 	for c := range 6 {
-		w.m.UpsertQueue(Settings{Name: QueueName(fmt.Sprintf("c%d", c)), Policy: schedv1alpha1.QueuePolicyPriority, HoldRoom: held})
+		w.m.UpsertQueue(Settings{Name: schedtypes.QueueName(fmt.Sprintf("c%d", c)), Policy: schedv1alpha1.QueuePolicyPriority, HoldRoom: held})
 	}
 	classes := []simClass{
 		{"small", 70, 1, 200 * time.Millisecond, 50, 100 * time.Millisecond},
@@ -65,7 +66,7 @@ func baselineShape(t *testing.T, held bool) map[string]time.Duration {
 				for c := range 6 {
 					name := fmt.Sprintf("%s-%d-%d", cl.name, c, tick/every)
 					q := fmt.Sprintf("c%d", c)
-					w.add(QueueName(q), name, QuotaName(q), cl.prio, cl.cpu)
+					w.add(schedtypes.QueueName(q), name, schedtypes.QuotaName(q), cl.prio, cl.cpu)
 					created[name], runFor[name] = w.now, cl.run
 					total++
 				}
@@ -74,7 +75,7 @@ func baselineShape(t *testing.T, held bool) map[string]time.Duration {
 		res := w.m.Pass(w.try)
 		for _, a := range res.Admitted {
 			u := a.Unit
-			w.running[u.Key] = running{h: quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}, end: w.now.Add(runFor[u.Name])}
+			w.running[u.Key] = running{h: schedtypes.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}, end: w.now.Add(runFor[u.Name])}
 			w.when[u.Name] = w.now
 		}
 		w.tick(step)

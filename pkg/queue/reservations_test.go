@@ -24,6 +24,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // heldWorld decides units the way the scheduler does, on a real quota tree:
@@ -34,19 +35,19 @@ type heldWorld struct {
 	m       *Manager
 	tree    *quota.Tree
 	now     time.Time
-	running map[UnitKey]running
+	running map[schedtypes.UnitKey]running
 	// when holds when each unit was admitted.
 	when map[string]time.Time
 }
 
 type running struct {
-	h   quota.Holding
+	h   schedtypes.Holding
 	end time.Time
 }
 
 func newHeldWorld(t *testing.T, quotas ...quota.Spec) *heldWorld {
 	t.Helper()
-	w := &heldWorld{m: NewManager(nil), tree: quota.New(1), now: t0, running: map[UnitKey]running{}, when: map[string]time.Time{}}
+	w := &heldWorld{m: NewManager(nil), tree: quota.New(1), now: t0, running: map[schedtypes.UnitKey]running{}, when: map[string]time.Time{}}
 	for _, q := range quotas {
 		if err := w.tree.Upsert(q); err != nil {
 			t.Fatal(err)
@@ -56,26 +57,26 @@ func newHeldWorld(t *testing.T, quotas ...quota.Spec) *heldWorld {
 	return w
 }
 
-func (w *heldWorld) try(u *Unit, _ Settings) *Failure {
+func (w *heldWorld) try(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 	if s := w.tree.Check(u.Quota, u.Request); s != nil {
-		var lower []quota.Holding
+		var lower []schedtypes.Holding
 		for _, r := range w.running {
 			if r.h.Priority < u.Priority {
 				lower = append(lower, r.h)
 			}
 		}
-		return &Failure{Reason: s.Key(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: w.tree.CouldFit(u.Quota, u.Request, lower)}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: w.tree.CouldFit(u.Quota, u.Request, lower)}
 	}
 	if s := w.tree.CheckBeside(u.Quota, u.Request, u.Pending.Beside); s != nil {
-		return &Failure{Reason: s.Key(), Message: s.Message(), Reserves: true}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), Reserves: true}
 	}
 	w.tree.Charge(u.Quota, u.Request)
 	return nil
 }
 
 // add queues a unit created now.
-func (w *heldWorld) add(queueName QueueName, name string, quotaName QuotaName, prio int32, cpus int64) {
-	w.m.Upsert(&Unit{Key: UnitKey("ns/" + name), Namespace: "ns", Name: name, Priority: prio, Created: w.now,
+func (w *heldWorld) add(queueName schedtypes.QueueName, name string, quotaName schedtypes.QuotaName, prio int32, cpus int64) {
+	w.m.Upsert(&schedtypes.Unit{Key: schedtypes.UnitKey("ns/" + name), Namespace: "ns", Name: name, Priority: prio, Created: w.now,
 		Quota: quotaName, Cohort: w.tree.Cohort(quotaName), Request: cpu(cpus), WaitingSince: w.now}, queueName, true)
 }
 
@@ -84,7 +85,7 @@ func (w *heldWorld) pass(runFor time.Duration) *PassResult {
 	res := w.m.Pass(w.try)
 	for _, a := range res.Admitted {
 		u := a.Unit
-		w.running[u.Key] = running{h: quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}, end: w.now.Add(runFor)}
+		w.running[u.Key] = running{h: schedtypes.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}, end: w.now.Add(runFor)}
 		w.when[u.Name] = w.now
 	}
 	return &res
@@ -107,7 +108,7 @@ func (w *heldWorld) tick(d time.Duration) {
 func cohortOfTwo(t *testing.T) *heldWorld {
 	w := newHeldWorld(t, quota.Spec{Name: "p", Max: cpu(24)},
 		quota.Spec{Name: "a", Parent: "p", Max: cpu(24)}, quota.Spec{Name: "b", Parent: "p", Max: cpu(24)})
-	for _, q := range []QueueName{"a", "b"} {
+	for _, q := range []schedtypes.QueueName{"a", "b"} {
 		w.m.UpsertQueue(Settings{Name: q, Policy: schedv1alpha1.QueuePolicyPriority, HoldRoom: true})
 	}
 	return w
@@ -121,8 +122,8 @@ func smallStream(t *testing.T, bigCPU int64, horizon time.Duration) *heldWorld {
 	w := cohortOfTwo(t)
 	const smallRun = 10 * time.Second
 	for i := 0; w.now.Sub(t0) < horizon; i++ {
-		for j, q := range []QueueName{"a", "b", "a"} {
-			w.add(q, fmt.Sprintf("small-%d-%d", i, j), QuotaName(q), 50, 1)
+		for j, q := range []schedtypes.QueueName{"a", "b", "a"} {
+			w.add(q, fmt.Sprintf("small-%d-%d", i, j), schedtypes.QuotaName(q), 50, 1)
 		}
 		if i == 20 {
 			w.add("a", "big", "a", 200, bigCPU)
@@ -186,18 +187,18 @@ func TestHeldRoomAdmitsHighPriorityBeforeLaterSmallUnits(t *testing.T) {
 // shows the rule at work, not a quiet stream.
 func TestWithoutHeldRoomSmallUnitsOvertakeForEver(t *testing.T) {
 	w := cohortOfTwo(t)
-	for _, q := range []QueueName{"a", "b"} {
+	for _, q := range []schedtypes.QueueName{"a", "b"} {
 		w.m.UpsertQueue(Settings{Name: q, Policy: schedv1alpha1.QueuePolicyPriority})
 	}
 	for i := 0; w.now.Sub(t0) < 3*time.Minute; i++ {
-		for j, q := range []QueueName{"a", "b", "a"} {
-			w.add(q, fmt.Sprintf("small-%d-%d", i, j), QuotaName(q), 50, 1)
+		for j, q := range []schedtypes.QueueName{"a", "b", "a"} {
+			w.add(q, fmt.Sprintf("small-%d-%d", i, j), schedtypes.QuotaName(q), 50, 1)
 		}
 		if i == 20 {
 			w.add("a", "big", "a", 200, 20)
 		}
 		for _, a := range w.m.Pass(w.try).Admitted {
-			w.running[a.Unit.Key] = running{h: quota.Holding{Key: a.Unit.Key, Quota: a.Unit.Quota, Used: a.Unit.Request, Priority: a.Unit.Priority}, end: w.now.Add(10 * time.Second)}
+			w.running[a.Unit.Key] = running{h: schedtypes.Holding{Key: a.Unit.Key, Quota: a.Unit.Quota, Used: a.Unit.Request, Priority: a.Unit.Priority}, end: w.now.Add(10 * time.Second)}
 			w.when[a.Unit.Name] = w.now
 		}
 		w.tick(time.Second)
@@ -254,7 +255,7 @@ func TestHeldRoomMessages(t *testing.T) {
 	w.add("b", "low", "b", 50, 10)
 	w.pass(time.Hour)
 	w.add("a", "big", "a", 200, 20)
-	msgs := map[string]*Failure{}
+	msgs := map[string]*schedtypes.Failure{}
 	for _, f := range w.pass(time.Hour).Failed {
 		msgs[f.Unit.Name] = f.Failure
 	}
@@ -268,14 +269,14 @@ func TestHeldRoomMessages(t *testing.T) {
 	for _, f := range res.Failed {
 		msgs[f.Unit.Name] = f.Failure
 	}
-	if f := msgs["big"]; f == nil || f.Reason != "short/p/cpu" {
+	if f := msgs["big"]; f == nil || f.Reason.String() != "short/p/cpu" {
 		t.Errorf("big: %+v, want it told why it does not fit", f)
 	}
 	if held := w.m.Held()["p"]; len(held) != 2 || held[0].Unit != "ns/big" || held[1].Unit != "ns/later" {
 		t.Errorf("room held in p: %v, want for big, then for later (against units below priority 50)", held)
 	}
 	want := "waits behind ns/big (priority 200, quota a, requests 20 cpu), for which room is held: quota p has 14 cpu free (used 10, max 24), of which 20 held for it; the unit requests 1 cpu"
-	if f := msgs["later"]; f == nil || f.Message != want || f.Reason != "held/p/ns/big" {
+	if f := msgs["later"]; f == nil || f.Message != want || f.Reason.String() != "held/p/ns/big" {
 		t.Errorf("later: %+v\nwant message %q", f, want)
 	}
 }
@@ -293,16 +294,16 @@ func names(as []Admitted) []string {
 // list of the changed cohort follows each note and drop.
 func TestHeldRoomListsFollowTheirCohortOnly(t *testing.T) {
 	rs := newReservations()
-	less := func(a, b *Unit) bool { return a.Priority > b.Priority }
-	hold := func(name string, q QueueName, cohort CohortName, prio int32) *Unit {
-		u := &Unit{Key: UnitKey("ns/" + name), Name: name, Quota: QuotaName(q), Cohort: cohort, Priority: prio,
-			Request: quota.Resources{"cpu": 1000}}
-		if held, _ := rs.note(u, q, true, &Failure{Reason: "short", Reserves: true}, less); !held {
+	less := func(a, b *schedtypes.Unit) bool { return a.Priority > b.Priority }
+	hold := func(name string, q schedtypes.QueueName, cohort schedtypes.CohortName, prio int32) *schedtypes.Unit {
+		u := &schedtypes.Unit{Key: schedtypes.UnitKey("ns/" + name), Name: name, Quota: schedtypes.QuotaName(q), Cohort: cohort, Priority: prio,
+			Request: schedtypes.Resources{"cpu": 1000}}
+		if held, _ := rs.note(u, q, true, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota}, Reserves: true}, less); !held {
 			t.Fatalf("%s holds no room", name)
 		}
 		return u
 	}
-	rooms := func(c CohortName) string {
+	rooms := func(c schedtypes.CohortName) string {
 		var out []string
 		for _, r := range rs.list(c) {
 			out = append(out, fmt.Sprintf("%s@%d", r.Unit, r.Priority))
@@ -328,7 +329,7 @@ func TestHeldRoomListsFollowTheirCohortOnly(t *testing.T) {
 		t.Fatal("changes in cohort b made cohort a's list be rebuilt")
 	}
 	// Beside: the rooms of higher priority only.
-	low := &Unit{Key: "ns/x", Cohort: "a", Priority: 200}
+	low := &schedtypes.Unit{Key: "ns/x", Cohort: "a", Priority: 200}
 	if got := rs.beside(low); len(got) != 1 || got[0].Unit != "ns/a2" {
 		t.Fatalf("beside a unit of priority 200 in cohort a: %v, want ns/a2 only", got)
 	}
@@ -366,17 +367,17 @@ func TestUnitsHeldBackAreTriedAgainWhenTheHolderIsAdmitted(t *testing.T) {
 	if got := names(res.Admitted); len(got) != 1 || got[0] != "big" {
 		t.Fatalf("admitted %v, want big", got)
 	}
-	failed := func(res *PassResult) map[string]*Failure {
-		out := map[string]*Failure{}
+	failed := func(res *PassResult) map[string]*schedtypes.Failure {
+		out := map[string]*schedtypes.Failure{}
 		for _, f := range res.Failed {
 			out[f.Unit.Name] = f.Failure
 		}
 		return out
 	}
-	if f := failed(res)["s1"]; f == nil || f.Reason != "held/p/ns/big" {
+	if f := failed(res)["s1"]; f == nil || f.Reason.String() != "held/p/ns/big" {
 		t.Fatalf("s1, tried before big in that pass: %+v, want it held back by big's room", f)
 	}
-	if f := failed(w.pass(time.Hour))["s1"]; f == nil || f.Reason != "short/p/cpu" {
+	if f := failed(w.pass(time.Hour))["s1"]; f == nil || f.Reason.String() != "short/p/cpu" {
 		t.Errorf("s1 after big's admission: %+v, want it tried again and told p is short", f)
 	}
 }

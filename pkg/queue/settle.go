@@ -19,6 +19,8 @@ package queue
 import (
 	"slices"
 	"sort"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // settled is what the last complete walk of a queue left behind. After a
@@ -38,7 +40,7 @@ type settled struct {
 	// queue is not settled.
 	at uint64
 	// cohorts are the distinct cohorts of the queue's units at that walk.
-	cohorts []CohortName
+	cohorts []schedtypes.CohortName
 }
 
 // unsettle makes the next pass walk q.
@@ -46,7 +48,7 @@ func (q *pendingQueue) unsettle() { q.settled.at = 0 }
 
 // opens reports whether f, an answer of try, leaves its unit worth trying
 // in every pass (see epochSnapshot.eligible).
-func opens(f *Failure) bool {
+func opens(f *schedtypes.Failure) bool {
 	return f != nil && f.HeldBack && !f.UntilCohortChanges
 }
 
@@ -106,7 +108,7 @@ func (m *Manager) tiers() [][]*pendingQueue {
 	return out
 }
 
-func sortedTiers(queues map[QueueName]*pendingQueue) [][]*pendingQueue {
+func sortedTiers(queues map[schedtypes.QueueName]*pendingQueue) [][]*pendingQueue {
 	byPrio := map[int32][]*pendingQueue{}
 	for _, q := range queues {
 		byPrio[q.Priority] = append(byPrio[q.Priority], q)

@@ -24,6 +24,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Each rule that lets a pass skip a queue, with the event that must make it
@@ -35,7 +36,7 @@ import (
 func twoFullQueues(t *testing.T) *harness {
 	t.Helper()
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)}, quota.Spec{Name: "b", Max: cpu(4)})
-	for _, name := range []QueueName{"qa", "qb"} {
+	for _, name := range []schedtypes.QueueName{"qa", "qb"} {
 		h.m.UpsertQueue(Settings{Name: name, Policy: schedv1alpha1.QueuePolicyPriority})
 	}
 	h.tree.Charge("a", cpu(4))
@@ -88,7 +89,7 @@ func TestSkippedQueueWalksAgainWhenAUnitComesOrChanges(t *testing.T) {
 	h.tree.Release("b", cpu(1))
 	u, _ := h.m.Get("ns/b2")
 	changed := *u
-	changed.Priority, changed.Pending = 5, (&Unit{}).Pending
+	changed.Priority, changed.Pending = 5, (&schedtypes.Unit{}).Pending
 	h.m.Upsert(&changed, "qb", true)
 	if diff := cmp.Diff([]string{"b2"}, h.pass()); diff != "" {
 		t.Errorf("admitted after a unit changed (-want +got):\n%s", diff)
@@ -102,10 +103,10 @@ func TestStaleAnswerKeepsTheQueueWalked(t *testing.T) {
 	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority})
 	h.add("q", "x", "a", 1, 1)
 	stale := true
-	try := func(u *Unit, s Settings) *Failure {
+	try := func(u *schedtypes.Unit, s Settings) *schedtypes.Failure {
 		if stale {
 			h.tries = append(h.tries, u.Name)
-			return &Failure{Reason: "stale", HeldBack: true}
+			return &schedtypes.Failure{Stale: true, HeldBack: true}
 		}
 		return h.try(u, s)
 	}
@@ -129,13 +130,13 @@ func TestMaxWaitQueueIsWalkedAsTimePasses(t *testing.T) {
 	h.m.SetClock(func() time.Time { return now })
 	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxWait: time.Minute})
 	h.tree.Charge("a", cpu(3))
-	h.m.Upsert(&Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: t0, Quota: "a", Cohort: "a", Request: cpu(4), WaitingSince: t0}, "q", true)
-	h.m.Upsert(&Unit{Key: "ns/small", Namespace: "ns", Name: "small", Created: t0.Add(time.Second), Quota: "a", Cohort: "a", Request: cpu(2), WaitingSince: t0}, "q", true)
+	h.m.Upsert(&schedtypes.Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: t0, Quota: "a", Cohort: "a", Request: cpu(4), WaitingSince: t0}, "q", true)
+	h.m.Upsert(&schedtypes.Unit{Key: "ns/small", Namespace: "ns", Name: "small", Created: t0.Add(time.Second), Quota: "a", Cohort: "a", Request: cpu(2), WaitingSince: t0}, "q", true)
 	h.pass()
 	now = t0.Add(2 * time.Minute)
 	reasons := map[string]string{}
 	for _, f := range h.m.Pass(h.try).Failed {
-		reasons[f.Unit.Name] = f.Failure.Reason
+		reasons[f.Unit.Name] = f.Failure.Reason.String()
 	}
 	if got := reasons["small"]; got != "reserving/ns/big" {
 		t.Errorf("small's reason after the bound = %q, want reserving/ns/big", got)
@@ -148,16 +149,16 @@ func TestServingOrderFollowsPriorityChanges(t *testing.T) {
 	h := newHarness(t)
 	h.m.UpsertQueue(Settings{Name: "x", Priority: 1})
 	h.m.UpsertQueue(Settings{Name: "y", Priority: 2})
-	if diff := cmp.Diff([]QueueName{"y", "x"}, h.m.QueueNames()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.QueueName{"y", "x"}, h.m.QueueNames()); diff != "" {
 		t.Fatalf("order (-want +got):\n%s", diff)
 	}
 	h.m.UpsertQueue(Settings{Name: "x", Priority: 3})
 	h.m.UpsertQueue(Settings{Name: "z", Priority: 0})
-	if diff := cmp.Diff([]QueueName{"x", "y", "z"}, h.m.QueueNames()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.QueueName{"x", "y", "z"}, h.m.QueueNames()); diff != "" {
 		t.Errorf("order after changes (-want +got):\n%s", diff)
 	}
 	h.m.DeleteQueue("y")
-	if diff := cmp.Diff([]QueueName{"x", "z"}, h.m.QueueNames()); diff != "" {
+	if diff := cmp.Diff([]schedtypes.QueueName{"x", "z"}, h.m.QueueNames()); diff != "" {
 		t.Errorf("order after a delete (-want +got):\n%s", diff)
 	}
 }

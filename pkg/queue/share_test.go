@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Three quotas of min 0 under a 12-CPU parent, weighted 1:1:2, all asking for
@@ -32,17 +33,17 @@ func TestFairShareByWeight(t *testing.T) {
 	weights := map[string]int64{"a": 1, "b": 1, "c": 2}
 	specs := []quota.Spec{{Name: "parent", Max: cpu(12)}}
 	for name, w := range weights {
-		specs = append(specs, quota.Spec{Name: QuotaName(name), Parent: "parent", Max: cpu(12), Weight: cpu(w)})
+		specs = append(specs, quota.Spec{Name: schedtypes.QuotaName(name), Parent: "parent", Max: cpu(12), Weight: cpu(w)})
 	}
 	h := newHarness(t, specs...)
-	h.m.SetShareOrder(func(q QueueName) float64 { return h.tree.Share(QuotaName(q)) }, h.tree.Weighted)
+	h.m.SetShareOrder(func(q schedtypes.QueueName) float64 { return h.tree.Share(schedtypes.QuotaName(q)) }, h.tree.Weighted)
 	running := map[string][]string{}
 	for name := range weights {
-		h.m.UpsertQueue(Settings{Name: QueueName(name), Policy: schedv1alpha1.QueuePolicyPriority})
+		h.m.UpsertQueue(Settings{Name: schedtypes.QueueName(name), Policy: schedv1alpha1.QueuePolicyPriority})
 		for i := range 30 {
 			unit := fmt.Sprintf("%s-%02d", name, i)
-			h.m.Upsert(&Unit{Key: UnitKey("ns/" + unit), Namespace: "ns", Name: unit, Created: t0.Add(time.Duration(i) * time.Second),
-				Quota: QuotaName(name), Cohort: "parent", Request: cpu(1)}, QueueName(name), true)
+			h.m.Upsert(&schedtypes.Unit{Key: schedtypes.UnitKey("ns/" + unit), Namespace: "ns", Name: unit, Created: t0.Add(time.Duration(i) * time.Second),
+				Quota: schedtypes.QuotaName(name), Cohort: "parent", Request: cpu(1)}, schedtypes.QueueName(name), true)
 		}
 	}
 	admit := func() {
@@ -73,7 +74,7 @@ func TestFairShareByWeight(t *testing.T) {
 		if len(running[name]) == 0 {
 			continue
 		}
-		h.tree.Release(QuotaName(name), cpu(1))
+		h.tree.Release(schedtypes.QuotaName(name), cpu(1))
 		running[name] = running[name][1:]
 		h.m.Freed("parent")
 		admit()

@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Amounts near the bound a unit may ask for (2^62, resources.MaxAmount) and
@@ -32,7 +34,7 @@ const huge = int64(1) << 62
 func hugeTree(t *testing.T, oversell float64) *Tree {
 	t.Helper()
 	tr := New(oversell)
-	if err := tr.Upsert(Spec{Name: "big", Max: Resources{corev1.ResourceCPU: huge}}); err != nil {
+	if err := tr.Upsert(Spec{Name: "big", Max: schedtypes.Resources{corev1.ResourceCPU: huge}}); err != nil {
 		t.Fatal(err)
 	}
 	return tr
@@ -41,10 +43,10 @@ func hugeTree(t *testing.T, oversell float64) *Tree {
 func TestOversoldHugeMaxStaysLarge(t *testing.T) {
 	for _, rate := range []float64{2, 3, 1e30} {
 		tr := hugeTree(t, rate)
-		if s := tr.Check("big", Resources{corev1.ResourceCPU: 1000}); s != nil {
+		if s := tr.Check("big", schedtypes.Resources{corev1.ResourceCPU: 1000}); s != nil {
 			t.Errorf("oversell %v: 1 CPU does not fit a max of 2^62 milli-CPU: %s (limit %d)", rate, s.Message(), s.Limit)
 		}
-		if s := tr.NeverFits("big", Resources{corev1.ResourceCPU: huge}); s != nil {
+		if s := tr.NeverFits("big", schedtypes.Resources{corev1.ResourceCPU: huge}); s != nil {
 			t.Errorf("oversell %v: a request of 2^62 never fits a max of 2^62: %s", rate, s.Message())
 		}
 	}
@@ -54,8 +56,8 @@ func TestHugeUsagePlusRequestDoesNotWrap(t *testing.T) {
 	// With oversell 3 the limit is beyond int64: 2^62 used, plus 2^62
 	// asked, is 2^63, one more than the largest int64.
 	tr := hugeTree(t, 3)
-	tr.Charge("big", Resources{corev1.ResourceCPU: huge})
-	s := tr.Check("big", Resources{corev1.ResourceCPU: huge})
+	tr.Charge("big", schedtypes.Resources{corev1.ResourceCPU: huge})
+	s := tr.Check("big", schedtypes.Resources{corev1.ResourceCPU: huge})
 	if s == nil {
 		t.Fatal("a second 2^62 fits beside 2^62 under a limit of 2^63-1")
 	}
@@ -66,15 +68,15 @@ func TestHugeUsagePlusRequestDoesNotWrap(t *testing.T) {
 		t.Errorf("missing %d, want 1 (2^62 + 2^62 - (2^63 - 1))", got)
 	}
 	// Below the limit, everything still fits.
-	if s := tr.Check("big", Resources{corev1.ResourceCPU: huge - 1}); s != nil {
+	if s := tr.Check("big", schedtypes.Resources{corev1.ResourceCPU: huge - 1}); s != nil {
 		t.Errorf("2^62 - 1 beside 2^62 under 2^63 - 1: %s", s.Message())
 	}
 }
 
 func TestHugeShortageMessageIsNotNegative(t *testing.T) {
 	tr := hugeTree(t, 1)
-	tr.Charge("big", Resources{corev1.ResourceCPU: huge})
-	s := tr.Check("big", Resources{corev1.ResourceCPU: huge})
+	tr.Charge("big", schedtypes.Resources{corev1.ResourceCPU: huge})
+	s := tr.Check("big", schedtypes.Resources{corev1.ResourceCPU: huge})
 	if s == nil {
 		t.Fatal("2^62 fits beside 2^62 under a max of 2^62")
 	}

@@ -19,17 +19,20 @@ package quota
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Shortage says why a request does not fit.
 type Shortage struct {
 	// Quota is the quota (the unit's own or an ancestor) that lacks room.
-	Quota QuotaName
+	Quota schedtypes.QuotaName
 	// For is the unit's own quota, when Quota is one of its ancestors.
-	For      QuotaName
+	For      schedtypes.QuotaName
 	Resource corev1.ResourceName
 	// Requested, Used, Min and Limit (max x oversell) in the resource's amounts.
 	Requested, Used, Min, Limit int64
@@ -65,10 +68,10 @@ func (s *Shortage) Message() string {
 	switch {
 	case s.System:
 		return fmt.Sprintf("quota %s is one of Koordinator's own quotas (%s, %s, %s), which koord-queue admits no unit to: label the job with %s naming one of your leaf quotas",
-			s.Quota, RootName, SystemName, DefaultName, quotaNameLabel)
+			s.Quota, RootName, SystemName, DefaultName, schedv1alpha1.QuotaNameLabel)
 	case s.Parent:
 		return fmt.Sprintf("quota %s is a parent quota (it has child quotas or the label %s: \"true\"), and Koordinator schedules no pod charged to a parent quota: label the job with %s naming a leaf quota",
-			s.Quota, isParentLabel, quotaNameLabel)
+			s.Quota, eqv1alpha1.IsParentLabel, schedv1alpha1.QuotaNameLabel)
 	case s.NotFound:
 		return fmt.Sprintf("ElasticQuota %s not found", s.Quota)
 	case s.Broken != "":
@@ -76,7 +79,7 @@ func (s *Shortage) Message() string {
 			s.Broken, "quota.scheduling.koordinator.sh/parent")
 	case s.NeverFits:
 		return fmt.Sprintf("can never fit: quota %s allows at most %s %s, the unit requests %s",
-			s.Quota, Format(r, s.Limit), r, Format(r, s.Requested))
+			s.Quota, schedtypes.Format(r, s.Limit), r, schedtypes.Format(r, s.Requested))
 	}
 	who := "quota " + s.Quota
 	if s.For != "" && s.For != s.Quota {
@@ -84,33 +87,34 @@ func (s *Shortage) Message() string {
 	}
 	kept := ""
 	if s.Reserved > 0 {
-		kept = fmt.Sprintf(", %s kept by quotas that do not lend their min", Format(r, s.Reserved))
+		kept = fmt.Sprintf(", %s kept by quotas that do not lend their min", schedtypes.Format(r, s.Reserved))
 	}
 	foreign := ""
 	if s.Foreign > 0 {
-		foreign = fmt.Sprintf(" of which %s by pods koord-queue does not manage", Format(r, s.Foreign))
+		foreign = fmt.Sprintf(" of which %s by pods koord-queue does not manage", schedtypes.Format(r, s.Foreign))
 	}
 	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s%s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
-		who, Format(r, max(subSat(subSat(s.Limit, s.Used), s.Reserved), 0)), r, Format(r, s.Used), foreign, Format(r, s.Min), Format(r, s.Limit), kept,
-		Format(r, s.Requested), r, Format(r, s.Missing()), r)
+		who, schedtypes.Format(r, max(subSat(subSat(s.Limit, s.Used), s.Reserved), 0)), r, schedtypes.Format(r, s.Used), foreign, schedtypes.Format(r, s.Min), schedtypes.Format(r, s.Limit), kept,
+		schedtypes.Format(r, s.Requested), r, schedtypes.Format(r, s.Missing()), r)
 }
 
-// Key identifies the reason without its changing numbers: the same key means
+// Reason is the wait without its changing numbers: the same Reason means
 // the unit waits for the same thing.
-func (s *Shortage) Key() string {
+func (s *Shortage) Reason() schedtypes.Reason {
+	q := string(s.Quota)
 	switch {
 	case s.System:
-		return "system/" + string(s.Quota)
+		return schedtypes.Reason{Kind: schedtypes.WaitSystemQuota, Subject: q}
 	case s.Parent:
-		return "parent/" + string(s.Quota)
+		return schedtypes.Reason{Kind: schedtypes.WaitParentQuota, Subject: q}
 	case s.NotFound:
-		return "notfound/" + string(s.Quota)
+		return schedtypes.Reason{Kind: schedtypes.WaitQuotaNotFound, Subject: q}
 	case s.Broken != "":
-		return "tree/" + string(s.Quota) + "/" + s.Broken
+		return schedtypes.Reason{Kind: schedtypes.WaitInvalidQuotaTree, Subject: q, Detail: s.Broken}
 	case s.NeverFits:
-		return "never/" + string(s.Quota) + "/" + string(s.Resource) + "/" + strconv.FormatInt(s.Requested, 10)
+		return schedtypes.Reason{Kind: schedtypes.WaitNeverFits, Subject: q, Detail: string(s.Resource), Number: s.Requested}
 	default:
-		return "short/" + string(s.Quota) + "/" + string(s.Resource)
+		return schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: q, Detail: string(s.Resource)}
 	}
 }
 
@@ -168,7 +172,7 @@ func subSat(a, b int64) int64 {
 // Check tells whether req fits quota name and all its ancestors; nil means it
 // fits. A request that can never fit is reported before one that must wait;
 // among several short resources of one quota the first by name is reported.
-func (t *Tree) Check(name QuotaName, req Resources) *Shortage {
+func (t *Tree) Check(name schedtypes.QuotaName, req schedtypes.Resources) *Shortage {
 	if s := t.Problem(name); s != nil {
 		return s
 	}
@@ -201,14 +205,14 @@ func (t *Tree) Check(name QuotaName, req Resources) *Shortage {
 // reservedBesides is what the non-lending quotas below n, other than those on
 // the branch of child from, keep for themselves: their unused min. A unit
 // under from may not take it.
-func (t *Tree) reservedBesides(n, from *node) Resources {
+func (t *Tree) reservedBesides(n, from *node) schedtypes.Resources {
 	if t.noLend == 0 {
 		return nil
 	}
 	if t.reserves == nil || t.reservesAt != t.version {
-		t.reserves, t.reservesAt = map[*node]Resources{}, t.version
+		t.reserves, t.reservesAt = map[*node]schedtypes.Resources{}, t.version
 	}
-	var out Resources
+	var out schedtypes.Resources
 	for _, c := range n.children {
 		if c != from {
 			out = out.Add(t.reserveOf(c))
@@ -220,17 +224,17 @@ func (t *Tree) reservedBesides(n, from *node) Resources {
 // reserveOf is what node n and its subtree keep from others: for a
 // non-lending quota, its unused min, or what its children keep if that is
 // more (their usage is part of its own); otherwise what its children keep.
-func (t *Tree) reserveOf(n *node) Resources {
+func (t *Tree) reserveOf(n *node) schedtypes.Resources {
 	if r, ok := t.reserves[n]; ok {
 		return r
 	}
-	var kids Resources
+	var kids schedtypes.Resources
 	for _, c := range n.children {
 		kids = kids.Add(t.reserveOf(c))
 	}
 	out := kids
 	if n.exists && n.spec.NoLend {
-		out = Resources{}
+		out = schedtypes.Resources{}
 		for r, m := range n.spec.Min {
 			out[r] = max(m-n.used[r], 0)
 		}
@@ -250,7 +254,7 @@ func (t *Tree) Weighted() bool { return t.weighted > 0 }
 // weight (its shared weight, else its max), on its dominant resource: the
 // largest (used - min) / weight over the resources it weighs. Negative while
 // it uses less than its min; lower means further below its fair share.
-func (t *Tree) Share(name QuotaName) float64 {
+func (t *Tree) Share(name schedtypes.QuotaName) float64 {
 	n, ok := t.nodes[name]
 	if !ok || !n.exists {
 		return 0
@@ -274,7 +278,7 @@ func (t *Tree) Share(name QuotaName) float64 {
 
 // BelowMin reports whether quota name uses less than its min of some
 // resource: room freed in its cohort is room it is guaranteed.
-func (t *Tree) BelowMin(name QuotaName) bool {
+func (t *Tree) BelowMin(name schedtypes.QuotaName) bool {
 	n, ok := t.nodes[name]
 	if !ok || !n.exists {
 		return false
@@ -289,7 +293,7 @@ func (t *Tree) BelowMin(name QuotaName) bool {
 
 // NeverFits reports a shortage when req is above some limit on the path of
 // quota name, whatever the usage.
-func (t *Tree) NeverFits(name QuotaName, req Resources) *Shortage {
+func (t *Tree) NeverFits(name schedtypes.QuotaName, req schedtypes.Resources) *Shortage {
 	leaf, ok := t.nodes[name]
 	if !ok || !leaf.exists {
 		return &Shortage{Quota: name, NotFound: true}
@@ -297,7 +301,7 @@ func (t *Tree) NeverFits(name QuotaName, req Resources) *Shortage {
 	return t.neverFits(leaf, req)
 }
 
-func (t *Tree) neverFits(leaf *node, req Resources) *Shortage {
+func (t *Tree) neverFits(leaf *node, req schedtypes.Resources) *Shortage {
 	for n := leaf; n != t.root; n = n.parent {
 		if !n.exists || len(n.spec.Max) == 0 {
 			continue

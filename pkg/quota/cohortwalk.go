@@ -16,14 +16,16 @@ limitations under the License.
 
 package quota
 
+import "github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+
 // EachInCohort calls fn with every quota of cohort (the top-level quota and
 // everything under it, placeholders included): the quotas q for which
 // Cohort(q) is cohort. It costs the size of the cohort, not of the tree.
-func (t *Tree) EachInCohort(cohort CohortName, fn func(name QuotaName)) {
-	n, ok := t.nodes[QuotaName(cohort)]
+func (t *Tree) EachInCohort(cohort schedtypes.CohortName, fn func(name schedtypes.QuotaName)) {
+	n, ok := t.nodes[schedtypes.QuotaName(cohort)]
 	if !ok || n == t.root {
 		// Cohort of a quota the tree does not know is its own name.
-		fn(QuotaName(cohort))
+		fn(schedtypes.QuotaName(cohort))
 		return
 	}
 	if n.parent != nil && n.parent != t.root {

@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // EachInCohort visits exactly the quotas whose Cohort is the one asked,
@@ -28,8 +30,8 @@ import (
 func TestEachInCohortMatchesCohort(t *testing.T) {
 	tr := New(1)
 	for _, s := range []Spec{
-		{Name: "p1", Max: Resources{"cpu": 10}},
-		{Name: "p2", Max: Resources{"cpu": 10}},
+		{Name: "p1", Max: schedtypes.Resources{"cpu": 10}},
+		{Name: "p2", Max: schedtypes.Resources{"cpu": 10}},
 		{Name: "c1", Parent: "p1"}, {Name: "c2", Parent: "p1"}, {Name: "g1", Parent: "c1"},
 		{Name: "c3", Parent: "p2"},
 		// A child of a parent nobody defined: a placeholder heads its cohort.
@@ -39,15 +41,15 @@ func TestEachInCohortMatchesCohort(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	all := []QuotaName{"p1", "p2", "c1", "c2", "g1", "c3", "c4", "ghost", "unknown"}
-	for _, cohort := range []CohortName{"p1", "p2", "ghost", "unknown", "c1"} {
-		var want, got []QuotaName
+	all := []schedtypes.QuotaName{"p1", "p2", "c1", "c2", "g1", "c3", "c4", "ghost", "unknown"}
+	for _, cohort := range []schedtypes.CohortName{"p1", "p2", "ghost", "unknown", "c1"} {
+		var want, got []schedtypes.QuotaName
 		for _, q := range all {
 			if tr.Cohort(q) == cohort {
 				want = append(want, q)
 			}
 		}
-		tr.EachInCohort(cohort, func(q QuotaName) { got = append(got, q) })
+		tr.EachInCohort(cohort, func(q schedtypes.QuotaName) { got = append(got, q) })
 		slices.Sort(want)
 		slices.Sort(got)
 		if diff := cmp.Diff(want, got); diff != "" {

@@ -19,6 +19,8 @@ package quota
 import (
 	"strings"
 	"testing"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // TestSetForeign checks that usage of pods koord-queue does not manage is
@@ -35,7 +37,7 @@ func TestSetForeign(t *testing.T) {
 	if dec, inc := tr.SetForeign("team-a", res("cpu", "3")); dec || !inc {
 		t.Errorf("3 CPU: decreased %v, increased %v; want an increase", dec, inc)
 	}
-	for _, name := range []QuotaName{"team-a", "parent"} {
+	for _, name := range []schedtypes.QuotaName{"team-a", "parent"} {
 		info, _ := tr.Get(name)
 		if info.Used["cpu"] != 3000 || info.Foreign["cpu"] != 3000 {
 			t.Errorf("%s: used %v, foreign %v; want 3 CPU of each", name, info.Used, info.Foreign)
@@ -72,7 +74,7 @@ func TestSetForeign(t *testing.T) {
 		t.Errorf("new parent: used %v, foreign %v; want 1 CPU of each", o.Used, o.Foreign)
 	}
 	tr.SetForeign("team-a", nil)
-	for _, name := range []QuotaName{"team-a", "other"} {
+	for _, name := range []schedtypes.QuotaName{"team-a", "other"} {
 		if info, _ := tr.Get(name); !info.Used.IsZero() || !info.Foreign.IsZero() {
 			t.Errorf("%s after clearing: used %v, foreign %v", name, info.Used, info.Foreign)
 		}
@@ -117,22 +119,22 @@ func TestSharedWeightEqualToMax(t *testing.T) {
 // loses its children is a leaf again.
 func TestSystemAndParentQuotas(t *testing.T) {
 	tr := New(1)
-	for _, name := range []QuotaName{"koordinator-root-quota", "koordinator-system-quota", "koordinator-default-quota"} {
+	for _, name := range []schedtypes.QuotaName{"koordinator-root-quota", "koordinator-system-quota", "koordinator-default-quota"} {
 		s := tr.Check(name, res("cpu", "1"))
 		if s == nil || !s.System {
 			t.Errorf("%s: %+v, want a system-quota refusal", name, s)
 			continue
 		}
-		if !strings.Contains(s.Message(), "one of Koordinator's own quotas") || s.Key() != "system/"+string(name) {
-			t.Errorf("%s: key %q, message %q", name, s.Key(), s.Message())
+		if !strings.Contains(s.Message(), "one of Koordinator's own quotas") || s.Reason().String() != "system/"+string(name) {
+			t.Errorf("%s: key %q, message %q", name, s.Reason(), s.Message())
 		}
 	}
 	_ = tr.Upsert(Spec{Name: "labelled", IsParent: true, Max: res("cpu", "4")})
 	_ = tr.Upsert(Spec{Name: "dept", Max: res("cpu", "4")})
 	_ = tr.Upsert(Spec{Name: "team", Parent: "dept", Max: res("cpu", "4")})
-	for _, name := range []QuotaName{"labelled", "dept"} {
+	for _, name := range []schedtypes.QuotaName{"labelled", "dept"} {
 		s := tr.Check(name, res("cpu", "1"))
-		if s == nil || !s.Parent || s.Key() != "parent/"+string(name) ||
+		if s == nil || !s.Parent || s.Reason().String() != "parent/"+string(name) ||
 			!strings.Contains(s.Message(), "Koordinator schedules no pod charged to a parent quota") {
 			t.Errorf("%s: %+v, want a parent-quota refusal", name, s)
 		}

@@ -24,27 +24,24 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
-// Reservation is room held for a waiting unit (see schedtypes.Reservation).
-type Reservation = schedtypes.Reservation
-
 // HeldShortage says why a request that fits on its own does not fit beside
 // the room held for waiting units of higher priority.
 type HeldShortage struct {
 	// Quota is where the room runs out; Used, Limit and Kept (what quotas
 	// that do not lend their min keep) are its figures for Resource.
-	Quota                        QuotaName
+	Quota                        schedtypes.QuotaName
 	Resource                     corev1.ResourceName
 	Requested, Used, Limit, Kept int64
 	// Held is how much of Resource is held at Quota for waiting units;
 	// First is the one of highest priority among them, the unit named.
 	Held   int64
-	First  Reservation
+	First  schedtypes.Reservation
 	Others int
 }
 
-// Key identifies the wait without its changing numbers.
-func (s *HeldShortage) Key() string {
-	return schedtypes.HeldReasonPrefix + string(s.Quota) + "/" + string(s.First.Unit)
+// Reason is the wait without its changing numbers.
+func (s *HeldShortage) Reason() schedtypes.Reason {
+	return schedtypes.Reason{Kind: schedtypes.WaitRoomHeld, Subject: string(s.Quota), Detail: string(s.First.Unit)}
 }
 
 // Message renders the wait for a unit's status and events.
@@ -56,8 +53,8 @@ func (s *HeldShortage) Message() string {
 	}
 	free := max(subSat(subSat(s.Limit, s.Used), s.Kept), 0)
 	return fmt.Sprintf("waits behind %s (priority %d, quota %s, requests %s %s), for which room is held: quota %s has %s %s free (used %s, max %s), of which %s held for it%s; the unit requests %s %s",
-		s.First.Unit, s.First.Priority, s.First.Quota, Format(r, s.First.Request[r]), r,
-		s.Quota, Format(r, free), r, Format(r, s.Used), Format(r, s.Limit), Format(r, s.Held), others, Format(r, s.Requested), r)
+		s.First.Unit, s.First.Priority, s.First.Quota, schedtypes.Format(r, s.First.Request[r]), r,
+		s.Quota, schedtypes.Format(r, free), r, schedtypes.Format(r, s.Used), schedtypes.Format(r, s.Limit), schedtypes.Format(r, s.Held), others, schedtypes.Format(r, s.Requested), r)
 }
 
 // CheckBeside tells whether req, which fits quota name on its own, also fits
@@ -69,14 +66,14 @@ func (s *HeldShortage) Message() string {
 // does not hold back a unit of another branch that stays within its own min:
 // the room is guaranteed to the latter, and a borrower admitted into it would
 // only be reclaimed.
-func (t *Tree) CheckBeside(name QuotaName, req Resources, held []Reservation) *HeldShortage {
+func (t *Tree) CheckBeside(name schedtypes.QuotaName, req schedtypes.Resources, held []schedtypes.Reservation) *HeldShortage {
 	leaf, ok := t.nodes[name]
 	if !ok || len(held) == 0 {
 		return nil
 	}
 	guaranteed := t.withinMin(name, req)
 	// yields: h is on another branch below n (from is the unit's) and would borrow.
-	yields := func(from *node, h Reservation) bool {
+	yields := func(from *node, h schedtypes.Reservation) bool {
 		return guaranteed && from != nil && !t.isAncestor(from, t.nodes[h.Quota]) && t.WouldBorrow(h.Quota, h.Request)
 	}
 	var from *node
@@ -116,7 +113,7 @@ func (t *Tree) CheckBeside(name QuotaName, req Resources, held []Reservation) *H
 // (admitted units of lower priority, say) had given back what they hold.
 // A request that can never fit, or a quota that is missing or broken, could
 // not.
-func (t *Tree) CouldFit(name QuotaName, req Resources, gone []Holding) bool {
+func (t *Tree) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources, gone []schedtypes.Holding) bool {
 	if t.Problem(name) != nil {
 		return false
 	}
@@ -125,7 +122,7 @@ func (t *Tree) CouldFit(name QuotaName, req Resources, gone []Holding) bool {
 		return false
 	}
 	onPath := t.ancestors(name)
-	freed := map[*node]Resources{}
+	freed := map[*node]schedtypes.Resources{}
 	for _, h := range gone {
 		for n := t.nodes[h.Quota]; n != nil && n != t.root; n = n.parent {
 			if onPath[n] {
@@ -149,7 +146,7 @@ func (t *Tree) CouldFit(name QuotaName, req Resources, gone []Holding) bool {
 }
 
 // ancestors is the set of quota name and its ancestors, without the root.
-func (t *Tree) ancestors(name QuotaName) map[*node]bool {
+func (t *Tree) ancestors(name schedtypes.QuotaName) map[*node]bool {
 	out := map[*node]bool{}
 	for n := t.nodes[name]; n != nil && n != t.root; n = n.parent {
 		out[n] = true

@@ -18,6 +18,8 @@ package quota
 
 import (
 	"testing"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // The tree of these tests: root <- p (max cpu 24) <- a, b (max cpu 24 each),
@@ -44,29 +46,29 @@ func treeOf(t *testing.T, specs ...Spec) *Tree {
 }
 
 func TestCheckBeside(t *testing.T) {
-	big := Reservation{Unit: "ns/big", Priority: 200, Quota: "a", Request: res("cpu", "20")}
-	medium := Reservation{Unit: "ns/medium", Priority: 100, Quota: "b", Request: res("cpu", "5")}
+	big := schedtypes.Reservation{Unit: "ns/big", Priority: 200, Quota: "a", Request: res("cpu", "20")}
+	medium := schedtypes.Reservation{Unit: "ns/medium", Priority: 100, Quota: "b", Request: res("cpu", "5")}
 	cases := []struct {
 		name    string
-		used    map[QuotaName]Resources
-		quota   QuotaName
-		req     Resources
-		held    []Reservation
+		used    map[schedtypes.QuotaName]schedtypes.Resources
+		quota   schedtypes.QuotaName
+		req     schedtypes.Resources
+		held    []schedtypes.Reservation
 		wantKey string
 		// wantHeld and wantOthers describe the shortage when there is one.
 		wantHeld, wantOthers int64
 	}{
-		{name: "nothing held", used: map[QuotaName]Resources{"b": res("cpu", "10")}, quota: "b", req: res("cpu", "1")},
-		{name: "a sibling's room counts at the parent", used: map[QuotaName]Resources{"b": res("cpu", "10")}, quota: "b", req: res("cpu", "1"),
-			held: []Reservation{big}, wantKey: "held/p/ns/big", wantHeld: 20000},
-		{name: "fits beside the room", used: map[QuotaName]Resources{"b": res("cpu", "3")}, quota: "b", req: res("cpu", "1"),
-			held: []Reservation{big}},
-		{name: "rooms add up and the first is named", used: map[QuotaName]Resources{"b": res("cpu", "1")}, quota: "b", req: res("cpu", "1"),
-			held: []Reservation{big, medium}, wantKey: "held/p/ns/big", wantHeld: 25000, wantOthers: 1},
-		{name: "another cohort's room does not count", used: map[QuotaName]Resources{"q": res("cpu", "10")}, quota: "q", req: res("cpu", "1"),
-			held: []Reservation{big}},
-		{name: "a resource the room does not ask is free", used: map[QuotaName]Resources{"b": res("cpu", "10")}, quota: "b", req: res("memory", "1Gi"),
-			held: []Reservation{big}},
+		{name: "nothing held", used: map[schedtypes.QuotaName]schedtypes.Resources{"b": res("cpu", "10")}, quota: "b", req: res("cpu", "1")},
+		{name: "a sibling's room counts at the parent", used: map[schedtypes.QuotaName]schedtypes.Resources{"b": res("cpu", "10")}, quota: "b", req: res("cpu", "1"),
+			held: []schedtypes.Reservation{big}, wantKey: "held/p/ns/big", wantHeld: 20000},
+		{name: "fits beside the room", used: map[schedtypes.QuotaName]schedtypes.Resources{"b": res("cpu", "3")}, quota: "b", req: res("cpu", "1"),
+			held: []schedtypes.Reservation{big}},
+		{name: "rooms add up and the first is named", used: map[schedtypes.QuotaName]schedtypes.Resources{"b": res("cpu", "1")}, quota: "b", req: res("cpu", "1"),
+			held: []schedtypes.Reservation{big, medium}, wantKey: "held/p/ns/big", wantHeld: 25000, wantOthers: 1},
+		{name: "another cohort's room does not count", used: map[schedtypes.QuotaName]schedtypes.Resources{"q": res("cpu", "10")}, quota: "q", req: res("cpu", "1"),
+			held: []schedtypes.Reservation{big}},
+		{name: "a resource the room does not ask is free", used: map[schedtypes.QuotaName]schedtypes.Resources{"b": res("cpu", "10")}, quota: "b", req: res("memory", "1Gi"),
+			held: []schedtypes.Reservation{big}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,33 +89,33 @@ func TestCheckBeside(t *testing.T) {
 			if s == nil {
 				t.Fatalf("admitted, want refused with %s", c.wantKey)
 			}
-			if s.Key() != c.wantKey || s.Held != c.wantHeld || int64(s.Others) != c.wantOthers {
-				t.Errorf("got key %s, held %d, others %d; want %s, %d, %d", s.Key(), s.Held, s.Others, c.wantKey, c.wantHeld, c.wantOthers)
+			if s.Reason().String() != c.wantKey || s.Held != c.wantHeld || int64(s.Others) != c.wantOthers {
+				t.Errorf("got key %v, held %d, others %d; want %s, %d, %d", s.Reason(), s.Held, s.Others, c.wantKey, c.wantHeld, c.wantOthers)
 			}
 		})
 	}
 }
 
 func TestCouldFit(t *testing.T) {
-	low := func(q QuotaName, cpu string) Holding {
-		return Holding{Key: UnitKey("ns/" + q), Quota: q, Used: res("cpu", cpu), Priority: 50}
+	low := func(q schedtypes.QuotaName, cpu string) schedtypes.Holding {
+		return schedtypes.Holding{Key: schedtypes.UnitKey("ns/" + q), Quota: q, Used: res("cpu", cpu), Priority: 50}
 	}
 	cases := []struct {
 		name  string
-		used  map[QuotaName]Resources
-		quota QuotaName
-		req   Resources
-		gone  []Holding
+		used  map[schedtypes.QuotaName]schedtypes.Resources
+		quota schedtypes.QuotaName
+		req   schedtypes.Resources
+		gone  []schedtypes.Holding
 		want  bool
 	}{
-		{name: "room freed by lower units in a sibling", used: map[QuotaName]Resources{"a": res("cpu", "4"), "b": res("cpu", "20")}, quota: "a", req: res("cpu", "20"),
-			gone: []Holding{low("b", "20")}, want: true},
-		{name: "what others hold stays", used: map[QuotaName]Resources{"a": res("cpu", "4"), "b": res("cpu", "20")}, quota: "a", req: res("cpu", "20"),
-			gone: []Holding{low("b", "10")}},
+		{name: "room freed by lower units in a sibling", used: map[schedtypes.QuotaName]schedtypes.Resources{"a": res("cpu", "4"), "b": res("cpu", "20")}, quota: "a", req: res("cpu", "20"),
+			gone: []schedtypes.Holding{low("b", "20")}, want: true},
+		{name: "what others hold stays", used: map[schedtypes.QuotaName]schedtypes.Resources{"a": res("cpu", "4"), "b": res("cpu", "20")}, quota: "a", req: res("cpu", "20"),
+			gone: []schedtypes.Holding{low("b", "10")}},
 		{name: "above max never", quota: "a", req: res("cpu", "30")},
 		{name: "a missing quota never", quota: "nope", req: res("cpu", "1")},
-		{name: "holdings of another cohort free nothing here", used: map[QuotaName]Resources{"a": res("cpu", "24"), "q": res("cpu", "24")}, quota: "a", req: res("cpu", "1"),
-			gone: []Holding{low("q", "24")}},
+		{name: "holdings of another cohort free nothing here", used: map[schedtypes.QuotaName]schedtypes.Resources{"a": res("cpu", "24"), "q": res("cpu", "24")}, quota: "a", req: res("cpu", "1"),
+			gone: []schedtypes.Holding{low("q", "24")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,7 +136,7 @@ func TestCouldFit(t *testing.T) {
 func TestHeldRoomYieldsToAGuarantee(t *testing.T) {
 	// p (max 60) <- a, b (min 20, max 40 each), c (no min, max 40). Every
 	// request below fits on its own but not beside the 20 held for big.
-	tree := func(t *testing.T, used map[QuotaName]string) *Tree {
+	tree := func(t *testing.T, used map[schedtypes.QuotaName]string) *Tree {
 		t.Helper()
 		tr := treeOf(t,
 			Spec{Name: "p", Max: res("cpu", "60")},
@@ -146,21 +148,21 @@ func TestHeldRoomYieldsToAGuarantee(t *testing.T) {
 		}
 		return tr
 	}
-	big := Reservation{Unit: "ns/big", Priority: 200, Quota: "a", Request: res("cpu", "20")}
+	big := schedtypes.Reservation{Unit: "ns/big", Priority: 200, Quota: "a", Request: res("cpu", "20")}
 	cases := []struct {
 		name    string
-		used    map[QuotaName]string
-		quota   QuotaName
+		used    map[schedtypes.QuotaName]string
+		quota   schedtypes.QuotaName
 		req     string
 		refused bool
 	}{
 		// a is at its min: big would borrow, and b's unit stays within b's min.
-		{name: "a borrower's room yields to a sibling within its min", used: map[QuotaName]string{"a": "20", "b": "10", "c": "20"}, quota: "b", req: "5"},
-		{name: "not to a sibling that would borrow itself", used: map[QuotaName]string{"a": "20", "b": "18"}, quota: "b", req: "5", refused: true},
-		{name: "not to a sibling without a min", used: map[QuotaName]string{"a": "20", "c": "20"}, quota: "c", req: "5", refused: true},
-		{name: "not to a unit of the borrower's own quota", used: map[QuotaName]string{"a": "5", "b": "20", "c": "20"}, quota: "a", req: "1", refused: true},
+		{name: "a borrower's room yields to a sibling within its min", used: map[schedtypes.QuotaName]string{"a": "20", "b": "10", "c": "20"}, quota: "b", req: "5"},
+		{name: "not to a sibling that would borrow itself", used: map[schedtypes.QuotaName]string{"a": "20", "b": "18"}, quota: "b", req: "5", refused: true},
+		{name: "not to a sibling without a min", used: map[schedtypes.QuotaName]string{"a": "20", "c": "20"}, quota: "c", req: "5", refused: true},
+		{name: "not to a unit of the borrower's own quota", used: map[schedtypes.QuotaName]string{"a": "5", "b": "20", "c": "20"}, quota: "a", req: "1", refused: true},
 		// big fits a's min: both are guaranteed, and the room stays held.
-		{name: "room held within its own min stays held", used: map[QuotaName]string{"c": "38"}, quota: "b", req: "5", refused: true},
+		{name: "room held within its own min stays held", used: map[schedtypes.QuotaName]string{"c": "38"}, quota: "b", req: "5", refused: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -169,7 +171,7 @@ func TestHeldRoomYieldsToAGuarantee(t *testing.T) {
 			if s := tr.Check(c.quota, req); s != nil {
 				t.Fatalf("the request does not fit on its own: %s", s.Message())
 			}
-			s := tr.CheckBeside(c.quota, req, []Reservation{big})
+			s := tr.CheckBeside(c.quota, req, []schedtypes.Reservation{big})
 			switch {
 			case c.refused && s == nil:
 				t.Fatal("admitted beside the held room, want refused")

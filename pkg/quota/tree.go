@@ -21,38 +21,33 @@ import (
 	"slices"
 	"strings"
 
-	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // RootName is the implicit root of the tree. It has no limits of its own:
 // koord-scheduler creates koordinator-root-quota with an empty spec (the
 // cluster's capacity appears only in its runtime annotation), and the node
 // fit check, not the tree, bounds units by the cluster.
-const RootName QuotaName = eqv1alpha1.RootQuotaName
+const RootName schedtypes.QuotaName = eqv1alpha1.RootQuotaName
 
 // SystemName and DefaultName are Koordinator's other own quotas. Units are
 // never admitted to any of the three (see IsSystem).
 const (
-	SystemName  QuotaName = eqv1alpha1.SystemQuotaName
-	DefaultName QuotaName = eqv1alpha1.DefaultQuotaName
-)
-
-const (
-	quotaNameLabel = schedv1alpha1.QuotaNameLabel
-	isParentLabel  = eqv1alpha1.IsParentLabel
+	SystemName  schedtypes.QuotaName = eqv1alpha1.SystemQuotaName
+	DefaultName schedtypes.QuotaName = eqv1alpha1.DefaultQuotaName
 )
 
 // IsSystem reports whether name is one of Koordinator's own quotas.
-func IsSystem(name QuotaName) bool { return eqv1alpha1.IsSystemQuota(string(name)) }
+func IsSystem(name schedtypes.QuotaName) bool { return eqv1alpha1.IsSystemQuota(string(name)) }
 
 // Spec is what an ElasticQuota says about itself.
 type Spec struct {
-	Name QuotaName
+	Name schedtypes.QuotaName
 	// Parent is the parent quota's name; empty means the root.
-	Parent QuotaName
-	Min    Resources
-	Max    Resources
+	Parent schedtypes.QuotaName
+	Min    schedtypes.Resources
+	Max    schedtypes.Resources
 	// IsParent marks a quota as a parent (Koordinator's is-parent: "true")
 	// even while no child names it: no unit is admitted to it.
 	IsParent bool
@@ -64,7 +59,7 @@ type Spec struct {
 	// its children (Koordinator's shared-weight); nil means its Max. A
 	// weight equal to Max (what Koordinator's webhook writes on every quota)
 	// is no request for fair sharing.
-	Weight Resources
+	Weight schedtypes.Resources
 }
 
 // weighted reports whether s asks for fair sharing: a weight that is not
@@ -80,19 +75,19 @@ type node struct {
 	// hangs under the root until the link is fixed.
 	refused  bool
 	parent   *node
-	children map[QuotaName]*node
+	children map[schedtypes.QuotaName]*node
 	// used is what units charged to this quota and its descendants use,
 	// foreign usage included.
-	used Resources
+	used schedtypes.Resources
 	// foreign is the part of used that is not our units' (see SetForeign),
 	// of this quota and its descendants; ownForeign is this quota's own.
-	foreign, ownForeign Resources
+	foreign, ownForeign schedtypes.Resources
 }
 
 // Tree is the quota tree with its usage.
 type Tree struct {
 	root     *node
-	nodes    map[QuotaName]*node
+	nodes    map[schedtypes.QuotaName]*node
 	oversell float64
 	// noLend counts the quotas that do not lend their min; while it is 0,
 	// nothing is reserved and checks skip the reservations altogether.
@@ -103,7 +98,7 @@ type Tree struct {
 	// version counts changes of usage and shape; reserves memoizes what each
 	// node reserves for its non-lending quotas, valid at reservesAt.
 	version    uint64
-	reserves   map[*node]Resources
+	reserves   map[*node]schedtypes.Resources
 	reservesAt uint64
 	// shape counts changes of the tree's shape alone (see ShapeVersion).
 	shape uint64
@@ -114,18 +109,18 @@ func New(oversell float64) *Tree {
 	if oversell <= 0 {
 		oversell = 1
 	}
-	root := &node{spec: Spec{Name: RootName}, exists: true, children: map[QuotaName]*node{}}
-	return &Tree{root: root, nodes: map[QuotaName]*node{RootName: root}, oversell: oversell}
+	root := &node{spec: Spec{Name: RootName}, exists: true, children: map[schedtypes.QuotaName]*node{}}
+	return &Tree{root: root, nodes: map[schedtypes.QuotaName]*node{RootName: root}, oversell: oversell}
 }
 
 // Oversell returns the factor applied to every max.
 func (t *Tree) Oversell() float64 { return t.oversell }
 
-func (t *Tree) getOrPlaceholder(name QuotaName) *node {
+func (t *Tree) getOrPlaceholder(name schedtypes.QuotaName) *node {
 	if n, ok := t.nodes[name]; ok {
 		return n
 	}
-	n := &node{spec: Spec{Name: name}, children: map[QuotaName]*node{}, parent: t.root}
+	n := &node{spec: Spec{Name: name}, children: map[schedtypes.QuotaName]*node{}, parent: t.root}
 	t.root.children[name] = n
 	t.nodes[name] = n
 	return n
@@ -203,7 +198,7 @@ func (t *Tree) refusedNodes() []*node {
 // until the job names another or the quota loses its children), the quota
 // does not exist, an ancestor it names does not exist, or a parent link on
 // its path would make a cycle. nil when the path is sound.
-func (t *Tree) Problem(name QuotaName) *Shortage {
+func (t *Tree) Problem(name schedtypes.QuotaName) *Shortage {
 	if IsSystem(name) {
 		return &Shortage{Quota: name, System: true}
 	}
@@ -267,7 +262,7 @@ func (t *Tree) move(n, p *node) {
 
 // Delete removes a quota. While units still use it or children name it, it
 // stays as a placeholder without limits, so no usage is lost.
-func (t *Tree) Delete(name QuotaName) {
+func (t *Tree) Delete(name schedtypes.QuotaName) {
 	n, ok := t.nodes[name]
 	if !ok || n == t.root {
 		return
@@ -299,13 +294,13 @@ func (t *Tree) pruneIfUnused(n *node) {
 }
 
 // Exists reports whether an ElasticQuota of that name is known.
-func (t *Tree) Exists(name QuotaName) bool {
+func (t *Tree) Exists(name schedtypes.QuotaName) bool {
 	n, ok := t.nodes[name]
 	return ok && n.exists && n != t.root
 }
 
 // Charge adds r to the usage of quota name and its ancestors.
-func (t *Tree) Charge(name QuotaName, r Resources) {
+func (t *Tree) Charge(name schedtypes.QuotaName, r schedtypes.Resources) {
 	if r.IsZero() {
 		return
 	}
@@ -316,7 +311,7 @@ func (t *Tree) Charge(name QuotaName, r Resources) {
 }
 
 // Release takes r off the usage of quota name and its ancestors.
-func (t *Tree) Release(name QuotaName, r Resources) {
+func (t *Tree) Release(name schedtypes.QuotaName, r schedtypes.Resources) {
 	n, ok := t.nodes[name]
 	if !ok || r.IsZero() {
 		return
@@ -333,8 +328,8 @@ func (t *Tree) Release(name QuotaName, r Resources) {
 // and its ancestors and the new one charged, like a unit's usage. It is
 // never a victim. It reports whether some resource went down (room was
 // freed) and whether some went up.
-func (t *Tree) SetForeign(name QuotaName, r Resources) (decreased, increased bool) {
-	var prev Resources
+func (t *Tree) SetForeign(name schedtypes.QuotaName, r schedtypes.Resources) (decreased, increased bool) {
+	var prev schedtypes.Resources
 	if n, ok := t.nodes[name]; ok {
 		prev = n.ownForeign
 	}
@@ -377,20 +372,20 @@ func (t *Tree) SetForeign(name QuotaName, r Resources) (decreased, increased boo
 // Cohort returns the top-level quota above name (name itself when it hangs
 // from the root). Capacity freed anywhere in a cohort can only help units of
 // the same cohort.
-func (t *Tree) Cohort(name QuotaName) CohortName {
+func (t *Tree) Cohort(name schedtypes.QuotaName) schedtypes.CohortName {
 	n, ok := t.nodes[name]
 	if !ok {
-		return CohortName(name)
+		return schedtypes.CohortName(name)
 	}
 	for n.parent != nil && n.parent != t.root {
 		n = n.parent
 	}
-	return CohortName(n.spec.Name)
+	return schedtypes.CohortName(n.spec.Name)
 }
 
 // Path returns name and its ancestors, leaf first, without the root.
-func (t *Tree) Path(name QuotaName) []QuotaName {
-	var out []QuotaName
+func (t *Tree) Path(name schedtypes.QuotaName) []schedtypes.QuotaName {
+	var out []schedtypes.QuotaName
 	n, ok := t.nodes[name]
 	if !ok {
 		return nil
@@ -402,37 +397,37 @@ func (t *Tree) Path(name QuotaName) []QuotaName {
 }
 
 // Get returns a copy of one quota's state.
-func (t *Tree) Get(name QuotaName) (Info, bool) {
+func (t *Tree) Get(name schedtypes.QuotaName) (schedtypes.Info, bool) {
 	n, ok := t.nodes[name]
 	if !ok {
-		return Info{}, false
+		return schedtypes.Info{}, false
 	}
 	return t.info(n), true
 }
 
-func (t *Tree) info(n *node) Info {
-	var parent QuotaName
+func (t *Tree) info(n *node) schedtypes.Info {
+	var parent schedtypes.QuotaName
 	if n.parent != nil {
 		parent = n.parent.spec.Name
 	}
-	children := make([]QuotaName, 0, len(n.children))
+	children := make([]schedtypes.QuotaName, 0, len(n.children))
 	for c := range n.children {
 		children = append(children, c)
 	}
 	slices.Sort(children)
-	return Info{Name: n.spec.Name, Parent: parent, Exists: n.exists, Min: n.spec.Min.Clone(),
+	return schedtypes.Info{Name: n.spec.Name, Parent: parent, Exists: n.exists, Min: n.spec.Min.Clone(),
 		Max: n.spec.Max.Clone(), Used: n.used.Clone(), Foreign: n.foreign.Clone(), Children: children}
 }
 
 // List returns every quota but the root, by name.
-func (t *Tree) List() []Info {
-	out := make([]Info, 0, len(t.nodes))
+func (t *Tree) List() []schedtypes.Info {
+	out := make([]schedtypes.Info, 0, len(t.nodes))
 	for _, n := range t.nodes {
 		if n != t.root {
 			out = append(out, t.info(n))
 		}
 	}
-	slices.SortFunc(out, func(a, b Info) int {
+	slices.SortFunc(out, func(a, b schedtypes.Info) int {
 		if a.Name < b.Name {
 			return -1
 		}

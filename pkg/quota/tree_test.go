@@ -22,14 +22,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
-func res(pairs ...string) Resources {
+func res(pairs ...string) schedtypes.Resources {
 	l := corev1.ResourceList{}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		l[corev1.ResourceName(pairs[i])] = resource.MustParse(pairs[i+1])
 	}
-	return FromList(l)
+	return schedtypes.FromList(l)
 }
 
 // depth3 builds root <- org (max cpu 10) <- team (max cpu 6, memory 8Gi) <- leaf (max cpu 4).
@@ -53,26 +55,26 @@ func TestCheck(t *testing.T) {
 	cases := []struct {
 		name     string
 		oversell float64
-		charge   map[QuotaName]Resources
-		quota    QuotaName
-		req      Resources
+		charge   map[schedtypes.QuotaName]schedtypes.Resources
+		quota    schedtypes.QuotaName
+		req      schedtypes.Resources
 		want     *Shortage
 	}{
 		{name: "fits empty tree", quota: "leaf", req: res("cpu", "4")},
 		{name: "leaf max", quota: "leaf", req: res("cpu", "4500m"),
 			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 4500, Limit: 4000, NeverFits: true}},
-		{name: "parent full", quota: "leaf", charge: map[QuotaName]Resources{"other": res("cpu", "3")}, req: res("cpu", "3500m"),
+		{name: "parent full", quota: "leaf", charge: map[schedtypes.QuotaName]schedtypes.Resources{"other": res("cpu", "3")}, req: res("cpu", "3500m"),
 			want: &Shortage{Quota: "team", For: "leaf", Resource: "cpu", Requested: 3500, Used: 3000, Limit: 6000}},
-		{name: "milli cpu exactly fits", quota: "leaf", charge: map[QuotaName]Resources{"leaf": res("cpu", "1500m")}, req: res("cpu", "2500m")},
-		{name: "milli cpu one milli over", quota: "leaf", charge: map[QuotaName]Resources{"leaf": res("cpu", "1501m")}, req: res("cpu", "2500m"),
+		{name: "milli cpu exactly fits", quota: "leaf", charge: map[schedtypes.QuotaName]schedtypes.Resources{"leaf": res("cpu", "1500m")}, req: res("cpu", "2500m")},
+		{name: "milli cpu one milli over", quota: "leaf", charge: map[schedtypes.QuotaName]schedtypes.Resources{"leaf": res("cpu", "1501m")}, req: res("cpu", "2500m"),
 			want: &Shortage{Quota: "leaf", For: "leaf", Resource: "cpu", Requested: 2500, Used: 1501, Limit: 4000}},
 		{name: "resource missing from max is unlimited at that level", quota: "leaf", req: res("cpu", "1", "nvidia.com/gpu", "100")},
-		{name: "memory limited only at team", quota: "leaf", charge: map[QuotaName]Resources{"other": res("memory", "6Gi")}, req: res("memory", "3Gi"),
+		{name: "memory limited only at team", quota: "leaf", charge: map[schedtypes.QuotaName]schedtypes.Resources{"other": res("memory", "6Gi")}, req: res("memory", "3Gi"),
 			want: &Shortage{Quota: "team", For: "leaf", Resource: "memory", Requested: 3 << 30, Used: 6 << 30, Limit: 8 << 30}},
 		{name: "oversell raises every max", oversell: 1.5, quota: "leaf", req: res("cpu", "6")},
 		{name: "oversell still bounded", oversell: 1.5, quota: "leaf", req: res("cpu", "6001m"),
 			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 6001, Limit: 6000, NeverFits: true}},
-		{name: "never fits reported before waiting", quota: "leaf", charge: map[QuotaName]Resources{"leaf": res("cpu", "4")}, req: res("cpu", "7", "memory", "1"),
+		{name: "never fits reported before waiting", quota: "leaf", charge: map[schedtypes.QuotaName]schedtypes.Resources{"leaf": res("cpu", "4")}, req: res("cpu", "7", "memory", "1"),
 			want: &Shortage{Quota: "leaf", Resource: "cpu", Requested: 7000, Limit: 4000, NeverFits: true}},
 		{name: "unknown quota", quota: "nope", req: res("cpu", "1"), want: &Shortage{Quota: "nope", NotFound: true}},
 	}
@@ -98,7 +100,7 @@ func TestChargeReleaseAlongPath(t *testing.T) {
 	tr := depth3(t, 1)
 	tr.Charge("leaf", res("cpu", "2", "memory", "1Gi"))
 	tr.Charge("other", res("cpu", "1"))
-	for name, want := range map[QuotaName]Resources{
+	for name, want := range map[schedtypes.QuotaName]schedtypes.Resources{
 		"leaf": res("cpu", "2", "memory", "1Gi"), "other": res("cpu", "1"),
 		"team": res("cpu", "3", "memory", "1Gi"), "org": res("cpu", "3", "memory", "1Gi"),
 	} {
@@ -109,7 +111,7 @@ func TestChargeReleaseAlongPath(t *testing.T) {
 	}
 	tr.Release("leaf", res("cpu", "2", "memory", "1Gi"))
 	tr.Release("other", res("cpu", "1"))
-	for _, name := range []QuotaName{"leaf", "other", "team", "org"} {
+	for _, name := range []schedtypes.QuotaName{"leaf", "other", "team", "org"} {
 		if got, _ := tr.Get(name); !got.Used.IsZero() {
 			t.Errorf("%s used = %v after release, want zero", name, got.Used)
 		}
@@ -164,14 +166,14 @@ func TestCycleRefused(t *testing.T) {
 	}
 	// Every quota on the cycle, and every quota below one, refuses its units.
 	_ = tr.Upsert(Spec{Name: "leaf", Parent: "a", Max: res("cpu", "10")})
-	for _, name := range []QuotaName{"a", "b", "c", "leaf"} {
+	for _, name := range []schedtypes.QuotaName{"a", "b", "c", "leaf"} {
 		if s := tr.Check(name, res("cpu", "1")); s == nil || s.Broken == "" {
 			t.Errorf("%s: %+v, want a broken-tree refusal", name, s)
 		}
 	}
 	// Breaking the cycle on the other quota than the refused one re-links it.
 	_ = tr.Upsert(Spec{Name: "a"})
-	for _, name := range []QuotaName{"b", "leaf"} {
+	for _, name := range []schedtypes.QuotaName{"b", "leaf"} {
 		if s := tr.Check(name, res("cpu", "1")); s != nil {
 			t.Errorf("%s after the fix: %s", name, s.Message())
 		}
@@ -242,7 +244,7 @@ func TestCheckNamesTheShortAncestor(t *testing.T) {
 	if got := s.Message(); got != want {
 		t.Errorf("message = %q\nwant        %q", got, want)
 	}
-	if got := s.Key(); got != "short/org/cpu" {
+	if got := s.Reason().String(); got != "short/org/cpu" {
 		t.Errorf("key = %q, want short/org/cpu", got)
 	}
 }
@@ -252,21 +254,21 @@ func TestCheckNamesTheShortAncestor(t *testing.T) {
 func FuzzUsage(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		names := []QuotaName{"a", "b", "c", "d"}
+		names := []schedtypes.QuotaName{"a", "b", "c", "d"}
 		tr := New(1)
-		charged := map[QuotaName]int64{}
-		parents := map[QuotaName]QuotaName{}
+		charged := map[schedtypes.QuotaName]int64{}
+		parents := map[schedtypes.QuotaName]schedtypes.QuotaName{}
 		for i := 0; i+1 < len(ops); i += 2 {
 			n := names[int(ops[i]>>4)%len(names)]
 			m := names[int(ops[i]&0xf)%len(names)]
 			amt := int64(ops[i+1]%8) + 1
 			switch ops[i+1] % 3 {
 			case 0:
-				tr.Charge(n, Resources{"cpu": amt})
+				tr.Charge(n, schedtypes.Resources{"cpu": amt})
 				charged[n] += amt
 			case 1:
 				if charged[n] >= amt {
-					tr.Release(n, Resources{"cpu": amt})
+					tr.Release(n, schedtypes.Resources{"cpu": amt})
 					charged[n] -= amt
 				}
 			case 2:

@@ -20,12 +20,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Preemption asks for room for one unit.
 type Preemption struct {
-	Quota    QuotaName
-	Request  Resources
+	Quota    schedtypes.QuotaName
+	Request  schedtypes.Resources
 	Priority int32
 	// Preempt allows evicting lower-priority units of the same quota.
 	Preempt bool
@@ -45,7 +47,7 @@ const lookAhead = 16
 // request fit, lowest priority first and then most recently admitted. held
 // lists the admitted units by quota. It returns an empty answer when
 // evictions cannot make the request fit. The tree is left as it was.
-func (t *Tree) SelectVictims(p Preemption, held map[QuotaName][]Holding) Victims {
+func (t *Tree) SelectVictims(p Preemption, held map[schedtypes.QuotaName][]schedtypes.Holding) schedtypes.Victims {
 	v := t.selectVictims(p, held)
 	if len(v.Units) > 0 || v.RetryAt.IsZero() {
 		return v
@@ -77,16 +79,16 @@ func (t *Tree) SelectVictims(p Preemption, held map[QuotaName][]Holding) Victims
 	return v
 }
 
-func (t *Tree) selectVictims(p Preemption, held map[QuotaName][]Holding) Victims {
+func (t *Tree) selectVictims(p Preemption, held map[schedtypes.QuotaName][]schedtypes.Holding) schedtypes.Victims {
 	if t.Problem(p.Quota) != nil || t.NeverFits(p.Quota, p.Request) != nil {
-		return Victims{}
+		return schedtypes.Victims{}
 	}
 	cohort := t.Cohort(p.Quota)
 	// Evictions are simulated on the tree itself and undone before returning.
-	released := map[UnitKey]Holding{}
+	released := map[schedtypes.UnitKey]schedtypes.Holding{}
 	r := releaser{
-		release:   func(h Holding) { t.Release(h.Quota, h.Used); released[h.Key] = h },
-		unrelease: func(h Holding) { t.Charge(h.Quota, h.Used); delete(released, h.Key) },
+		release:   func(h schedtypes.Holding) { t.Release(h.Quota, h.Used); released[h.Key] = h },
+		unrelease: func(h schedtypes.Holding) { t.Charge(h.Quota, h.Used); delete(released, h.Key) },
 	}
 	defer func() {
 		for _, h := range released {
@@ -105,12 +107,12 @@ func (t *Tree) selectVictims(p Preemption, held map[QuotaName][]Holding) Victims
 		}
 	}
 	if len(released) > 0 && t.Check(p.Quota, p.Request) == nil {
-		return Victims{Waiting: true}
+		return schedtypes.Victims{Waiting: true}
 	}
 	var retryAt time.Time
 	// protected reports a unit still in its protection period, and keeps the
 	// earliest end of such periods.
-	protected := func(h Holding) bool {
+	protected := func(h schedtypes.Holding) bool {
 		if p.Protection <= 0 {
 			return false
 		}
@@ -124,25 +126,25 @@ func (t *Tree) selectVictims(p Preemption, held map[QuotaName][]Holding) Victims
 		return true
 	}
 	if p.Preempt {
-		var cands []Holding
+		var cands []schedtypes.Holding
 		for _, h := range held[p.Quota] {
 			if !h.Evicting && h.Priority < p.Priority && !protected(h) {
 				cands = append(cands, h)
 			}
 		}
 		if v := t.evictUntilFit(p, cands, nil, r); len(v) > 0 {
-			return Victims{Units: v}
+			return schedtypes.Victims{Units: v}
 		}
 	}
 	// Reclaim judges only the resources the request is short of: a unit
 	// within its min of cpu reclaims cpu even when it also asks for memory
 	// its quota's min does not name, since memory is not what it waits for.
 	if !p.Reclaim {
-		return Victims{RetryAt: retryAt}
+		return schedtypes.Victims{RetryAt: retryAt}
 	}
 	if short := t.short(p.Quota, p.Request); len(short) > 0 && t.withinMin(p.Quota, short) {
-		borrowing := func(h Holding) bool { return t.overMin(h.Quota, short) }
-		var cands []Holding
+		borrowing := func(h schedtypes.Holding) bool { return t.overMin(h.Quota, short) }
+		var cands []schedtypes.Holding
 		for q, hs := range held {
 			if q == p.Quota || t.Cohort(q) != cohort {
 				continue
@@ -154,14 +156,14 @@ func (t *Tree) selectVictims(p Preemption, held map[QuotaName][]Holding) Victims
 			}
 		}
 		if v := t.evictUntilFit(p, cands, borrowing, r); len(v) > 0 {
-			return Victims{Units: v, Reclaim: true}
+			return schedtypes.Victims{Units: v, Reclaim: true}
 		}
 	}
-	return Victims{RetryAt: retryAt}
+	return schedtypes.Victims{RetryAt: retryAt}
 }
 
 type releaser struct {
-	release, unrelease func(Holding)
+	release, unrelease func(schedtypes.Holding)
 }
 
 // evictUntilFit releases candidates in victim order until the request fits,
@@ -174,8 +176,8 @@ type releaser struct {
 // tenants of its own quota, so a tenant's priority of 2^31-1 would otherwise
 // move every eviction onto the others. Reclaim takes, one unit at a time,
 // from the eligible quota that borrows most (see reclaimOrder).
-func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holding) bool, r releaser) []Holding {
-	var victims []Holding
+func (t *Tree) evictUntilFit(p Preemption, cands []schedtypes.Holding, eligible func(schedtypes.Holding) bool, r releaser) []schedtypes.Holding {
+	var victims []schedtypes.Holding
 	if eligible != nil {
 		victims = t.reclaimOrder(p, cands, eligible, r)
 	} else {
@@ -192,7 +194,7 @@ func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holdin
 		return nil
 	}
 	// Only as many as needed: a victim whose usage the request can spare stays.
-	var kept []Holding
+	var kept []schedtypes.Holding
 	for i := len(victims) - 1; i >= 0; i-- {
 		r.unrelease(victims[i])
 		if t.Check(p.Quota, p.Request) != nil {
@@ -206,8 +208,8 @@ func (t *Tree) evictUntilFit(p Preemption, cands []Holding, eligible func(Holdin
 
 // sortVictims orders the candidates of one quota: lowest priority first,
 // then most recently admitted.
-func sortVictims(cands []Holding) {
-	slices.SortStableFunc(cands, func(a, b Holding) int {
+func sortVictims(cands []schedtypes.Holding) {
+	slices.SortStableFunc(cands, func(a, b schedtypes.Holding) int {
 		if a.Priority != b.Priority {
 			if a.Priority < b.Priority {
 				return -1
@@ -227,17 +229,17 @@ func sortVictims(cands []Holding) {
 // (how far above its min it is, relative to its weight or max; ties by
 // name), among the quotas still eligible. A quota back within its min gives
 // nothing more. It returns the units released.
-func (t *Tree) reclaimOrder(p Preemption, cands []Holding, eligible func(Holding) bool, r releaser) []Holding {
-	byQuota := map[QuotaName][]Holding{}
+func (t *Tree) reclaimOrder(p Preemption, cands []schedtypes.Holding, eligible func(schedtypes.Holding) bool, r releaser) []schedtypes.Holding {
+	byQuota := map[schedtypes.QuotaName][]schedtypes.Holding{}
 	for _, h := range cands {
 		byQuota[h.Quota] = append(byQuota[h.Quota], h)
 	}
 	for _, hs := range byQuota {
 		sortVictims(hs)
 	}
-	var victims []Holding
+	var victims []schedtypes.Holding
 	for t.Check(p.Quota, p.Request) != nil {
-		var pick QuotaName
+		var pick schedtypes.QuotaName
 		var most float64
 		for q, hs := range byQuota {
 			for len(hs) > 0 && !eligible(hs[0]) {
@@ -264,18 +266,18 @@ func (t *Tree) reclaimOrder(p Preemption, cands []Holding, eligible func(Holding
 
 // WouldBorrow reports whether admitting req would take quota name above its
 // min for some resource: the unit would use capacity guaranteed to others.
-func (t *Tree) WouldBorrow(name QuotaName, req Resources) bool {
+func (t *Tree) WouldBorrow(name schedtypes.QuotaName, req schedtypes.Resources) bool {
 	return !t.withinMin(name, req)
 }
 
 // short is the part of req that does not fit quota name now: each resource
 // of req that, asked for alone, would not fit.
-func (t *Tree) short(name QuotaName, req Resources) Resources {
-	var out Resources
+func (t *Tree) short(name schedtypes.QuotaName, req schedtypes.Resources) schedtypes.Resources {
+	var out schedtypes.Resources
 	for r, v := range req {
-		if v > 0 && t.Check(name, Resources{r: v}) != nil {
+		if v > 0 && t.Check(name, schedtypes.Resources{r: v}) != nil {
 			if out == nil {
-				out = Resources{}
+				out = schedtypes.Resources{}
 			}
 			out[r] = v
 		}
@@ -285,7 +287,7 @@ func (t *Tree) short(name QuotaName, req Resources) Resources {
 
 // withinMin reports whether quota name, with req added, stays within its min
 // for every resource req asks for.
-func (t *Tree) withinMin(name QuotaName, req Resources) bool {
+func (t *Tree) withinMin(name schedtypes.QuotaName, req schedtypes.Resources) bool {
 	n, ok := t.nodes[name]
 	if !ok || !n.exists {
 		return false
@@ -300,7 +302,7 @@ func (t *Tree) withinMin(name QuotaName, req Resources) bool {
 
 // overMin reports whether quota name uses more than its min of a resource
 // that req asks for: it borrows what req needs.
-func (t *Tree) overMin(name QuotaName, req Resources) bool {
+func (t *Tree) overMin(name schedtypes.QuotaName, req schedtypes.Resources) bool {
 	n, ok := t.nodes[name]
 	if !ok {
 		return false

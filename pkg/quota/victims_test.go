@@ -22,12 +22,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-func holding(key UnitKey, quotaName QuotaName, prio int32, age time.Duration, cpuCores int64) Holding {
-	return Holding{Key: key, Quota: quotaName, Priority: prio, AllocatedAt: now.Add(-age), Used: Resources{"cpu": cpuCores * 1000}}
+func holding(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, prio int32, age time.Duration, cpuCores int64) schedtypes.Holding {
+	return schedtypes.Holding{Key: key, Quota: quotaName, Priority: prio, AllocatedAt: now.Add(-age), Used: schedtypes.Resources{"cpu": cpuCores * 1000}}
 }
 
 // twoLevel is parent max 10, children a and b with min 5, max 10.
@@ -35,9 +37,9 @@ func twoLevel(t *testing.T) *Tree {
 	t.Helper()
 	tr := New(1)
 	for _, s := range []Spec{
-		{Name: "parent", Max: Resources{"cpu": 10000}},
-		{Name: "a", Parent: "parent", Min: Resources{"cpu": 5000}, Max: Resources{"cpu": 10000}},
-		{Name: "b", Parent: "parent", Min: Resources{"cpu": 5000}, Max: Resources{"cpu": 10000}},
+		{Name: "parent", Max: schedtypes.Resources{"cpu": 10000}},
+		{Name: "a", Parent: "parent", Min: schedtypes.Resources{"cpu": 5000}, Max: schedtypes.Resources{"cpu": 10000}},
+		{Name: "b", Parent: "parent", Min: schedtypes.Resources{"cpu": 5000}, Max: schedtypes.Resources{"cpu": 10000}},
 	} {
 		if err := tr.Upsert(s); err != nil {
 			t.Fatal(err)
@@ -46,15 +48,15 @@ func twoLevel(t *testing.T) *Tree {
 	return tr
 }
 
-func keys(v Victims) []UnitKey {
-	var out []UnitKey
+func keys(v schedtypes.Victims) []schedtypes.UnitKey {
+	var out []schedtypes.UnitKey
 	for _, h := range v.Units {
 		out = append(out, h.Key)
 	}
 	return out
 }
 
-func chargeAll(tr *Tree, held map[QuotaName][]Holding) {
+func chargeAll(tr *Tree, held map[schedtypes.QuotaName][]schedtypes.Holding) {
 	for _, hs := range held {
 		for _, h := range hs {
 			tr.Charge(h.Quota, h.Used)
@@ -65,20 +67,20 @@ func chargeAll(tr *Tree, held map[QuotaName][]Holding) {
 // A borrows all of the parent while B is idle; B's new unit reclaims exactly 5.
 func TestReclaimExactlyWhatIsNeeded(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[QuotaName][]Holding{}
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{}
 	for i := range 10 {
-		held["a"] = append(held["a"], holding(UnitKey(fmt.Sprintf("a%d", i)), "a", int32(i%3), time.Duration(10-i)*time.Hour, 1))
+		held["a"] = append(held["a"], holding(schedtypes.UnitKey(fmt.Sprintf("a%d", i)), "a", int32(i%3), time.Duration(10-i)*time.Hour, 1))
 	}
 	chargeAll(tr, held)
-	if tr.Check("a", Resources{"cpu": 1}) == nil {
+	if tr.Check("a", schedtypes.Resources{"cpu": 1}) == nil {
 		t.Fatal("parent should be full")
 	}
-	v := tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Priority: 0, Reclaim: true, Now: now}, held)
+	v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Priority: 0, Reclaim: true, Now: now}, held)
 	if !v.Reclaim || len(v.Units) != 5 {
 		t.Fatalf("victims %v (reclaim %v), want 5", keys(v), v.Reclaim)
 	}
 	// Lowest priority first (priority 0: a0, a3, a6, a9), then most recently admitted.
-	if diff := cmp.Diff([]UnitKey{"a9", "a6", "a3", "a0", "a7"}, keys(v)); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"a9", "a6", "a3", "a0", "a7"}, keys(v)); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 	a, _ := tr.Get("a")
@@ -89,21 +91,21 @@ func TestReclaimExactlyWhatIsNeeded(t *testing.T) {
 
 func TestReclaimRespectsProtectionAndMin(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[QuotaName][]Holding{
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{
 		"a": {holding("young", "a", 0, time.Minute, 5), holding("old", "a", 0, time.Hour, 5)},
 	}
 	chargeAll(tr, held)
-	v := tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}, held)
-	if diff := cmp.Diff([]UnitKey{"old"}, keys(v)); diff != "" {
+	v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}, held)
+	if diff := cmp.Diff([]schedtypes.UnitKey{"old"}, keys(v)); diff != "" {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
 	// All protected: nothing to reclaim.
-	v = tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Reclaim: true, Protection: 2 * time.Hour, Now: now}, held)
+	v = tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 2 * time.Hour, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("reclaimed protected units %v", keys(v))
 	}
 	// Above its own min, b may not reclaim.
-	v = tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 6000}, Reclaim: true, Now: now}, held)
+	v = tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 6000}, Reclaim: true, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("reclaimed beyond min: %v", keys(v))
 	}
@@ -115,21 +117,21 @@ func TestReclaimRespectsProtectionAndMin(t *testing.T) {
 func TestReclaimJudgesOnlyTheResourcesThatAreShort(t *testing.T) {
 	tr := New(1)
 	for _, s := range []Spec{
-		{Name: "parent", Min: Resources{"cpu": 4000}, Max: Resources{"cpu": 4000, "memory": 1 << 40}},
-		{Name: "lender", Parent: "parent", Min: Resources{"cpu": 2000}, Max: Resources{"cpu": 4000, "memory": 1 << 40}},
-		{Name: "borrower", Parent: "parent", Min: Resources{"cpu": 2000}, Max: Resources{"cpu": 4000, "memory": 1 << 40}},
+		{Name: "parent", Min: schedtypes.Resources{"cpu": 4000}, Max: schedtypes.Resources{"cpu": 4000, "memory": 1 << 40}},
+		{Name: "lender", Parent: "parent", Min: schedtypes.Resources{"cpu": 2000}, Max: schedtypes.Resources{"cpu": 4000, "memory": 1 << 40}},
+		{Name: "borrower", Parent: "parent", Min: schedtypes.Resources{"cpu": 2000}, Max: schedtypes.Resources{"cpu": 4000, "memory": 1 << 40}},
 	} {
 		if err := tr.Upsert(s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	gi := int64(1 << 30)
-	held := map[QuotaName][]Holding{"borrower": {
-		{Key: "b1", Quota: "borrower", AllocatedAt: now.Add(-time.Hour), Used: Resources{"cpu": 2000, "memory": gi}},
-		{Key: "b2", Quota: "borrower", AllocatedAt: now.Add(-time.Minute), Used: Resources{"cpu": 2000, "memory": gi}},
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{"borrower": {
+		{Key: "b1", Quota: "borrower", AllocatedAt: now.Add(-time.Hour), Used: schedtypes.Resources{"cpu": 2000, "memory": gi}},
+		{Key: "b2", Quota: "borrower", AllocatedAt: now.Add(-time.Minute), Used: schedtypes.Resources{"cpu": 2000, "memory": gi}},
 	}}
 	chargeAll(tr, held)
-	req := Resources{"cpu": 2000, "memory": gi}
+	req := schedtypes.Resources{"cpu": 2000, "memory": gi}
 	if tr.Check("lender", req) == nil {
 		t.Fatal("the parent's cpu should be full")
 	}
@@ -137,11 +139,11 @@ func TestReclaimJudgesOnlyTheResourcesThatAreShort(t *testing.T) {
 	if !v.Reclaim {
 		t.Fatalf("no reclaim: victims %v", keys(v))
 	}
-	if diff := cmp.Diff([]UnitKey{"b2"}, keys(v)); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"b2"}, keys(v)); diff != "" {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
 	// Asking for more cpu than its min, the lender may not reclaim.
-	v = tr.SelectVictims(Preemption{Quota: "lender", Request: Resources{"cpu": 3000, "memory": gi}, Reclaim: true, Now: now}, held)
+	v = tr.SelectVictims(Preemption{Quota: "lender", Request: schedtypes.Resources{"cpu": 3000, "memory": gi}, Reclaim: true, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("reclaimed beyond min: %v", keys(v))
 	}
@@ -149,18 +151,18 @@ func TestReclaimJudgesOnlyTheResourcesThatAreShort(t *testing.T) {
 
 func TestReclaimNeverTakesFromQuotaWithinMin(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[QuotaName][]Holding{
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{
 		"a": {holding("a1", "a", 0, time.Hour, 5)},
 		"b": {holding("b1", "b", 0, time.Hour, 3)},
 	}
 	chargeAll(tr, held)
 	// b (3 used) asks 2 more: parent has 2 free. Fits, no victims needed.
-	if v := tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 2000}, Reclaim: true, Now: now}, held); len(v.Units) != 0 {
+	if v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 2000}, Reclaim: true, Now: now}, held); len(v.Units) != 0 {
 		t.Errorf("victims %v for a request that fits", keys(v))
 	}
-	tr.Charge("b", Resources{"cpu": 2000})
+	tr.Charge("b", schedtypes.Resources{"cpu": 2000})
 	// Now a asks 1 within its min: parent full, b is at its min (5): nothing.
-	v := tr.SelectVictims(Preemption{Quota: "a", Request: Resources{"cpu": 1000}, Reclaim: true, Now: now}, held)
+	v := tr.SelectVictims(Preemption{Quota: "a", Request: schedtypes.Resources{"cpu": 1000}, Reclaim: true, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("took from a quota within its min: %v", keys(v))
 	}
@@ -168,31 +170,31 @@ func TestReclaimNeverTakesFromQuotaWithinMin(t *testing.T) {
 
 func TestPreemptLowerPriorityOnlyAsNeeded(t *testing.T) {
 	tr := New(1)
-	_ = tr.Upsert(Spec{Name: "q", Max: Resources{"cpu": 4000}})
-	held := map[QuotaName][]Holding{"q": {
+	_ = tr.Upsert(Spec{Name: "q", Max: schedtypes.Resources{"cpu": 4000}})
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{"q": {
 		holding("low-small", "q", 1, time.Hour, 1),
 		holding("low-big", "q", 1, 2*time.Hour, 2),
 		holding("high", "q", 9, time.Hour, 1),
 	}}
 	chargeAll(tr, held)
-	v := tr.SelectVictims(Preemption{Quota: "q", Request: Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
+	v := tr.SelectVictims(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
 	// low-small goes first (more recent) but alone is not enough; with low-big
 	// it is, and then low-small turns out unneeded.
-	if diff := cmp.Diff([]UnitKey{"low-big"}, keys(v)); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"low-big"}, keys(v)); diff != "" {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
-	if v := tr.SelectVictims(Preemption{Quota: "q", Request: Resources{"cpu": 4000}, Priority: 5, Preempt: true, Now: now}, held); len(v.Units) != 0 {
+	if v := tr.SelectVictims(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 4000}, Priority: 5, Preempt: true, Now: now}, held); len(v.Units) != 0 {
 		t.Errorf("evicted %v although the high-priority unit keeps it from fitting", keys(v))
 	}
 }
 
 func TestEvictingUnitsAreWaitedFor(t *testing.T) {
 	tr := New(1)
-	_ = tr.Upsert(Spec{Name: "q", Max: Resources{"cpu": 2000}})
-	held := map[QuotaName][]Holding{"q": {holding("going", "q", 1, time.Hour, 2)}}
+	_ = tr.Upsert(Spec{Name: "q", Max: schedtypes.Resources{"cpu": 2000}})
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{"q": {holding("going", "q", 1, time.Hour, 2)}}
 	held["q"][0].Evicting = true
 	chargeAll(tr, held)
-	v := tr.SelectVictims(Preemption{Quota: "q", Request: Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
+	v := tr.SelectVictims(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
 	if !v.Waiting || len(v.Units) != 0 {
 		t.Errorf("got %+v, want waiting", v)
 	}
@@ -202,11 +204,11 @@ func TestEvictingUnitsAreWaitedFor(t *testing.T) {
 // caller can look again then; at that moment the same search finds them.
 func TestProtectionEndIsReported(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[QuotaName][]Holding{
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{
 		"a": {holding("a-young", "a", 0, time.Minute, 5), holding("a-younger", "a", 0, 30*time.Second, 5)},
 	}
 	chargeAll(tr, held)
-	p := Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
+	p := Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
 	v := tr.SelectVictims(p, held)
 	if len(v.Units) != 0 {
 		t.Fatalf("reclaimed protected units %v", keys(v))
@@ -216,12 +218,12 @@ func TestProtectionEndIsReported(t *testing.T) {
 		t.Errorf("RetryAt = %v, want %v", v.RetryAt, want)
 	}
 	// It is also the unit that goes then, and the caller can say so.
-	if diff := cmp.Diff([]UnitKey{"a-young"}, holdingKeys(v.Protected)); diff != "" || !v.FreeAt.Equal(now.Add(4*time.Minute)) || !v.Reclaim {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"a-young"}, holdingKeys(v.Protected)); diff != "" || !v.FreeAt.Equal(now.Add(4*time.Minute)) || !v.Reclaim {
 		t.Errorf("protected %v until %v (reclaim %v); want a-young until %v by reclaim (-want +got):\n%s",
 			holdingKeys(v.Protected), v.FreeAt, v.Reclaim, now.Add(4*time.Minute), diff)
 	}
 	p.Now = v.RetryAt
-	if diff := cmp.Diff([]UnitKey{"a-young"}, keys(tr.SelectVictims(p, held))); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"a-young"}, keys(tr.SelectVictims(p, held))); diff != "" {
 		t.Errorf("victims at the end of the protection (-want +got):\n%s", diff)
 	}
 }
@@ -229,22 +231,22 @@ func TestProtectionEndIsReported(t *testing.T) {
 // Preemption inside a quota honours the protection period too.
 func TestPreemptionHonoursProtection(t *testing.T) {
 	tr := New(1)
-	_ = tr.Upsert(Spec{Name: "q", Max: Resources{"cpu": 4000}})
-	held := map[QuotaName][]Holding{"q": {holding("low", "q", 1, 10*time.Second, 4)}}
+	_ = tr.Upsert(Spec{Name: "q", Max: schedtypes.Resources{"cpu": 4000}})
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{"q": {holding("low", "q", 1, 10*time.Second, 4)}}
 	chargeAll(tr, held)
-	p := Preemption{Quota: "q", Request: Resources{"cpu": 4000}, Priority: 5, Preempt: true, Protection: time.Minute, Now: now}
+	p := Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 4000}, Priority: 5, Preempt: true, Protection: time.Minute, Now: now}
 	v := tr.SelectVictims(p, held)
 	if len(v.Units) != 0 || !v.RetryAt.Equal(now.Add(50*time.Second)) {
 		t.Fatalf("victims %v, RetryAt %v; want none until %v", keys(v), v.RetryAt, now.Add(50*time.Second))
 	}
 	p.Now = v.RetryAt
-	if diff := cmp.Diff([]UnitKey{"low"}, keys(tr.SelectVictims(p, held))); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"low"}, keys(tr.SelectVictims(p, held))); diff != "" {
 		t.Errorf("victims after the protection (-want +got):\n%s", diff)
 	}
 }
 
-func holdingKeys(hs []Holding) []UnitKey {
-	out := make([]UnitKey, 0, len(hs))
+func holdingKeys(hs []schedtypes.Holding) []schedtypes.UnitKey {
+	out := make([]schedtypes.UnitKey, 0, len(hs))
 	for _, h := range hs {
 		out = append(out, h.Key)
 	}
@@ -255,17 +257,17 @@ func holdingKeys(hs []Holding) []UnitKey {
 // those chosen at the first end that frees enough.
 func TestProtectedVictimsLookAhead(t *testing.T) {
 	tr := twoLevel(t)
-	held := map[QuotaName][]Holding{
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{
 		"a": {holding("a-1", "a", 0, time.Minute, 3), holding("a-2", "a", 0, 30*time.Second, 7)},
 	}
 	chargeAll(tr, held)
 	// b needs 5 cpu: a-1 alone (protected 4 more minutes) frees too little.
-	p := Preemption{Quota: "b", Request: Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
+	p := Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
 	v := tr.SelectVictims(p, held)
 	if len(v.Units) != 0 || !v.RetryAt.Equal(now.Add(4*time.Minute)) {
 		t.Fatalf("victims %v, RetryAt %v", keys(v), v.RetryAt)
 	}
-	if diff := cmp.Diff([]UnitKey{"a-2"}, holdingKeys(v.Protected)); diff != "" ||
+	if diff := cmp.Diff([]schedtypes.UnitKey{"a-2"}, holdingKeys(v.Protected)); diff != "" ||
 		!v.FreeAt.Equal(now.Add(4*time.Minute+30*time.Second)) {
 		t.Errorf("protected %v until %v, want a-2 until %v (-want +got):\n%s", holdingKeys(v.Protected), v.FreeAt, now.Add(4*time.Minute+30*time.Second), diff)
 	}
@@ -279,29 +281,29 @@ func TestProtectedVictimsLookAhead(t *testing.T) {
 func TestReclaimTakesFromTheQuotaThatBorrowsMost(t *testing.T) {
 	tr := New(1)
 	for _, s := range []Spec{
-		{Name: "parent", Max: Resources{"cpu": 10000}},
-		{Name: "a", Parent: "parent", Min: Resources{"cpu": 3000}, Max: Resources{"cpu": 10000}},
-		{Name: "b", Parent: "parent", Min: Resources{"cpu": 3000}, Max: Resources{"cpu": 10000}},
-		{Name: "c", Parent: "parent", Min: Resources{"cpu": 2000}, Max: Resources{"cpu": 10000}},
+		{Name: "parent", Max: schedtypes.Resources{"cpu": 10000}},
+		{Name: "a", Parent: "parent", Min: schedtypes.Resources{"cpu": 3000}, Max: schedtypes.Resources{"cpu": 10000}},
+		{Name: "b", Parent: "parent", Min: schedtypes.Resources{"cpu": 3000}, Max: schedtypes.Resources{"cpu": 10000}},
+		{Name: "c", Parent: "parent", Min: schedtypes.Resources{"cpu": 2000}, Max: schedtypes.Resources{"cpu": 10000}},
 	} {
 		if err := tr.Upsert(s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const top = int32(1<<31 - 1)
-	held := map[QuotaName][]Holding{
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{
 		"a": {holding("a-old", "a", top, 3*time.Hour, 3), holding("a-mid", "a", top, 2*time.Hour, 2), holding("a-new", "a", top, time.Hour, 2)},
 		"c": {holding("c-low", "c", 0, time.Hour, 2), holding("c-min", "c", 0, 2*time.Hour, 1)},
 	}
 	chargeAll(tr, held) // a 7 (min 3), c 3 (min 2): the parent's 10 are used
-	v := tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 2000}, Reclaim: true, Now: now}, held)
-	if diff := cmp.Diff([]UnitKey{"a-new"}, keys(v)); diff != "" || !v.Reclaim {
+	v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 2000}, Reclaim: true, Now: now}, held)
+	if diff := cmp.Diff([]schedtypes.UnitKey{"a-new"}, keys(v)); diff != "" || !v.Reclaim {
 		t.Errorf("victims (-want +got): %s (reclaim %v)", diff, v.Reclaim)
 	}
 	// Asking for 3: a-new, then a still borrows most (2 above its min
 	// against c's 1): a-mid.
-	v = tr.SelectVictims(Preemption{Quota: "b", Request: Resources{"cpu": 3000}, Reclaim: true, Now: now}, held)
-	if diff := cmp.Diff([]UnitKey{"a-new", "a-mid"}, keys(v)); diff != "" {
+	v = tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 3000}, Reclaim: true, Now: now}, held)
+	if diff := cmp.Diff([]schedtypes.UnitKey{"a-new", "a-mid"}, keys(v)); diff != "" {
 		t.Errorf("victims for 3 CPUs (-want +got): %s", diff)
 	}
 }

@@ -17,8 +17,9 @@ limitations under the License.
 // Package schedtypes holds the plain values the scheduler's plugin API
 // (pkg/scheduler/framework), its plugins, the quota tree (pkg/quota) and the
 // pending queues (pkg/queue) hand each other: amounts of resources, what an
-// admitted unit holds, the victims of a preemption, a view of one quota, and
-// a pending unit as a sort function sees it.
+// admitted unit holds, the victims of a preemption, a view of one quota, a
+// pending unit, and why a unit waits (Reason, with the one table from its
+// kind to the condition reason, message and remedy users see).
 //
 // Names are typed so that one kind cannot be passed for another: UnitKey
 // ("namespace/name" of a QueueUnit), QueueName, QuotaName and CohortName.
@@ -27,6 +28,6 @@ limitations under the License.
 //
 // It sits below all of them so that the framework need import no
 // implementation: it has no logic beyond conversions and simple methods on
-// its values, and imports nothing of ours but pkg/util/resources. pkg/quota
-// and pkg/queue keep aliases of these types under their old names.
+// its values, and imports nothing of ours but pkg/util/resources. Each type
+// has this one name: no other package keeps an alias of it.
 package schedtypes

@@ -28,8 +28,3 @@ type Reservation struct {
 	Quota   QuotaName
 	Request Resources
 }
-
-// HeldReasonPrefix starts the reason of a refusal for want of room beside
-// the room held for waiting units: such a unit fits on its own, so evicting
-// others would not help it.
-const HeldReasonPrefix = "held/"

@@ -59,8 +59,9 @@ type PendingState struct {
 
 // Failure is why a unit was not admitted.
 type Failure struct {
-	// Reason is a stable key: the same key means the unit waits for the same thing.
-	Reason string
+	// Reason is what the unit waits for: the same Reason means it waits for
+	// the same thing.
+	Reason Reason
 	// Message is for people: which quota, which resource, how much is missing.
 	Message string
 	// NeverFits is true when waiting cannot help; such a unit blocks nothing.
@@ -90,6 +91,9 @@ type Failure struct {
 	// the queue is ordered by priority first and all its units qualify, the
 	// pass stops trying the queue.
 	Covering bool
+	// Stale is set by the caller for an entry whose unit was admitted or
+	// changed meanwhile: it is dropped, never reported.
+	Stale bool
 	// Reserves is set by the caller when the unit waits for room that lower
 	// priority units hold or could take: it could fit once they finish. The
 	// queue then may hold its request in its cohort (see Reservation).

@@ -22,9 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -43,11 +41,15 @@ type unitState struct {
 	holding bool
 	// reason is the waiting reason last reported (status and event), and
 	// wanted its failure; shown is the reason whose report the API carries,
-	// with its message, as far as the scheduler knows (the reporter; the
-	// lifecycle marks a missing admission check once).
-	reason              string
-	wanted              *queue.Failure
-	shown, shownMessage string
+	// with its message, as far as the scheduler knows (the reporter).
+	reason       schedtypes.Reason
+	wanted       *schedtypes.Failure
+	shown        schedtypes.Reason
+	shownMessage string
+	// checkMissingTold is true once a missing admission check of the unit's
+	// reservation was recorded (the lifecycle; the cache and the reporter
+	// clear it).
+	checkMissingTold bool
 	// evicting is true from the choice of the unit as a victim until it no
 	// longer holds quota (the preemptor sets it, the cache clears it).
 	evicting bool
@@ -82,11 +84,11 @@ type unitCache struct {
 	queues *queueRegistry
 	// setUsage tells the usage plugins what a unit holds (framework.SetUsage);
 	// gone that a unit was deleted (framework.UnitGone).
-	setUsage func(key schedtypes.UnitKey, h *quota.Holding)
+	setUsage func(key schedtypes.UnitKey, h *schedtypes.Holding)
 	gone     func(key schedtypes.UnitKey)
 }
 
-func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *quota.Holding), gone func(schedtypes.UnitKey)) *unitCache {
+func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *schedtypes.Holding), gone func(schedtypes.UnitKey)) *unitCache {
 	return &unitCache{units: map[schedtypes.UnitKey]*unitState{}, queues: queues, setUsage: setUsage, gone: gone}
 }
 
@@ -204,12 +206,12 @@ func (c *unitCache) remove(key schedtypes.UnitKey) {
 // decide runs fn on the state of a pending queue entry under the cache's
 // lock; an entry whose unit went away, was admitted or changed meanwhile is
 // stale and fn is not run.
-func (c *unitCache) decide(entry any, fn func(st *unitState) *queue.Failure) *queue.Failure {
+func (c *unitCache) decide(entry any, fn func(st *unitState) *schedtypes.Failure) *schedtypes.Failure {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, _ := entry.(*unitState)
 	if !st.waits() {
-		return &queue.Failure{Reason: reasonStale, HeldBack: true}
+		return &schedtypes.Failure{Stale: true, HeldBack: true}
 	}
 	return fn(st)
 }
@@ -218,7 +220,7 @@ func (c *unitCache) decide(entry any, fn func(st *unitState) *queue.Failure) *qu
 // the API its object does not say so, and the next update would make it a
 // candidate again. It runs under the lock (inside decide); nil when the unit
 // is gone.
-func (c *unitCache) evictingLocked(h quota.Holding) *unitState {
+func (c *unitCache) evictingLocked(h schedtypes.Holding) *unitState {
 	st := c.units[h.Key]
 	if st == nil {
 		return nil
@@ -256,7 +258,7 @@ func (c *unitCache) admissionDone(key schedtypes.UnitKey, written *schedv1alpha1
 			// The informer has not brought our write yet.
 			st.obj = written
 		}
-		st.holding, st.reason, st.wanted, st.refusals = true, "", nil, 0
+		st.holding, st.reason, st.wanted, st.refusals, st.checkMissingTold = true, schedtypes.Reason{}, nil, 0, false
 		return st, st.obj, nil
 	}
 	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))

@@ -26,16 +26,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // usageLog records what a cache tells the usage plugins.
 type usageLog struct{ calls []usageCall }
 
-func (l *usageLog) set(key schedtypes.UnitKey, h *quota.Holding) {
+func (l *usageLog) set(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	c := usageCall{key: key}
 	if h != nil {
 		cp := *h
@@ -94,7 +92,7 @@ func TestCacheObserveChargesWhatTheObjectHolds(t *testing.T) {
 				}
 				return
 			}
-			want := &quota.Holding{Key: "ns/a", Quota: "team-a", Priority: 5, Used: quota.Resources{"cpu": tc.want}}
+			want := &schedtypes.Holding{Key: "ns/a", Quota: "team-a", Priority: 5, Used: schedtypes.Resources{"cpu": tc.want}}
 			if diff := cmp.Diff(want, got.h); diff != "" {
 				t.Fatalf("charge (-want +got):\n%s", diff)
 			}
@@ -258,19 +256,19 @@ func TestCacheDecideRefusesStaleEntries(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, _ := newTestCache()
 			ran := false
-			f := c.decide(entry, func(*unitState) *queue.Failure { ran = true; return nil })
+			f := c.decide(entry, func(*unitState) *schedtypes.Failure { ran = true; return nil })
 			if ran {
 				t.Fatal("a stale entry was decided")
 			}
-			if f == nil || f.Reason != reasonStale || !f.HeldBack {
+			if f == nil || !f.Stale || !f.HeldBack {
 				t.Fatalf("failure = %+v, want a held-back stale entry", f)
 			}
 		})
 	}
 	t.Run("pending", func(t *testing.T) {
 		c, _ := newTestCache()
-		want := &queue.Failure{Reason: "short/team-a/cpu"}
-		if got := c.decide(pending(), func(*unitState) *queue.Failure { return want }); got != want {
+		want := &schedtypes.Failure{Reason: shortTeamA}
+		if got := c.decide(pending(), func(*unitState) *schedtypes.Failure { return want }); got != want {
 			t.Fatalf("decide = %+v, want the decision's own answer", got)
 		}
 	})
@@ -281,7 +279,7 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 	u := makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
 	c.observe("ns/a", u, "team-a", "team-a")
 	c.update("ns/a", func(st *unitState) {
-		st.inflight, st.reason, st.wanted = true, "short/team-a/cpu", &queue.Failure{Reason: "short/team-a/cpu"}
+		st.inflight, st.reason, st.wanted = true, shortTeamA, &schedtypes.Failure{Reason: shortTeamA}
 	})
 	calls := len(log.calls)
 	written := u.DeepCopy()
@@ -294,8 +292,8 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 	if latest != written {
 		t.Fatal("the written object is not the one to replay while the informer has not brought it")
 	}
-	if st.inflight || !st.holding || st.reason != "" || st.wanted != nil {
-		t.Fatalf("state after admission = inflight %v holding %v reason %q wanted %v", st.inflight, st.holding, st.reason, st.wanted)
+	if st.inflight || !st.holding || st.reason != (schedtypes.Reason{}) || st.wanted != nil {
+		t.Fatalf("state after admission = inflight %v holding %v reason %v wanted %v", st.inflight, st.holding, st.reason, st.wanted)
 	}
 	if len(log.calls) != calls {
 		t.Fatal("the cache re-charged on admission: the reserve already did, and the replay will")
@@ -365,7 +363,7 @@ func TestCacheEvictingUntilTheQuotaIsBack(t *testing.T) {
 			t.Error("a unit that gave its quota back is still evicting")
 		}
 	})
-	if c.evictingLocked(quota.Holding{Key: "ns/gone"}) != nil {
+	if c.evictingLocked(schedtypes.Holding{Key: "ns/gone"}) != nil {
 		t.Fatal("an unknown victim was marked")
 	}
 }
@@ -393,3 +391,5 @@ func TestCachePendingListsWaitingUnitsNotBeingAdmitted(t *testing.T) {
 		t.Errorf("pending of every queue (-want +got):\n%s", diff)
 	}
 }
+
+var shortTeamA = schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "team-a", Detail: "cpu"}

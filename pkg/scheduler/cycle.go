@@ -30,7 +30,6 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -76,7 +75,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 	}
 	start := p.clock.Now()
 	memo := shortfalls{}
-	res := p.queues.PassUpTo(func(u *queue.Unit, q queue.Settings) *queue.Failure {
+	res := p.queues.PassUpTo(func(u *schedtypes.Unit, q queue.Settings) *schedtypes.Failure {
 		f := p.try(ctx, u, q, memo)
 		if f != nil && q.MaxWait > 0 && !u.WaitingSince.IsZero() {
 			// The end of its bound is a deadline: look again then.
@@ -91,7 +90,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 		p.admit(ctx, a)
 	}
 	for _, f := range res.Failed {
-		if f.Failure.Reason == reasonStale {
+		if f.Failure.Stale {
 			continue
 		}
 		// Held-back units were not tried, but say what they wait for: their
@@ -124,8 +123,8 @@ func (p *passDriver) schedule(ctx context.Context) {
 // try decides one unit; it runs inside a pass, under the queue manager's
 // lock, and decides under the cache's. memo holds the pass's refusals (see
 // shortfalls).
-func (p *passDriver) try(ctx context.Context, u *queue.Unit, q queue.Settings, memo shortfalls) *queue.Failure {
-	return p.cache.decide(u.Object, func(st *unitState) *queue.Failure {
+func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settings, memo shortfalls) *schedtypes.Failure {
+	return p.cache.decide(u.Object, func(st *unitState) *schedtypes.Failure {
 		if f := p.nodes.misfit(st); f != nil {
 			return f
 		}
@@ -149,9 +148,9 @@ func (p *passDriver) try(ctx context.Context, u *queue.Unit, q queue.Settings, m
 				memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
 				return f
 			}
-			var v quota.Victims
+			var v schedtypes.Victims
 			if status.Code == framework.Unschedulable {
-				var f *queue.Failure
+				var f *schedtypes.Failure
 				if f, v = p.preemptor.preempt(ctx, info, u.Cohort, q.Preempt); f != nil {
 					// Room is being made for it: it may hold that room.
 					f.Reserves = true
@@ -180,13 +179,13 @@ func (p *passDriver) try(ctx context.Context, u *queue.Unit, q queue.Settings, m
 }
 
 // info is what plugins see of pending unit u.
-func (st *unitState) info(u *queue.Unit) *framework.UnitInfo {
+func (st *unitState) info(u *schedtypes.Unit) *framework.UnitInfo {
 	return &framework.UnitInfo{Key: u.Key, Unit: st.obj, Queue: st.queue, Quota: u.Quota, Request: u.Request, Priority: u.Priority}
 }
 
 // explain is what a refused unit is told: an inferred failure becomes the
 // unit's own, with its own numbers, when it is about to be reported.
-func (p *passDriver) explain(ctx context.Context, st *unitState, u *queue.Unit, f *queue.Failure) (*schedv1alpha1.QueueUnit, *queue.Failure) {
+func (p *passDriver) explain(ctx context.Context, st *unitState, u *schedtypes.Unit, f *schedtypes.Failure) (*schedv1alpha1.QueueUnit, *schedtypes.Failure) {
 	p.cache.mu.Lock()
 	defer p.cache.mu.Unlock()
 	if !f.Inferred || st.reason == f.Reason {
@@ -203,8 +202,8 @@ func (p *passDriver) explain(ctx context.Context, st *unitState, u *queue.Unit, 
 	return st.obj, &own
 }
 
-func failureOf(s *framework.Status) *queue.Failure {
-	return &queue.Failure{Reason: s.Reason, Message: s.Message, NeverFits: s.Code == framework.UnschedulableAndUnresolvable}
+func failureOf(s *framework.Status) *schedtypes.Failure {
+	return &schedtypes.Failure{Reason: s.Reason, Message: s.Message, NeverFits: s.Code == framework.UnschedulableAndUnresolvable}
 }
 
 // admit writes an admission decided in a pass.

@@ -310,7 +310,7 @@ func wantWaiting(t *testing.T, u *schedv1alpha1.QueueUnit, reason, prefix string
 	}
 }
 
-// pending reports whether unit key waits in queue name.
+// pendingIn reports whether unit key waits in queue name.
 func (f *fixture) pendingIn(name schedtypes.QueueName, key schedtypes.UnitKey) bool {
 	units, _ := f.s.env.queues.Pending(name)
 	for _, p := range units {

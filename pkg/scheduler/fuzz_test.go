@@ -31,7 +31,6 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -193,7 +192,7 @@ func (r *protocolRun) restart(t *testing.T) {
 // check is the safety oracle: what the objects say is held fits every quota.
 func (r *protocolRun) check(t *testing.T, when string) {
 	t.Helper()
-	held := map[string]quota.Resources{}
+	held := map[string]schedtypes.Resources{}
 	for i := range r.units(t) {
 		u := &r.units(t)[i]
 		if queueunit.HoldsQuota(u.Status.Phase) {

@@ -17,9 +17,6 @@ limitations under the License.
 package scheduler
 
 import (
-	"strings"
-
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -30,8 +27,8 @@ import (
 // back to its queue. It fits on its own, so it could fit: it may hold room
 // for itself against units of still lower priority. Asking more, at no
 // higher priority, is refused the same way (Covering).
-func heldFailure(s *framework.Status) *queue.Failure {
-	if s.Code != framework.Unschedulable || !strings.HasPrefix(s.Reason, schedtypes.HeldReasonPrefix) {
+func heldFailure(s *framework.Status) *schedtypes.Failure {
+	if s.Code != framework.Unschedulable || s.Reason.Kind != schedtypes.WaitRoomHeld {
 		return nil
 	}
 	f := failureOf(s)

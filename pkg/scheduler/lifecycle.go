@@ -59,7 +59,7 @@ func newLifecycleQueue(clk Clock) workqueue.TypedRateLimitingInterface[schedtype
 		workqueue.TypedRateLimitingQueueConfig[schedtypes.UnitKey]{Name: "queueunit-lifecycle", Clock: clk})
 }
 
-// needsLifecycle reports whether the controller has something to watch on u.
+// needs reports whether the controller has something to watch on u.
 func (l *lifecycle) needs(u *schedv1alpha1.QueueUnit) bool {
 	g := l.opts.Gates
 	switch {
@@ -67,11 +67,11 @@ func (l *lifecycle) needs(u *schedv1alpha1.QueueUnit) bool {
 		return false
 	case l.evictionTimeout() > 0 && queueunit.IsEvicting(u):
 		return true
-	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved, admissioncheck.OwnBackoff(u):
+	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved, queueunit.InChecksBackoff(u):
 		return true
 	case g.QueueUnitActive && !queueunit.IsActive(u) && queueunit.HoldsQuota(u.Status.Phase):
 		return true
-	case g.MaximumExecutionTime && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && admissioncheck.Budget(u) > 0:
+	case g.MaximumExecutionTime && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && queueunit.Budget(u) > 0:
 		return true
 	case g.QueueUnitRequeueState && u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning && u.Status.RequeueState != nil:
 		return true
@@ -146,7 +146,7 @@ func (l *lifecycle) reconcile(ctx context.Context, u *schedv1alpha1.QueueUnit) t
 		return 0
 	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved:
 		return l.reconcileReserved(ctx, u, now)
-	case admissioncheck.OwnBackoff(u):
+	case queueunit.InChecksBackoff(u):
 		return l.reconcileBackoff(u, now)
 	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseRunning:
 		if g.QueueUnitRequeueState && u.Status.RequeueState != nil {
@@ -158,8 +158,8 @@ func (l *lifecycle) reconcile(ctx context.Context, u *schedv1alpha1.QueueUnit) t
 				return true
 			}, nil)
 		}
-		if budget := admissioncheck.Budget(u); g.MaximumExecutionTime && budget > 0 {
-			used := admissioncheck.ExecutionUsed(u, now)
+		if budget := queueunit.Budget(u); g.MaximumExecutionTime && budget > 0 {
+			used := queueunit.ExecutionUsed(u, now)
 			if used >= budget {
 				l.reports.evict(u, schedv1alpha1.ReasonMaximumExecutionTimeExceeded,
 					fmt.Sprintf("Execution budget of %s used up", budget))
@@ -175,7 +175,7 @@ func (l *lifecycle) checksOf(u *schedv1alpha1.QueueUnit) map[string]admissionche
 	out := map[string]admissioncheck.Check{}
 	for _, st := range u.Status.AdmissionChecks {
 		ac := &schedv1alpha1.AdmissionCheck{}
-		if err := l.client.Get(context.Background(), client.ObjectKey{Name: st.Name}, ac); err != nil {
+		if err := l.client.Get(context.Background(), client.ObjectKey{Name: st.Name}, ac); err != nil { //nolint:forbidigo // a read of the informer cache, which does not wait
 			continue
 		}
 		out[st.Name] = admissioncheck.Check{Exists: true, RetryDelay: time.Duration(ptr.Deref(ac.Spec.RetryDelayMinutes, 0)) * time.Minute}
@@ -210,7 +210,7 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *schedv1alpha1.Queu
 		}, nil)
 		return 0
 	case admissioncheck.Backoff:
-		outcome := map[string]string{admissioncheck.ReasonCheckRetry: "Retry", admissioncheck.ReasonCheckRejected: "Rejected", admissioncheck.ReasonCheckTimeout: "Timeout"}[d.Reason]
+		outcome := map[string]string{queueunit.ReasonAdmissionCheckRetry: "Retry", queueunit.ReasonAdmissionCheckRejected: "Rejected", queueunit.ReasonAdmissionCheckTimeout: "Timeout"}[d.Reason]
 		// Told once the move is in the API: a unit looked at again before
 		// that (an AdmissionCheck changed) is not told twice.
 		moved := func(x *schedv1alpha1.QueueUnit) {
@@ -229,8 +229,9 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *schedv1alpha1.Queu
 	if len(d.Missing) > 0 {
 		report := false
 		l.cache.update(keyOf(u), func(st *unitState) {
-			if st.reason != "checknotfound" {
-				st.reason, report = "checknotfound", true
+			if !st.checkMissingTold {
+				// Whatever wait is reported next is written anew.
+				st.checkMissingTold, st.reason, report = true, schedtypes.Reason{}, true
 			}
 		})
 		if report && l.leader() {
@@ -264,8 +265,8 @@ func (l *lifecycle) reconcileBackoff(u *schedv1alpha1.QueueUnit, now time.Time) 
 // budgetUsedUp reports whether a unit may not run again: its execution
 // budget is spent (feature gate MaximumExecutionTime).
 func (l *lifecycle) budgetUsedUp(u *schedv1alpha1.QueueUnit) bool {
-	b := admissioncheck.Budget(u)
-	return l.opts.Gates.MaximumExecutionTime && b > 0 && admissioncheck.ExecutionUsed(u, l.clock.Now()) >= b
+	b := queueunit.Budget(u)
+	return l.opts.Gates.MaximumExecutionTime && b > 0 && queueunit.ExecutionUsed(u, l.clock.Now()) >= b
 }
 
 // evictionTimeout is the configured evictionTimeout (0: off).

@@ -93,11 +93,11 @@ func TestLifecycleRetryOrRejectBacksOffThenRequeues(t *testing.T) {
 		message    string
 		backoff    time.Duration
 	}{
-		{"retry", schedv1alpha1.CheckStateRetry, nil, admissioncheck.ReasonCheckRetry,
+		{"retry", schedv1alpha1.CheckStateRetry, nil, queueunit.ReasonAdmissionCheckRetry,
 			"admission check prov asked to retry: no capacity", admissioncheck.BackoffBase},
-		{"retry after the check's delay", schedv1alpha1.CheckStateRetry, ptr.To[int64](2), admissioncheck.ReasonCheckRetry,
+		{"retry after the check's delay", schedv1alpha1.CheckStateRetry, ptr.To[int64](2), queueunit.ReasonAdmissionCheckRetry,
 			"admission check prov asked to retry: no capacity", 2 * time.Minute},
-		{"rejected", schedv1alpha1.CheckStateRejected, ptr.To[int64](2), admissioncheck.ReasonCheckRejected,
+		{"rejected", schedv1alpha1.CheckStateRejected, ptr.To[int64](2), queueunit.ReasonAdmissionCheckRejected,
 			"admission check prov rejected the unit: no capacity", admissioncheck.BackoffBase},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestLifecycleCheckTimeoutBacksOff(t *testing.T) {
 	f.lifecycleRun(t)
 	u := f.get(t, "a")
 	c := condition(u, schedv1alpha1.ConditionQuotaReserved)
-	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseTimeoutBackoff || c == nil || c.Reason != admissioncheck.ReasonCheckTimeout {
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseTimeoutBackoff || c == nil || c.Reason != queueunit.ReasonAdmissionCheckTimeout {
 		t.Fatalf("status = %s, QuotaReserved %+v; want TimeoutBackoff, AdmissionCheckTimeout", u.Status.Phase, c)
 	}
 	if want := "admission checks prov did not answer within 10m0s"; c.Message != want {

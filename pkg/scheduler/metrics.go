@@ -19,7 +19,6 @@ package scheduler
 import (
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -61,7 +60,7 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 
 // floats renders amounts as Prometheus shows them: cores for CPU, units (bytes
 // for memory) for everything else.
-func floats(r quota.Resources) map[string]float64 {
+func floats(r schedtypes.Resources) map[string]float64 {
 	out := make(map[string]float64, len(r))
 	for name, v := range r {
 		if name == "cpu" {

@@ -24,8 +24,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
@@ -117,7 +116,7 @@ func (ns *nodes) current() ([]*corev1.Node, uint64) {
 // misfit refuses a unit whose pods fit no node, for good: it is tried
 // again only when the nodes or the unit change. It runs under the cache's
 // lock (st.fit).
-func (ns *nodes) misfit(st *unitState) *queue.Failure {
+func (ns *nodes) misfit(st *unitState) *schedtypes.Failure {
 	if ns == nil {
 		return nil
 	}
@@ -126,7 +125,7 @@ func (ns *nodes) misfit(st *unitState) *queue.Failure {
 		st.fit = &nodeFit{version: version, generation: st.obj.Generation, misfit: nodefit.Check(list, podSetsOf(st.obj))}
 	}
 	if m := st.fit.misfit; m != nil {
-		return &queue.Failure{Reason: m.Key(), Message: m.Message(), NeverFits: true}
+		return &schedtypes.Failure{Reason: m.Reason(), Message: m.Message(), NeverFits: true}
 	}
 	return nil
 }
@@ -137,7 +136,7 @@ func podSetsOf(u *schedv1alpha1.QueueUnit) []nodefit.PodSet {
 	out := make([]nodefit.PodSet, 0, len(u.Spec.PodSet))
 	for i := range u.Spec.PodSet {
 		ps := &u.Spec.PodSet[i]
-		out = append(out, nodefit.PodSet{Name: ps.Name, Spec: &ps.Template.Spec, Request: quota.FromList(resources.PodRequests(&ps.Template.Spec))})
+		out = append(out, nodefit.PodSet{Name: ps.Name, Spec: &ps.Template.Spec, Request: schedtypes.FromList(resources.PodRequests(&ps.Template.Spec))})
 	}
 	return out
 }

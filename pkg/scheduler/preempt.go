@@ -25,17 +25,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
-// holdingOf is what a unit holds per docs/protocol.md, with what victim
-// selection needs to know of it; nil when it holds nothing.
+// holdingFor is what a unit holds per docs/protocol.md (holdingOf), with
+// what victim selection needs to know of it; nil when it holds nothing.
 // ceiling is the priority ceiling of the unit's queue (see priorityOf).
-func (st *unitState) holdingFor(key schedtypes.UnitKey, ceiling *int32) *quota.Holding {
+func (st *unitState) holdingFor(key schedtypes.UnitKey, ceiling *int32) *schedtypes.Holding {
 	h := holdingOf(key, st.quota, st.obj)
 	if h != nil {
 		h.Priority = priorityOf(st.obj, ceiling)
@@ -58,12 +56,12 @@ func priorityOf(u *schedv1alpha1.QueueUnit, ceiling *int32) int32 {
 	return min(p, c)
 }
 
-func holdingOf(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, u *schedv1alpha1.QueueUnit) *quota.Holding {
+func holdingOf(key schedtypes.UnitKey, quotaName schedtypes.QuotaName, u *schedv1alpha1.QueueUnit) *schedtypes.Holding {
 	used := queueunit.Usage(u)
 	if used.IsZero() {
 		return nil
 	}
-	h := &quota.Holding{Key: key, Quota: quotaName, Used: used, Priority: queueunit.Priority(u), Evicting: queueunit.IsEvicting(u)}
+	h := &schedtypes.Holding{Key: key, Quota: quotaName, Used: used, Priority: queueunit.Priority(u), Evicting: queueunit.IsEvicting(u)}
 	if u.Spec.ConsumerRef != nil {
 		h.Consumer = u.Spec.ConsumerRef.UID
 	}
@@ -93,7 +91,7 @@ type preemptor struct {
 // (LowerPriority); reclaim does not depend on it. When nothing can be
 // evicted yet because candidates are protected, the answer says until when
 // and which units will go then.
-func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohort schedtypes.CohortName, queuePreempts bool) (*queue.Failure, quota.Victims) {
+func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohort schedtypes.CohortName, queuePreempts bool) (*schedtypes.Failure, schedtypes.Victims) {
 	cfg := p.opts.Config
 	skip := func(key schedtypes.UnitKey) bool { return !p.cache.candidateLocked(key) }
 	preempt := queuePreempts && ptr.Deref(cfg.EnablePreemption, true)
@@ -101,7 +99,7 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 	victims := v.Units
 	if v.Waiting {
 		p.nominate(info.Key, cohort)
-		return &queue.Failure{Reason: "preempting/" + string(info.Quota), Preempting: true,
+		return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: string(info.Quota)}, Preempting: true,
 			Message: fmt.Sprintf("waiting for preempted units to give back quota %s; admitted once they have", info.Quota)}, v
 	}
 	if len(victims) == 0 {
@@ -129,7 +127,7 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 		p.reports.evict(st.obj, schedv1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
-	return &queue.Failure{Reason: "preempting/" + string(info.Quota), Preempting: true,
+	return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: string(info.Quota)}, Preempting: true,
 		Message: fmt.Sprintf("preempting %d unit(s) (%s) to make room in quota %s; admitted once they give it back",
 			len(names), strings.Join(names, ", "), info.Quota)}, v
 }
@@ -161,7 +159,7 @@ func (p *preemptor) isNominated(key schedtypes.UnitKey) bool {
 
 // borrowingPaused holds back a unit that would borrow above its min while
 // room is being made for a nominated unit of the same cohort.
-func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort schedtypes.CohortName) *queue.Failure {
+func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort schedtypes.CohortName) *schedtypes.Failure {
 	p.mu.Lock()
 	key := p.nominated.other(cohort, info.Key)
 	p.mu.Unlock()
@@ -170,6 +168,6 @@ func (p *preemptor) borrowingPaused(info *framework.UnitInfo, cohort schedtypes.
 	}
 	// Tried again only once the cohort changes: room freed or a nomination
 	// ended (unnominate). The reason names the preemptor, so its text is true.
-	return &queue.Failure{Reason: "borrowing-paused/" + string(key), HeldBack: true, UntilCohortChanges: true,
+	return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBorrowingPaused, Subject: string(key)}, HeldBack: true, UntilCohortChanges: true,
 		Message: borrowingPausedMessage(info.Quota, key)}
 }

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -50,12 +49,12 @@ func preemptionFixture(t *testing.T, mod func(*Options)) *fixture {
 	v.Status.Quota = "team-a"
 	v.Status.LastAllocateTime = &metav1.Time{Time: testStart.Add(-time.Hour)}
 	f.addUnit(t, v)
-	f.plugin.preempt = func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) quota.Victims {
+	f.plugin.preempt = func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
 		h, ok := f.plugin.chargedTo("ns/v")
 		if !ok || skip("ns/v") || h.Evicting {
-			return quota.Victims{Waiting: ok && h.Evicting}
+			return schedtypes.Victims{Waiting: ok && h.Evicting}
 		}
-		return quota.Victims{Units: []quota.Holding{h}}
+		return schedtypes.Victims{Units: []schedtypes.Holding{h}}
 	}
 	f.takeEvents()
 	return f
@@ -201,15 +200,15 @@ func TestPreemptUnnominateFreesTheCohort(t *testing.T) {
 func TestPreemptProtectedVictimsWakeAPassAtRetryAt(t *testing.T) {
 	f := preemptionFixture(t, nil)
 	retryAt := testStart.Add(5 * time.Minute)
-	f.plugin.preempt = func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) quota.Victims {
+	f.plugin.preempt = func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
 		h, _ := f.plugin.chargedTo("ns/v")
 		if f.clk.Now().Before(retryAt) {
-			return quota.Victims{RetryAt: retryAt, FreeAt: retryAt, Protected: []quota.Holding{h}, Reclaim: true}
+			return schedtypes.Victims{RetryAt: retryAt, FreeAt: retryAt, Protected: []schedtypes.Holding{h}, Reclaim: true}
 		}
 		if skip("ns/v") || h.Evicting {
-			return quota.Victims{Waiting: h.Evicting}
+			return schedtypes.Victims{Waiting: h.Evicting}
 		}
-		return quota.Victims{Units: []quota.Holding{h}, Reclaim: true}
+		return schedtypes.Victims{Units: []schedtypes.Holding{h}, Reclaim: true}
 	}
 	f.addUnit(t, makeUnit("p", "team-a", "2").Priority(10).Obj())
 	f.timerSet(t, func() { f.pass(t) })

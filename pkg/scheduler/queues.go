@@ -121,7 +121,7 @@ func (qs *queueSync) settingsOf(q *schedv1alpha1.Queue) queue.Settings {
 		set.Priority = *q.Spec.Priority
 	case q.Spec.PriorityClassName != "":
 		pc := &schedulingv1.PriorityClass{}
-		if err := qs.client.Get(context.Background(), client.ObjectKey{Name: q.Spec.PriorityClassName}, pc); err == nil {
+		if err := qs.client.Get(context.Background(), client.ObjectKey{Name: q.Spec.PriorityClassName}, pc); err == nil { //nolint:forbidigo // a read of the informer cache, which does not wait
 			set.Priority = pc.Value
 		} else if qs.leader() {
 			qs.recorder.Eventf(q, corev1.EventTypeWarning, "PriorityClassNotFound",

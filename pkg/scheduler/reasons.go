@@ -21,64 +21,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
-
-// conditionReasons maps the first segment of a waiting reason's key to the
-// reason of the unit's QuotaReserved=False condition (docs/protocol.md).
-var conditionReasons = map[string]string{
-	"short":             "InsufficientQuota",
-	"never":             "NeverFits",
-	"invalidrequest":    "InvalidRequest",
-	"nodefit":           "NoNodeFits",
-	"tree":              "InvalidQuotaTree",
-	"notfound":          "QuotaNotFound",
-	"tenancy":           "QuotaNotAllowed",
-	"system":            "SystemQuota",
-	"parent":            "ParentQuota",
-	reasonNoQuota:       "NoQuota",
-	reasonQueueNotFound: "QueueNotFound",
-	"inactive":          "Inactive",
-	"budget":            "ExecutionBudgetUsedUp",
-	"behind":            "WaitingInLine",
-	"highband":          "HighBandWaiting",
-	"preempting":        "Preempting",
-	"preemptor":         "RoomBeingMade",
-	"borrowing-paused":  "RoomBeingMade",
-	"reserving":         "QuotaReservedByMaxWait",
-	"held":              "RoomHeldForHigherPriority",
-	"depth":             "BeyondMaxDepth",
-	"waitforpods":       "WaitingForPodsRunning",
-}
-
-// conditionReason is the condition reason for a waiting reason's key.
-func conditionReason(key string) string {
-	first, _, _ := strings.Cut(key, "/")
-	if strings.Contains(key, protectedSuffix) {
-		return "WaitingForProtectionEnd"
-	}
-	if r, ok := conditionReasons[first]; ok {
-		return r
-	}
-	return "Pending"
-}
-
-const protectedSuffix = "/protected/"
 
 // protectedReason and protectedMessage extend a refusal of a unit whose
 // victims are still protected (reclaimProtectionPeriod): which units will
 // make room, and when. v comes from victim selection; with no unit named
 // (the look-ahead found none), only the first end of a protection is told.
-func protectedReason(reason string, v quota.Victims) string {
+func protectedReason(reason schedtypes.Reason, v schedtypes.Victims) schedtypes.Reason {
 	at := v.FreeAt
 	if at.IsZero() {
 		at = v.RetryAt
 	}
-	return fmt.Sprintf("%s%s%d", reason, protectedSuffix, at.Unix())
+	return reason.Protected(at.Unix())
 }
 
-func protectedMessage(message string, v quota.Victims) string {
+func protectedMessage(message string, v schedtypes.Victims) string {
 	if len(v.Protected) == 0 {
 		return message + fmt.Sprintf("; units that could make room are protected until %s (reclaimProtectionPeriod), then it is tried again",
 			v.RetryAt.UTC().Format(time.RFC3339))

@@ -23,7 +23,6 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -73,8 +72,8 @@ func (r *reporter) markEnqueued(u *schedv1alpha1.QueueUnit) {
 // QueueNotFound) event for a refusal, only when the reason changed. A reason
 // that comes back before the report of the one in between was written costs
 // nothing: that report is dropped. It reports whether the reason changed.
-func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) bool {
-	if f.Reason == reasonStale || !r.leader() {
+func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *schedtypes.Failure) bool {
+	if f.Stale || !r.leader() {
 		return false
 	}
 	key := keyOf(u)
@@ -84,10 +83,10 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) b
 		if st.inflight || st.reason == f.Reason {
 			return
 		}
-		st.reason, st.wanted = f.Reason, f
+		st.reason, st.wanted, st.checkMissingTold = f.Reason, f, false
 		base = st.obj
 		shown = st.shown == f.Reason && base.Status.Message == st.shownMessage
-		told = st.shown != "" && base.Status.Message == st.shownMessage
+		told = st.shown != schedtypes.Reason{} && base.Status.Message == st.shownMessage
 	})
 	if base == nil {
 		return false
@@ -109,11 +108,11 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *queue.Failure) b
 // A unit of one of Koordinator's own quotas, which get no Queue, is told
 // that instead: no Queue will come.
 func (r *reporter) queueNotFound(u *schedv1alpha1.QueueUnit, name schedtypes.QueueName) {
-	f := &queue.Failure{Reason: reasonQueueNotFound,
+	f := &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitQueueNotFound},
 		Message: "queue " + string(name) + " not found: the unit is admitted as soon as it exists"}
-	if q := quota.QuotaName(name); quota.IsSystem(q) {
+	if q := schedtypes.QuotaName(name); quota.IsSystem(q) {
 		s := &quota.Shortage{Quota: q, System: true}
-		f = &queue.Failure{Reason: s.Key(), Message: s.Message(), NeverFits: true}
+		f = &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: true}
 	}
 	if r.reportWaiting(u, f) {
 		r.opts.Metrics.Attempt(string(name), metrics.ResultQueueNotFound)
@@ -122,16 +121,16 @@ func (r *reporter) queueNotFound(u *schedv1alpha1.QueueUnit, name schedtypes.Que
 
 // writeWaiting queues the report of f after delay: a unit admitted
 // meanwhile, or told something else, costs no write.
-func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *queue.Failure, delay time.Duration) {
+func (r *reporter) writeWaiting(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *schedtypes.Failure, delay time.Duration) {
 	r.writer.enqueue(key, r.waitingWrite(key, base, f), delay)
 }
 
 // waitingWrite is the write that reports f.
-func (r *reporter) waitingWrite(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *queue.Failure) *write {
-	message, reason := f.Message, conditionReason(f.Reason)
+func (r *reporter) waitingWrite(key schedtypes.UnitKey, base *schedv1alpha1.QueueUnit, f *schedtypes.Failure) *write {
+	message, reason := f.Message, f.Reason.Condition()
 	var event string
 	switch {
-	case f.Reason == reasonQueueNotFound:
+	case f.Reason.Kind == schedtypes.WaitQueueNotFound:
 		event = "QueueNotFound"
 	case !f.HeldBack:
 		// Held-back units were not tried: no attempt, no event.
@@ -160,8 +159,8 @@ func (r *reporter) waitingWrite(key schedtypes.UnitKey, base *schedv1alpha1.Queu
 // shown records that the API carries f's report; if the unit waits for
 // something else by now (its report came while this one was being
 // written), that is reported in turn.
-func (r *reporter) shown(key schedtypes.UnitKey, f *queue.Failure) {
-	var wanted *queue.Failure
+func (r *reporter) shown(key schedtypes.UnitKey, f *schedtypes.Failure) {
+	var wanted *schedtypes.Failure
 	var base *schedv1alpha1.QueueUnit
 	r.cache.update(key, func(st *unitState) {
 		st.shown, st.shownMessage = f.Reason, f.Message

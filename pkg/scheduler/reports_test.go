@@ -25,17 +25,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
 var (
-	shortA = &queue.Failure{Reason: "short/team-a/cpu", Message: "insufficient quota: quota team-a has 1 cpu free"}
+	shortA = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "team-a", Detail: "cpu"}, Message: "insufficient quota: quota team-a has 1 cpu free"}
 	// shortAMoved is the same wait with other numbers.
-	shortAMoved = &queue.Failure{Reason: "short/team-a/cpu", Message: "insufficient quota: quota team-a has 0 cpu free"}
-	behindX     = &queue.Failure{Reason: "behind/ns/x", HeldBack: true, Message: "waiting behind ns/x, the unit directly ahead of it"}
-	neverA      = &queue.Failure{Reason: "never/team-a/cpu", NeverFits: true, Message: "can never fit: quota team-a allows at most 2 cpu"}
+	shortAMoved = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "team-a", Detail: "cpu"}, Message: "insufficient quota: quota team-a has 0 cpu free"}
+	behindX     = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBehind, Subject: "ns/x"}, HeldBack: true, Message: "waiting behind ns/x, the unit directly ahead of it"}
+	neverA      = &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitNeverFits, Subject: "team-a", Detail: "cpu"}, NeverFits: true, Message: "can never fit: quota team-a allows at most 2 cpu"}
 )
 
 // reporterFixture has unit a waiting in queue team-a, already Enqueued.
@@ -49,7 +49,7 @@ func reporterFixture(t *testing.T) *fixture {
 
 // report tells the reporter that a waits for fl, on the object the scheduler
 // last saw.
-func (f *fixture) report(t *testing.T, fl *queue.Failure) {
+func (f *fixture) report(t *testing.T, fl *schedtypes.Failure) {
 	t.Helper()
 	u, _ := f.s.cache.object("ns/a")
 	if u == nil {
@@ -218,7 +218,7 @@ func TestReporterReasonChangedDuringTheWriteIsWrittenNext(t *testing.T) {
 func TestReporterIgnoresWhatIsNotWaiting(t *testing.T) {
 	f := reporterFixture(t)
 	u, _ := f.s.cache.object("ns/a")
-	f.s.reports.reportWaiting(u, &queue.Failure{Reason: reasonStale, HeldBack: true})
+	f.s.reports.reportWaiting(u, &schedtypes.Failure{Stale: true, HeldBack: true})
 	f.s.reports.reportWaiting(makeUnit("unknown", "team-a", "1").Obj(), shortA)
 	f.s.cache.update("ns/a", func(st *unitState) { st.inflight = true })
 	f.s.reports.reportWaiting(u, shortA)

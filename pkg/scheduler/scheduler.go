@@ -122,7 +122,7 @@ func New(mgr manager.Manager, registry framework.Registry, opts Options) (*Sched
 	if err != nil {
 		return nil, err
 	}
-	if err := s.watch(context.Background()); err != nil {
+	if err := s.watch(context.Background()); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 		return nil, err
 	}
 	if err := mgr.Add(s); err != nil {

@@ -17,8 +17,6 @@ limitations under the License.
 package scheduler
 
 import (
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -42,9 +40,9 @@ type shortfallScope struct {
 }
 
 type shortfall struct {
-	request  quota.Resources
+	request  schedtypes.Resources
 	priority int32
-	failure  queue.Failure
+	failure  schedtypes.Failure
 	unit     schedtypes.UnitKey
 	// cohort is the quota's cohort as the remembered unit saw it.
 	cohort schedtypes.CohortName
@@ -52,7 +50,7 @@ type shortfall struct {
 
 // match returns the failure of a remembered unit that asked no more than req
 // at a priority no lower than priority.
-func (s shortfalls) match(quotaName schedtypes.QuotaName, queueName schedtypes.QueueName, req quota.Resources, priority int32) (*shortfall, bool) {
+func (s shortfalls) match(quotaName schedtypes.QuotaName, queueName schedtypes.QueueName, req schedtypes.Resources, priority int32) (*shortfall, bool) {
 	for i := range s[shortfallScope{quotaName, queueName}] {
 		f := &s[shortfallScope{quotaName, queueName}][i]
 		if priority <= f.priority && req.Covers(f.request) {
@@ -63,7 +61,7 @@ func (s shortfalls) match(quotaName schedtypes.QuotaName, queueName schedtypes.Q
 }
 
 // add remembers a refusal.
-func (s shortfalls) add(quotaName schedtypes.QuotaName, queueName schedtypes.QueueName, cohort schedtypes.CohortName, unit schedtypes.UnitKey, req quota.Resources, priority int32, f *queue.Failure) {
+func (s shortfalls) add(quotaName schedtypes.QuotaName, queueName schedtypes.QueueName, cohort schedtypes.CohortName, unit schedtypes.UnitKey, req schedtypes.Resources, priority int32, f *schedtypes.Failure) {
 	k := shortfallScope{quotaName, queueName}
 	if len(s[k]) >= maxShortfallsPerScope {
 		return

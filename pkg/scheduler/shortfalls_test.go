@@ -19,35 +19,33 @@ package scheduler
 import (
 	"testing"
 
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 func TestShortfallsMatch(t *testing.T) {
 	m := shortfalls{}
-	m.add("q", "queue", "cohort", "ns/a", quota.Resources{"cpu": 2000, "memory": 10}, 10, &queue.Failure{Reason: "short/q/cpu"})
+	m.add("q", "queue", "cohort", "ns/a", schedtypes.Resources{"cpu": 2000, "memory": 10}, 10, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "q", Detail: "cpu"}})
 	for _, tc := range []struct {
 		name  string
 		quota schedtypes.QuotaName
 		queue schedtypes.QueueName
-		req   quota.Resources
+		req   schedtypes.Resources
 		prio  int32
 		want  bool
 	}{
-		{"same shape and priority", "q", "queue", quota.Resources{"cpu": 2000, "memory": 10}, 10, true},
-		{"asks more, lower priority", "q", "queue", quota.Resources{"cpu": 3000, "memory": 10, "gpu": 1}, 5, true},
-		{"asks less cpu", "q", "queue", quota.Resources{"cpu": 1000, "memory": 10}, 5, false},
-		{"asks no memory", "q", "queue", quota.Resources{"cpu": 3000}, 5, false},
-		{"higher priority may preempt", "q", "queue", quota.Resources{"cpu": 2000, "memory": 10}, 11, false},
-		{"other quota", "p", "queue", quota.Resources{"cpu": 2000, "memory": 10}, 10, false},
-		{"other queue", "q", "other", quota.Resources{"cpu": 2000, "memory": 10}, 10, false},
+		{"same shape and priority", "q", "queue", schedtypes.Resources{"cpu": 2000, "memory": 10}, 10, true},
+		{"asks more, lower priority", "q", "queue", schedtypes.Resources{"cpu": 3000, "memory": 10, "gpu": 1}, 5, true},
+		{"asks less cpu", "q", "queue", schedtypes.Resources{"cpu": 1000, "memory": 10}, 5, false},
+		{"asks no memory", "q", "queue", schedtypes.Resources{"cpu": 3000}, 5, false},
+		{"higher priority may preempt", "q", "queue", schedtypes.Resources{"cpu": 2000, "memory": 10}, 11, false},
+		{"other quota", "p", "queue", schedtypes.Resources{"cpu": 2000, "memory": 10}, 10, false},
+		{"other queue", "q", "other", schedtypes.Resources{"cpu": 2000, "memory": 10}, 10, false},
 	} {
 		sf, ok := m.match(tc.quota, tc.queue, tc.req, tc.prio)
 		if ok != tc.want {
 			t.Errorf("%s: match = %v, want %v", tc.name, ok, tc.want)
 		}
-		if ok && (sf.unit != "ns/a" || sf.cohort != "cohort" || sf.failure.Reason != "short/q/cpu") {
+		if ok && (sf.unit != "ns/a" || sf.cohort != "cohort" || sf.failure.Reason.String() != "short/q/cpu") {
 			t.Errorf("%s: matched %+v", tc.name, sf)
 		}
 	}
@@ -56,7 +54,7 @@ func TestShortfallsMatch(t *testing.T) {
 func TestShortfallsBounded(t *testing.T) {
 	m := shortfalls{}
 	for i := range 2 * maxShortfallsPerScope {
-		m.add("q", "queue", "", "u", quota.Resources{"cpu": int64(100 - i)}, 0, &queue.Failure{})
+		m.add("q", "queue", "", "u", schedtypes.Resources{"cpu": int64(100 - i)}, 0, &schedtypes.Failure{})
 	}
 	if n := len(m[shortfallScope{"q", "queue"}]); n != maxShortfallsPerScope {
 		t.Fatalf("remembered %d shapes, want %d", n, maxShortfallsPerScope)

@@ -23,7 +23,6 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
 )
@@ -66,7 +65,7 @@ func (v snapshot) Orphans() map[schedtypes.QueueName][]schedtypes.UnitKey {
 	return v.e.queues.Orphans()
 }
 
-func (v snapshot) Quotas() []quota.Info { return v.e.fw.ListQuotas() }
+func (v snapshot) Quotas() []schedtypes.Info { return v.e.fw.ListQuotas() }
 
 func (v snapshot) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
 	return v.e.fw.Map(u)

@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
@@ -38,16 +37,16 @@ type testPlugin struct {
 	h framework.Handle
 
 	mu       sync.Mutex
-	capacity map[schedtypes.QuotaName]quota.Resources
+	capacity map[schedtypes.QuotaName]schedtypes.Resources
 	cohorts  map[schedtypes.QuotaName]schedtypes.CohortName
-	charged  map[schedtypes.UnitKey]quota.Holding
+	charged  map[schedtypes.UnitKey]schedtypes.Holding
 	// usage is every SetUsage call, in order (a copy of the holding).
 	usage      []usageCall
 	reserves   []schedtypes.UnitKey
 	unreserves []schedtypes.UnitKey
 	// preempt answers victim searches (nil: none); preempts lists them, with
 	// what they allowed.
-	preempt  func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) quota.Victims
+	preempt  func(u *framework.UnitInfo, skip func(schedtypes.UnitKey) bool) schedtypes.Victims
 	preempts []string
 	// borrows lists the quotas whose units would borrow above their min.
 	borrows map[schedtypes.QuotaName]bool
@@ -55,7 +54,7 @@ type testPlugin struct {
 
 type usageCall struct {
 	key schedtypes.UnitKey
-	h   *quota.Holding
+	h   *schedtypes.Holding
 }
 
 var (
@@ -68,8 +67,8 @@ var (
 )
 
 func newTestPlugin() *testPlugin {
-	return &testPlugin{capacity: map[schedtypes.QuotaName]quota.Resources{}, cohorts: map[schedtypes.QuotaName]schedtypes.CohortName{},
-		charged: map[schedtypes.UnitKey]quota.Holding{}, borrows: map[schedtypes.QuotaName]bool{}}
+	return &testPlugin{capacity: map[schedtypes.QuotaName]schedtypes.Resources{}, cohorts: map[schedtypes.QuotaName]schedtypes.CohortName{},
+		charged: map[schedtypes.UnitKey]schedtypes.Holding{}, borrows: map[schedtypes.QuotaName]bool{}}
 }
 
 func (p *testPlugin) Name() string { return "Test" }
@@ -103,11 +102,11 @@ func (p *testPlugin) Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortNam
 func (p *testPlugin) setCapacity(name schedtypes.QuotaName, cpuCores int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.capacity[name] = quota.Resources{"cpu": cpuCores * 1000}
+	p.capacity[name] = schedtypes.Resources{"cpu": cpuCores * 1000}
 }
 
-func (p *testPlugin) usedLocked(quotaName schedtypes.QuotaName, except schedtypes.UnitKey) quota.Resources {
-	used := quota.Resources{}
+func (p *testPlugin) usedLocked(quotaName schedtypes.QuotaName, except schedtypes.UnitKey) schedtypes.Resources {
+	used := schedtypes.Resources{}
 	for key, h := range p.charged {
 		if key != except && h.Quota == quotaName {
 			used = used.Add(h.Used)
@@ -119,16 +118,16 @@ func (p *testPlugin) usedLocked(quotaName schedtypes.QuotaName, except schedtype
 func (p *testPlugin) fitLocked(u *framework.UnitInfo) *framework.Status {
 	capacity, ok := p.capacity[u.Quota]
 	if !ok {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "notfound/"+string(u.Quota), "ElasticQuota "+string(u.Quota)+" not found")
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, schedtypes.Reason{Kind: schedtypes.WaitQuotaNotFound, Subject: string(u.Quota)}, "ElasticQuota "+string(u.Quota)+" not found")
 	}
 	used := p.usedLocked(u.Quota, u.Key)
 	for _, r := range u.Request.Names() {
 		if u.Request[r] > capacity[r] {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("never/%s/%s", u.Quota, r),
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, schedtypes.Reason{Kind: schedtypes.WaitNeverFits, Subject: string(u.Quota), Detail: string(r)},
 				fmt.Sprintf("can never fit: quota %s allows at most %d %s", u.Quota, capacity[r], r))
 		}
 		if free := capacity[r] - used[r]; u.Request[r] > free {
-			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("short/%s/%s", u.Quota, r),
+			return framework.NewStatus(framework.Unschedulable, schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: string(u.Quota), Detail: string(r)},
 				fmt.Sprintf("insufficient quota: quota %s has %d %s free, the unit requests %d", u.Quota, free, r, u.Request[r]))
 		}
 	}
@@ -148,7 +147,7 @@ func (p *testPlugin) Reserve(_ context.Context, u *framework.UnitInfo) *framewor
 		return s
 	}
 	p.reserves = append(p.reserves, u.Key)
-	p.charged[u.Key] = quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}
+	p.charged[u.Key] = schedtypes.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority}
 	return nil
 }
 
@@ -160,7 +159,7 @@ func (p *testPlugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 	p.h.Freed(p.Cohort(u.Quota))
 }
 
-func (p *testPlugin) SetUsage(key schedtypes.UnitKey, h *quota.Holding) {
+func (p *testPlugin) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	p.mu.Lock()
 	call := usageCall{key: key}
 	if h != nil {
@@ -180,13 +179,13 @@ func (p *testPlugin) SetUsage(key schedtypes.UnitKey, h *quota.Holding) {
 	}
 }
 
-func (p *testPlugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) quota.Victims {
+func (p *testPlugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
 	p.mu.Lock()
 	p.preempts = append(p.preempts, fmt.Sprintf("%s preempt=%v reclaim=%v", u.Key, preempt, reclaim))
 	fn := p.preempt
 	p.mu.Unlock()
 	if fn == nil {
-		return quota.Victims{}
+		return schedtypes.Victims{}
 	}
 	return fn(u, skip)
 }
@@ -197,18 +196,18 @@ func (p *testPlugin) WouldBorrow(u *framework.UnitInfo) bool {
 	return p.borrows[u.Quota]
 }
 
-func (p *testPlugin) ListQuotas() []quota.Info {
+func (p *testPlugin) ListQuotas() []schedtypes.Info {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []quota.Info
+	var out []schedtypes.Info
 	for name, c := range p.capacity {
-		out = append(out, quota.Info{Name: name, Exists: true, Max: c.Clone(), Used: p.usedLocked(name, "")})
+		out = append(out, schedtypes.Info{Name: name, Exists: true, Max: c.Clone(), Used: p.usedLocked(name, "")})
 	}
 	return out
 }
 
 // chargedTo returns what unit key is charged, and whether it is.
-func (p *testPlugin) chargedTo(key schedtypes.UnitKey) (quota.Holding, bool) {
+func (p *testPlugin) chargedTo(key schedtypes.UnitKey) (schedtypes.Holding, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h, ok := p.charged[key]

@@ -25,18 +25,8 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
-)
-
-// Reasons the scheduler reports on units that wait for something other than quota.
-const (
-	reasonQueueNotFound = "queuenotfound"
-	reasonNoQuota       = "noquota"
-	// reasonStale marks a pending entry whose unit was admitted or changed
-	// meanwhile; it is dropped, never reported.
-	reasonStale = "stale"
 )
 
 func keyOf(u *schedv1alpha1.QueueUnit) schedtypes.UnitKey {
@@ -115,7 +105,7 @@ func (in *intake) onUnit(obj any) {
 
 // enqueue puts a pending unit in its queue and reports where it cannot be.
 func (in *intake) enqueue(u *schedv1alpha1.QueueUnit, st *unitState, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName, changed bool) {
-	qu := &queue.Unit{
+	qu := &schedtypes.Unit{
 		Key: keyOf(u), Namespace: u.Namespace, Name: u.Name, Created: queueunit.Created(u),
 		Quota: quotaName, Cohort: in.fw.Cohort(quotaName), Request: queueunit.Request(u), Enqueued: in.clock.Now(),
 		WaitingSince: queueunit.WaitingSince(u), Priority: priorityOf(u, in.registry.ceiling(queueName)),
@@ -125,20 +115,20 @@ func (in *intake) enqueue(u *schedv1alpha1.QueueUnit, st *unitState, queueName s
 	switch {
 	case in.opts.Gates.QueueUnitActive && !queueunit.IsActive(u):
 		in.queues.Delete(qu.Key)
-		in.reports.reportWaiting(u, &queue.Failure{Reason: "inactive",
+		in.reports.reportWaiting(u, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInactive},
 			Message: "inactive: spec.active is false; the unit is not admitted until it is set back to true"})
 		return
 	case in.refuseInvalid(u, qu.Key):
 		return
 	case in.lifecycle.budgetUsedUp(u):
 		in.queues.Delete(qu.Key)
-		in.reports.reportWaiting(u, &queue.Failure{Reason: "budget",
+		in.reports.reportWaiting(u, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBudgetUsedUp},
 			Message: "execution budget used up: raise spec.maximumExecutionTimeSeconds to run it again"})
 		return
 	}
 	if queueName == "" {
 		in.queues.Delete(qu.Key)
-		in.reports.reportWaiting(u, &queue.Failure{Reason: reasonNoQuota,
+		in.reports.reportWaiting(u, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitNoQuota},
 			Message: "no quota: the unit names no ElasticQuota (label " + schedv1alpha1.QuotaNameLabel + ") and no queue, so it cannot be admitted; add the label " +
 				schedv1alpha1.QuotaNameLabel + " to the job, or start koord-queue-controllers with --default-quota=<quota>"})
 		return
@@ -160,7 +150,7 @@ func (in *intake) refuseInvalid(u *schedv1alpha1.QueueUnit, key schedtypes.UnitK
 		return false
 	}
 	in.queues.Delete(key)
-	in.reports.reportWaiting(u, &queue.Failure{Reason: "invalidrequest", Message: "never fits: invalid request: " + err.Error(), NeverFits: true})
+	in.reports.reportWaiting(u, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitInvalidRequest}, Message: "never fits: invalid request: " + err.Error(), NeverFits: true})
 	return true
 }
 

@@ -20,7 +20,7 @@ import (
 	"fmt"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
@@ -28,7 +28,7 @@ import (
 // amount, or one beyond resources.MaxAmount once multiplied and summed), or
 // nil. Such a unit is never admitted.
 func invalidRequest(u *schedv1alpha1.QueueUnit) error {
-	if _, err := quota.FromListChecked(u.Spec.Resource); err != nil {
+	if _, err := schedtypes.FromListChecked(u.Spec.Resource); err != nil {
 		return fmt.Errorf("spec.resource: %w", err)
 	}
 	d := resources.Demand{}

@@ -67,7 +67,7 @@ func WithClock(now func() time.Time) Option { return func(o *handlerOptions) { o
 // queueunits endpoints from src and the feature gates. It does no
 // authentication: see WithAuth.
 func NewHandler(src Source, opts ...Option) http.Handler {
-	o := handlerOptions{now: time.Now}
+	o := handlerOptions{now: time.Now} //nolint:forbidigo // the default clock; tests pass their own (Option)
 	for _, opt := range opts {
 		opt(&o)
 	}

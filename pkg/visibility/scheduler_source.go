@@ -26,9 +26,8 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
 )
 
@@ -45,20 +44,20 @@ func FromScheduler(s view.Reader) Source { return &schedulerSource{s: s} }
 
 // Units implements Source.
 func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) ([]visibilityv1alpha1.QueueUnitSummary, bool, error) {
-	var match func(queueName queue.QueueName, quotaName quota.QuotaName) bool
+	var match func(queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) bool
 	switch scope.Resource {
 	case visibilityv1alpha1.ResourceQueues:
-		name := queue.QueueName(scope.Name)
+		name := schedtypes.QueueName(scope.Name)
 		if !hasQueue(a.s, name) {
 			return nil, false, nil
 		}
-		match = func(q queue.QueueName, _ quota.QuotaName) bool { return q == name }
+		match = func(q schedtypes.QueueName, _ schedtypes.QuotaName) bool { return q == name }
 	case visibilityv1alpha1.ResourceElasticQuotas:
-		under, ok := quotaAndBelow(a.s.Quotas(), quota.QuotaName(scope.Name))
+		under, ok := quotaAndBelow(a.s.Quotas(), schedtypes.QuotaName(scope.Name))
 		if !ok {
 			return nil, false, nil
 		}
-		match = func(_ queue.QueueName, qt quota.QuotaName) bool { return under[qt] }
+		match = func(_ schedtypes.QueueName, qt schedtypes.QuotaName) bool { return under[qt] }
 	default:
 		return nil, false, nil
 	}
@@ -71,7 +70,7 @@ func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) 
 
 // pending lists pending units, queue by queue in serving order, each queue in
 // scheduling order.
-func (a *schedulerSource) pending(match func(queue.QueueName, quota.QuotaName) bool) []visibilityv1alpha1.QueueUnitSummary {
+func (a *schedulerSource) pending(match func(schedtypes.QueueName, schedtypes.QuotaName) bool) []visibilityv1alpha1.QueueUnitSummary {
 	items := []visibilityv1alpha1.QueueUnitSummary{}
 	for _, name := range a.s.QueueNames() {
 		units, _ := a.s.Pending(name)
@@ -90,7 +89,7 @@ func (a *schedulerSource) pending(match func(queue.QueueName, quota.QuotaName) b
 }
 
 // admitted lists the cached units in phase, oldest allocation first.
-func (a *schedulerSource) admitted(ctx context.Context, match func(queue.QueueName, quota.QuotaName) bool, phase string) ([]visibilityv1alpha1.QueueUnitSummary, error) {
+func (a *schedulerSource) admitted(ctx context.Context, match func(schedtypes.QueueName, schedtypes.QuotaName) bool, phase string) ([]visibilityv1alpha1.QueueUnitSummary, error) {
 	list := &schedv1alpha1.QueueUnitList{}
 	if err := a.s.Objects().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -131,8 +130,8 @@ func allocated(u *schedv1alpha1.QueueUnit) metav1.Time {
 }
 
 // quotaAndBelow returns name and every quota below it, and whether name exists.
-func quotaAndBelow(quotas []quota.Info, name quota.QuotaName) (map[quota.QuotaName]bool, bool) {
-	children := map[quota.QuotaName][]quota.QuotaName{}
+func quotaAndBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) (map[schedtypes.QuotaName]bool, bool) {
+	children := map[schedtypes.QuotaName][]schedtypes.QuotaName{}
 	exists := false
 	for _, q := range quotas {
 		children[q.Parent] = append(children[q.Parent], q.Name)
@@ -143,8 +142,8 @@ func quotaAndBelow(quotas []quota.Info, name quota.QuotaName) (map[quota.QuotaNa
 	if !exists {
 		return nil, false
 	}
-	out := map[quota.QuotaName]bool{}
-	for todo := []quota.QuotaName{name}; len(todo) > 0; {
+	out := map[schedtypes.QuotaName]bool{}
+	for todo := []schedtypes.QuotaName{name}; len(todo) > 0; {
 		n := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
 		if !out[n] {
@@ -176,7 +175,7 @@ func (a *schedulerSource) Explain(ctx context.Context, items []visibilityv1alpha
 	}
 }
 
-func hasQueue(r view.Reader, name queue.QueueName) bool {
+func hasQueue(r view.Reader, name schedtypes.QueueName) bool {
 	_, ok := r.QueueSettings(name)
 	return ok
 }

@@ -273,7 +273,7 @@ func (o *Options) webhookOptions() webhook.Options {
 // completed is what the options turn into once checked.
 type completed struct {
 	extensions        []framework.Extension
-	gates             framework.FeatureGates
+	gates             features.Gates
 	config            *configv1.KoordQueueControllersConfiguration
 	managedNamespaces framework.NamespaceSelector
 }

@@ -55,7 +55,7 @@ func Exceeds(sets []PodSet, admitted []schedv1alpha1.Admission) string {
 		if ps.Count > a.Replicas {
 			return fmt.Sprintf("pod set %s grew from %d to %d pods", ps.Name, a.Replicas, ps.Count)
 		}
-		if name, want, got, ok := larger(PodRequests(&ps.Template.Spec), a.Resources); ok {
+		if name, want, got, ok := larger(resources.PodRequests(&ps.Template.Spec), a.Resources); ok {
 			return fmt.Sprintf("pods of set %s grew: %s %s, admitted with %s", ps.Name, name, want.String(), got.String())
 		}
 	}

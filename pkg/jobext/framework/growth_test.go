@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 func podSet(name string, count int32, req corev1.ResourceList) PodSet {
@@ -105,7 +106,7 @@ func TestWithLimitRangeDefaults(t *testing.T) {
 	// The first by name ("a") sets memory and storage requests; "b" the cpu
 	// request; the second container keeps what it asked, its limit standing
 	// in for its memory request.
-	got := PodRequests(&out[0].Template.Spec)
+	got := resources.PodRequests(&out[0].Template.Spec)
 	want := rl("cpu", "2250m", "memory", "1152Mi", "ephemeral-storage", "2Gi")
 	if diff := cmpDiff(want, got); diff != "" {
 		t.Errorf("pod requests (-want +got):\n%s", diff)

@@ -20,8 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
 // GenericJob is one job of some kind, wrapped so the reconciler can queue it.
@@ -157,6 +155,3 @@ type Factory func(ExtensionOptions) Extension
 // Registry maps extension names to factories. It is built in one place (the
 // app package); nothing registers itself.
 type Registry map[string]Factory
-
-// FeatureGates are read once at start (pkg/features) and passed in.
-type FeatureGates = features.Gates

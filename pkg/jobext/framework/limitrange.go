@@ -91,7 +91,7 @@ func checkSets(sets []PodSet) error {
 	d := resources.Demand{}
 	for i := range sets {
 		ps := &sets[i]
-		if err := d.Add(fmt.Sprintf("pod set %s", ps.Name), PodRequests(&ps.Template.Spec), int64(ps.Count)); err != nil {
+		if err := d.Add(fmt.Sprintf("pod set %s", ps.Name), resources.PodRequests(&ps.Template.Spec), int64(ps.Count)); err != nil {
 			return err
 		}
 	}

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
@@ -78,7 +79,7 @@ type ReconcilerOptions struct {
 	// label.
 	DefaultQuota string
 	// Gates are the feature gates.
-	Gates FeatureGates
+	Gates features.Gates
 	// RunningTimeout moves a dequeued job whose pods never run to
 	// TimeoutBackoff; zero turns it off.
 	RunningTimeout time.Duration
@@ -121,12 +122,12 @@ func NewReconciler(c client.Client, ext *Extension, recorder events.EventRecorde
 // cache should keep pods slim (TrimPod). With ManageAllJobs it also caches
 // Namespaces, whose labels the selector reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := r.indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := r.indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 		return fmt.Errorf("pod index: %w", err)
 	}
 	if r.opts.ManageAllJobs {
 		// Registered before the manager starts, so the cache syncs it first.
-		if _, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Namespace{}); err != nil {
+		if _, err := mgr.GetCache().GetInformer(context.Background(), &corev1.Namespace{}); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 			return fmt.Errorf("namespace informer: %w", err)
 		}
 	}

@@ -22,15 +22,9 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
-// PodRequests is the effective demand of one pod, counted the same way as the
-// scheduler counts it (pkg/util/resources).
-func PodRequests(spec *corev1.PodSpec) corev1.ResourceList {
-	return resources.PodRequests(spec)
-}
-
 // PodSetRequests is count times the pod set's effective pod demand.
 func PodSetRequests(ps *PodSet) corev1.ResourceList {
-	return Scale(PodRequests(&ps.Template.Spec), ps.Count)
+	return Scale(resources.PodRequests(&ps.Template.Spec), ps.Count)
 }
 
 // TotalRequests sums every pod set's demand.

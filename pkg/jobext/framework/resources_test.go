@@ -24,6 +24,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 var cmpQuantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
@@ -76,7 +78,7 @@ func TestPodRequests(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, PodRequests(&tc.spec), cmpQuantities); diff != "" {
+			if diff := cmp.Diff(tc.want, resources.PodRequests(&tc.spec), cmpQuantities); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

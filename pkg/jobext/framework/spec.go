@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 )
 
@@ -112,7 +113,7 @@ func JobPriority(ctx context.Context, reader PriorityClassReader, gj GenericJob,
 
 // DesiredSpec is the spec a job's unit should have, and the job priority it
 // was computed with.
-func DesiredSpec(ext *Extension, gj GenericJob, sets []PodSet, prio Priority, gates FeatureGates) (schedv1alpha1.QueueUnitSpec, error) {
+func DesiredSpec(ext *Extension, gj GenericJob, sets []PodSet, prio Priority, gates features.Gates) (schedv1alpha1.QueueUnitSpec, error) {
 	obj := gj.Object()
 	if len(sets) > schedv1alpha1.MaxPodSets {
 		return schedv1alpha1.QueueUnitSpec{}, fmt.Errorf("job has %d pod sets, a unit takes at most %d", len(sets), schedv1alpha1.MaxPodSets)

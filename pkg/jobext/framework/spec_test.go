@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
 func TestJobPriority(t *testing.T) {
@@ -73,7 +74,7 @@ func TestDesiredSpec(t *testing.T) {
 	gj := newFakeJob("j", map[string]string{schedv1alpha1.QuotaNameLabel: "q"}, map[string]string{
 		schedv1alpha1.ActiveAnnotation: "false", schedv1alpha1.MaxExecTimeSecondsAnnotation: "60",
 	}, sets)
-	got, err := DesiredSpec(ext, gj, sets, Priority{Value: ptr.To[int32](3), ClassName: "c"}, FeatureGates{QueueUnitActive: true, MaximumExecutionTime: true})
+	got, err := DesiredSpec(ext, gj, sets, Priority{Value: ptr.To[int32](3), ClassName: "c"}, features.Gates{QueueUnitActive: true, MaximumExecutionTime: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +93,12 @@ func TestDesiredSpec(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// Gates off: the annotations are ignored.
-	got, _ = DesiredSpec(ext, gj, sets, Priority{}, FeatureGates{})
+	got, _ = DesiredSpec(ext, gj, sets, Priority{}, features.Gates{})
 	if got.Active != nil || got.MaximumExecutionTimeSeconds != nil {
 		t.Errorf("gates off but active=%v maxExec=%v", got.Active, got.MaximumExecutionTimeSeconds)
 	}
 	nine := make([]PodSet, 9)
-	if _, err := DesiredSpec(ext, gj, nine, Priority{}, FeatureGates{}); err == nil {
+	if _, err := DesiredSpec(ext, gj, nine, Priority{}, features.Gates{}); err == nil {
 		t.Errorf("9 pod sets accepted")
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
 // TestUserEditsSurvive checks that a user's spec.active and
@@ -39,7 +40,7 @@ func TestUserEditsSurvive(t *testing.T) {
 		map[string]string{schedv1alpha1.MaxExecTimeSecondsAnnotation: "600"}, sets)
 	ext := fakeExtension(sets, JobStatus{})
 	c := fakeClient(job.cm)
-	gates := FeatureGates{QueueUnitActive: true, MaximumExecutionTime: true}
+	gates := features.Gates{QueueUnitActive: true, MaximumExecutionTime: true}
 	r := NewReconciler(c, ext, events.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), ReconcilerOptions{Gates: gates})
 	ctx := context.Background()
 	reconcileAndGet := func() *schedv1alpha1.QueueUnit {

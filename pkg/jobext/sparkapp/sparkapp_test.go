@@ -27,7 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 var cmpQuantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
@@ -89,10 +89,10 @@ func TestPodSets(t *testing.T) {
 			if len(sets) != 2 || sets[0].Name != DriverPodSet || sets[1].Name != ExecutorPodSet || sets[0].Count != 1 || sets[1].Count != tc.count {
 				t.Fatalf("sets %+v", sets)
 			}
-			if diff := cmp.Diff(tc.driver, framework.PodRequests(&sets[0].Template.Spec), cmpQuantities); diff != "" {
+			if diff := cmp.Diff(tc.driver, resources.PodRequests(&sets[0].Template.Spec), cmpQuantities); diff != "" {
 				t.Errorf("driver (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.executor, framework.PodRequests(&sets[1].Template.Spec), cmpQuantities); diff != "" {
+			if diff := cmp.Diff(tc.executor, resources.PodRequests(&sets[1].Template.Spec), cmpQuantities); diff != "" {
 				t.Errorf("executor (-want +got):\n%s", diff)
 			}
 			if sets[0].Template.Spec.PriorityClassName != tc.wantClass {

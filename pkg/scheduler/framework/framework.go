@@ -169,7 +169,13 @@ func (f *Framework) Less() schedtypes.Less {
 	if f.sorter == nil {
 		return nil
 	}
-	return f.sorter.Less
+	less := f.sorter.Less
+	return func(a, b *schedtypes.Unit) bool { return less(sortUnit(a), sortUnit(b)) }
+}
+
+// sortUnit is the copy of u a sort plugin sees (by value: no allocation).
+func sortUnit(u *schedtypes.Unit) SortUnit {
+	return SortUnit{Namespace: u.Namespace, Name: u.Name, Priority: u.Priority, Created: u.Created, Quota: u.Quota}
 }
 
 // PriorityMajor reports whether Less orders by priority before anything

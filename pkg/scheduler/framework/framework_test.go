@@ -51,7 +51,7 @@ func (f *fake) Name() string { return f.name }
 
 type sorter struct{ fake }
 
-func (s *sorter) Less(a, b *schedtypes.Unit) bool { return a.Name < b.Name }
+func (s *sorter) Less(a, b SortUnit) bool { return a.Name < b.Name }
 
 type majorSorter struct {
 	sorter
@@ -325,7 +325,7 @@ func TestManyFiltersReserversAndUsagesAreFine(t *testing.T) {
 
 func TestFilterRunsInOrderAndStopsAtTheFirstRefusal(t *testing.T) {
 	c := &calls{}
-	refusal := NewStatus(Unschedulable, "short/a/cpu", "not now")
+	refusal := NewStatus(Unschedulable, schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "a", Detail: "cpu"}, "not now")
 	f := newFramework(t, &mapper{fake{name: "Map"}},
 		&filter{fake: fake{"F1", c}}, &filter{fake: fake{"F2", c}, refuse: refusal}, &filter{fake: fake{"F3", c}})
 	s := f.Filter(context.Background(), &UnitInfo{Key: "ns/u"})
@@ -349,7 +349,7 @@ func TestFilterRunsInOrderAndStopsAtTheFirstRefusal(t *testing.T) {
 
 func TestReserveRollsBackOnRefusal(t *testing.T) {
 	c := &calls{}
-	refusal := NewStatus(Unschedulable, "taken", "taken meanwhile")
+	refusal := NewStatus(Unschedulable, schedtypes.Reason{Subject: "taken"}, "taken meanwhile")
 	f := newFramework(t, &mapper{fake{name: "Map"}},
 		&reserver{fake: fake{"R1", c}}, &reserver{fake: fake{"R2", c}},
 		&reserver{fake: fake{"R3", c}, refuse: refusal}, &reserver{fake: fake{"R4", c}})
@@ -501,7 +501,7 @@ func TestStatus(t *testing.T) {
 		t.Error("nil and Success must be success")
 	}
 	for _, c := range []Code{Unschedulable, UnschedulableAndUnresolvable, Error} {
-		if NewStatus(c, "r", "m").IsSuccess() {
+		if NewStatus(c, schedtypes.Reason{Subject: "r"}, "m").IsSuccess() {
 			t.Errorf("code %d taken as success", c)
 		}
 	}

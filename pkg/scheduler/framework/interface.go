@@ -18,6 +18,7 @@ package framework
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
@@ -41,8 +42,8 @@ type UnitInfo struct {
 	Priority int32
 	// Beside is the room held in the unit's cohort for waiting units of
 	// higher priority (see schedtypes.Reservation): a filter that keeps
-	// quota counts it as used, and refuses with a reason starting with
-	// schedtypes.HeldReasonPrefix when only that room is missing.
+	// quota counts it as used, and refuses with a reason of kind
+	// schedtypes.WaitRoomHeld when only that room is missing.
 	Beside []schedtypes.Reservation
 }
 
@@ -51,11 +52,20 @@ type Plugin interface {
 	Name() string
 }
 
+// SortUnit is what a QueueSortPlugin sees of a pending unit: who it is and
+// what ranks it, not the queue's record of its attempts.
+type SortUnit struct {
+	Namespace, Name string
+	Priority        int32
+	Created         time.Time
+	Quota           schedtypes.QuotaName
+}
+
 // QueueSortPlugin orders units inside a queue. At most one may be enabled;
 // without one, units go by priority (higher first), then creation time.
 type QueueSortPlugin interface {
 	Plugin
-	Less(a, b *schedtypes.Unit) bool
+	Less(a, b SortUnit) bool
 }
 
 // PriorityMajorSorter is a QueueSortPlugin that can say its Less orders by

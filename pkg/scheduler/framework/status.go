@@ -16,6 +16,8 @@ limitations under the License.
 
 package framework
 
+import "github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+
 // Code is the outcome of a plugin call.
 type Code int
 
@@ -33,14 +35,14 @@ const (
 // Status is a plugin's answer. A nil Status is Success.
 type Status struct {
 	Code Code
-	// Reason is stable for the same cause (used to write and record only when
-	// it changes); Message is for people.
-	Reason  string
+	// Reason is what the unit waits for, equal for the same cause (a status
+	// is written and recorded only when it changes); Message is for people.
+	Reason  schedtypes.Reason
 	Message string
 }
 
 // NewStatus builds a status.
-func NewStatus(code Code, reason, message string) *Status {
+func NewStatus(code Code, reason schedtypes.Reason, message string) *Status {
 	return &Status{Code: code, Reason: reason, Message: message}
 }
 

@@ -23,18 +23,18 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // PendingUnit is a copy of one pending unit as its queue holds it.
 type PendingUnit struct {
 	Namespace, Name string
 	// Quota pays for the unit.
-	Quota    quota.QuotaName
+	Quota    schedtypes.QuotaName
 	Priority int32
 	// Position is 1 for the unit tried first.
 	Position int
-	Request  quota.Resources
+	Request  schedtypes.Resources
 	// Created is the unit's creation; Enqueued when the queue took it.
 	Created, Enqueued time.Time
 }
@@ -43,21 +43,21 @@ type PendingUnit struct {
 // copy the caller may keep and change.
 type Reader interface {
 	// QueueNames lists the queues in the order they are served.
-	QueueNames() []queue.QueueName
+	QueueNames() []schedtypes.QueueName
 	// QueueSettings returns a queue's settings; false when it is unknown.
-	QueueSettings(name queue.QueueName) (queue.Settings, bool)
+	QueueSettings(name schedtypes.QueueName) (queue.Settings, bool)
 	// Pending lists a queue's pending units in the order they are tried.
-	Pending(name queue.QueueName) ([]PendingUnit, bool)
+	Pending(name schedtypes.QueueName) ([]PendingUnit, bool)
 	// PendingCounts counts the pending units of every queue.
-	PendingCounts() map[queue.QueueName]int
+	PendingCounts() map[schedtypes.QueueName]int
 	// Orphans lists, by queue name, the units of queues that do not exist.
-	Orphans() map[queue.QueueName][]queue.UnitKey
+	Orphans() map[schedtypes.QueueName][]schedtypes.UnitKey
 	// Quotas lists the quotas with their usage.
-	Quotas() []quota.Info
+	Quotas() []schedtypes.Info
 	// Map returns the queue and the quota of a unit.
-	Map(u *schedv1alpha1.QueueUnit) (queueName queue.QueueName, quotaName quota.QuotaName)
+	Map(u *schedv1alpha1.QueueUnit) (queueName schedtypes.QueueName, quotaName schedtypes.QuotaName)
 	// Cohort returns the cohort of a quota.
-	Cohort(quotaName quota.QuotaName) quota.CohortName
+	Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName
 	// Objects reads the QueueUnits the scheduler is fed from (its informer
 	// cache). Objects read with client.UnsafeDisableDeepCopy are shared:
 	// never change them.

@@ -68,8 +68,8 @@ type Report struct {
 	// PeakHeld is, per quota and resource, the most the units holding
 	// quota were admitted with, next to its max.
 	PeakHeld map[string]map[corev1.ResourceName]Peak `json:"peakHeld,omitempty"`
-	Faults  []FaultFigures                          `json:"faults"`
-	Audit   *AuditFigures                           `json:"audit,omitempty"`
+	Faults   []FaultFigures                          `json:"faults"`
+	Audit    *AuditFigures                           `json:"audit,omitempty"`
 	// ViolationCounts counts every violation by kind; Violations lists the
 	// first ones.
 	ViolationCounts map[string]int `json:"violationCounts"`

@@ -36,7 +36,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/app"
-	jobframework "github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
 )
 
@@ -190,7 +190,7 @@ func admit(t *testing.T, c client.Client, ns, name string) {
 		u.Status.Admissions = nil
 		for _, ps := range u.Spec.PodSet {
 			u.Status.Admissions = append(u.Status.Admissions, schedv1alpha1.Admission{Name: ps.Name, Replicas: ps.Count,
-				Resources: jobframework.PodRequests(&ps.Template.Spec)})
+				Resources: resources.PodRequests(&ps.Template.Spec)})
 		}
 		for _, ct := range []string{schedv1alpha1.ConditionQuotaReserved, schedv1alpha1.ConditionAdmitted} {
 			meta.SetStatusCondition(&u.Status.Conditions, metav1.Condition{Type: ct, Status: metav1.ConditionTrue, Reason: "Admitted", Message: "test"})

@@ -28,6 +28,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -85,7 +86,10 @@ func noProtection(o *app.Options) { o.Config.ReclaimProtectionPeriod = &metav1.D
 func TestPreemptionInsideQuota(t *testing.T) {
 	const ns = "preempt"
 	reg := prometheus.NewRegistry()
-	startScheduler(t, noProtection, func(o *app.Options) { o.MetricsRegistry = reg })
+	// The scheduler's clock stamps lastAllocateTime (second precision), which
+	// orders the victims: it is stepped between admissions, not slept on.
+	fc := clocktesting.NewFakeClock(time.Now())
+	startScheduler(t, noProtection, withClock(fc), func(o *app.Options) { o.MetricsRegistry = reg })
 	createNamespace(t, ns)
 	create(t, utiltesting.MakeElasticQuota("pq").Namespace(ns).Max("cpu", "4").
 		Annotation(schedv1alpha1.PreemptionPolicyAnnotation, string(schedv1alpha1.PreemptionLowerPriority)).Obj())
@@ -102,7 +106,7 @@ func TestPreemptionInsideQuota(t *testing.T) {
 		create(t, utiltesting.MakeQueueUnit(fmt.Sprintf("low-%d", i), ns).Quota("pq").Priority(1).Request("cpu", "1").Obj())
 		waitPhase(t, ns, fmt.Sprintf("low-%d", i), schedv1alpha1.QueueUnitPhaseRunning)
 		// lastAllocateTime has second precision: keep the admission order visible.
-		time.Sleep(1100 * time.Millisecond)
+		fc.Step(2 * time.Second)
 	}
 	create(t, utiltesting.MakeQueueUnit("high", ns).Quota("pq").Priority(10).Request("cpu", "2").Obj())
 	waitPhase(t, ns, "high", schedv1alpha1.QueueUnitPhaseRunning)

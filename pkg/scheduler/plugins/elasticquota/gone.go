@@ -19,7 +19,7 @@ package elasticquota
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -36,9 +36,9 @@ var _ framework.GoneUsagePlugin = (*Plugin)(nil)
 
 // UnitGone keeps what a deleted unit held while its pods are there, and
 // otherwise releases it.
-func (p *Plugin) UnitGone(key quota.UnitKey) {
+func (p *Plugin) UnitGone(key schedtypes.UnitKey) {
 	p.mu.Lock()
-	var freed quota.CohortName
+	var freed schedtypes.CohortName
 	if _, held := p.charged[key]; held && p.livePodsLocked(key) {
 		p.gone[key] = struct{}{}
 	} else {
@@ -55,7 +55,7 @@ func (p *Plugin) UnitGone(key quota.UnitKey) {
 
 // livePodsLocked reports whether a pod that names unit key is there, neither
 // finished nor terminating (bound to a node or not yet).
-func (p *Plugin) livePodsLocked(key quota.UnitKey) bool {
+func (p *Plugin) livePodsLocked(key schedtypes.UnitKey) bool {
 	for podKey := range p.foreign.byUnit[key] {
 		pod := p.foreign.pods[podKey].pod
 		if !pod.Terminating && pod.Phase != corev1.PodSucceeded && pod.Phase != corev1.PodFailed {
@@ -67,7 +67,7 @@ func (p *Plugin) livePodsLocked(key quota.UnitKey) bool {
 
 // podsChangedLocked releases the tombstone of unit key once none of its pods
 // is left alive, and returns the cohort where room was freed.
-func (p *Plugin) podsChangedLocked(key quota.UnitKey) quota.CohortName {
+func (p *Plugin) podsChangedLocked(key schedtypes.UnitKey) schedtypes.CohortName {
 	if _, ok := p.gone[key]; !ok || p.livePodsLocked(key) {
 		return ""
 	}

@@ -50,7 +50,7 @@ func TestFilterBesideHeldRoom(t *testing.T) {
 	}
 	two.Beside = held
 	s := p.Filter(context.Background(), two)
-	if s == nil || s.Code != framework.Unschedulable || s.Reason != schedtypes.HeldReasonPrefix+"org/default/big" ||
+	if s == nil || s.Code != framework.Unschedulable || s.Reason != (schedtypes.Reason{Kind: schedtypes.WaitRoomHeld, Subject: "org", Detail: "default/big"}) ||
 		!strings.Contains(s.Message, "waits behind default/big (priority 200") {
 		t.Errorf("2 CPUs, above team-b's min, beside 3 held of 3 free: %+v, want refused naming default/big", s)
 	}

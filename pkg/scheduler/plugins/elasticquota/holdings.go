@@ -20,7 +20,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // cohortHoldingsLocked lists, by quota, what the units of cohort hold, but
@@ -30,27 +30,27 @@ import (
 // after a release every queue of the cohort is tried, and their searches
 // share it.
 // The answer is read only. It runs under p.mu.
-func (p *Plugin) cohortHoldingsLocked(cohort quota.CohortName, self quota.UnitKey, skip func(quota.UnitKey) bool) map[quota.QuotaName][]quota.Holding {
+func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName, self schedtypes.UnitKey, skip func(schedtypes.UnitKey) bool) map[schedtypes.QuotaName][]schedtypes.Holding {
 	c, ok := p.heldByCohort[cohort]
 	if !ok || c.shape != p.tree.ShapeVersion() || c.version != p.versions[cohort] {
-		c = cohortHeld{shape: p.tree.ShapeVersion(), version: p.versions[cohort], held: map[quota.QuotaName][]quota.Holding{}}
-		p.tree.EachInCohort(cohort, func(q quota.QuotaName) {
+		c = cohortHeld{shape: p.tree.ShapeVersion(), version: p.versions[cohort], held: map[schedtypes.QuotaName][]schedtypes.Holding{}}
+		p.tree.EachInCohort(cohort, func(q schedtypes.QuotaName) {
 			for key := range p.byQuota[q] {
 				c.held[q] = append(c.held[q], p.charged[key])
 			}
 		})
 		if p.heldByCohort == nil {
-			p.heldByCohort = map[quota.CohortName]cohortHeld{}
+			p.heldByCohort = map[schedtypes.CohortName]cohortHeld{}
 		}
 		p.heldByCohort[cohort] = c
 	}
-	left := func(key quota.UnitKey) bool {
+	left := func(key schedtypes.UnitKey) bool {
 		_, gone := p.gone[key]
 		return key == self || gone || (skip != nil && skip(key))
 	}
-	var out map[quota.QuotaName][]quota.Holding
+	var out map[schedtypes.QuotaName][]schedtypes.Holding
 	for q, hs := range c.held {
-		if !slices.ContainsFunc(hs, func(h quota.Holding) bool { return left(h.Key) }) {
+		if !slices.ContainsFunc(hs, func(h schedtypes.Holding) bool { return left(h.Key) }) {
 			continue
 		}
 		if out == nil {
@@ -58,7 +58,7 @@ func (p *Plugin) cohortHoldingsLocked(cohort quota.CohortName, self quota.UnitKe
 			// that lose someone.
 			out = maps.Clone(c.held)
 		}
-		kept := make([]quota.Holding, 0, len(hs))
+		kept := make([]schedtypes.Holding, 0, len(hs))
 		for _, h := range hs {
 			if !left(h.Key) {
 				kept = append(kept, h)
@@ -77,13 +77,13 @@ func (p *Plugin) cohortHoldingsLocked(cohort quota.CohortName, self quota.UnitKe
 // tree and so moves its usage version; its shape stays).
 type cohortHeld struct {
 	shape, version uint64
-	held           map[quota.QuotaName][]quota.Holding
+	held           map[schedtypes.QuotaName][]schedtypes.Holding
 }
 
 // sameCharge reports whether b charges what a charges and looks the same
 // to a victim search: recording it again changes nothing, so the searches
 // that found nobody to evict stay true.
-func sameCharge(a, b quota.Holding) bool {
+func sameCharge(a, b schedtypes.Holding) bool {
 	return a.Quota == b.Quota && a.Used.Equal(b.Used) && a.Priority == b.Priority &&
 		a.AllocatedAt.Equal(b.AllocatedAt) && a.Evicting == b.Evicting
 }

@@ -42,25 +42,25 @@ type Plugin struct {
 	mu   sync.Mutex
 	tree *quota.Tree
 	// charged is what each unit holds, and where; byQuota indexes it.
-	charged map[quota.UnitKey]charge
-	byQuota map[quota.QuotaName]map[quota.UnitKey]struct{}
+	charged map[schedtypes.UnitKey]schedtypes.Holding
+	byQuota map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}
 	// gone are the units deleted from the API whose charge is kept while
 	// their pods are there (gone.go).
-	gone map[quota.UnitKey]struct{}
+	gone map[schedtypes.UnitKey]struct{}
 	// protection keeps recently admitted units from reclaim.
 	protection time.Duration
 	now        func() time.Time
 	// versions count changes of what units hold, by cohort; noVictims
 	// remembers, by quota, the last search that found nobody to evict, so
 	// the same search is not repeated until something changed.
-	versions  map[quota.CohortName]uint64
-	noVictims map[quota.QuotaName]victimSearch
+	versions  map[schedtypes.CohortName]uint64
+	noVictims map[schedtypes.QuotaName]victimSearch
 	// heldByCohort keeps the holdings of each cohort for victim searches
 	// (cohortHoldingsLocked).
-	heldByCohort map[quota.CohortName]cohortHeld
+	heldByCohort map[schedtypes.CohortName]cohortHeld
 	// quotas are the ElasticQuotas seen, by name: of two of one name in
 	// different namespaces, the one that counts (sameName).
-	quotas   map[quota.QuotaName]*eqv1alpha1.ElasticQuota
+	quotas   map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota
 	sameName *sameNames
 	// sameNameReported is the warning last given to each ignored quota of a
 	// name used twice (namespace/name), so it is given once.
@@ -69,10 +69,10 @@ type Plugin struct {
 	shared bool
 	// treeReported is the tree problem last reported on each quota (event
 	// InvalidQuotaTree), so it is reported once.
-	treeReported map[quota.QuotaName]string
+	treeReported map[schedtypes.QuotaName]string
 	// minReported is the children's-min problem last reported on each
 	// parent quota (event InvalidQuotaMin), so it is said once.
-	minReported map[quota.QuotaName]string
+	minReported map[schedtypes.QuotaName]string
 
 	// foreign is the usage of pods koord-queue does not manage (pods.go).
 	foreign *foreignPods
@@ -89,8 +89,6 @@ type follower struct {
 	queue         workqueue.TypedRateLimitingInterface[string]
 	registrations []toolscache.ResourceEventHandlerRegistration
 }
-
-type charge = quota.Holding
 
 var (
 	_ framework.QueueMapPlugin = (*Plugin)(nil)
@@ -123,10 +121,10 @@ func New(raw runtime.RawExtension, h framework.Handle) (framework.Plugin, error)
 		return nil, err
 	}
 	p := newPlugin(args, h)
-	if err := p.follow.watch(context.Background()); err != nil {
+	if err := p.follow.watch(context.Background()); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 		return nil, err
 	}
-	if err := p.watchPods(context.Background()); err != nil {
+	if err := p.watchPods(context.Background()); err != nil { //nolint:forbidigo // set up before the manager starts: no caller context exists yet
 		return nil, err
 	}
 	return p, nil
@@ -138,10 +136,10 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 	args = args.DeepCopy()
 	args.SetDefaults()
 	p := &Plugin{shared: args.SharedQuotas,
-		h: h, tree: quota.New(*args.OversellRate), charged: map[quota.UnitKey]charge{}, gone: map[quota.UnitKey]struct{}{}, byQuota: map[quota.QuotaName]map[quota.UnitKey]struct{}{},
+		h: h, tree: quota.New(*args.OversellRate), charged: map[schedtypes.UnitKey]schedtypes.Holding{}, gone: map[schedtypes.UnitKey]struct{}{}, byQuota: map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}{},
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
-		versions: map[quota.CohortName]uint64{}, noVictims: map[quota.QuotaName]victimSearch{},
-		quotas: map[quota.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[quota.QuotaName]string{}, minReported: map[quota.QuotaName]string{},
+		versions: map[schedtypes.CohortName]uint64{}, noVictims: map[schedtypes.QuotaName]victimSearch{},
+		quotas: map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[schedtypes.QuotaName]string{}, minReported: map[schedtypes.QuotaName]string{},
 		foreign: newForeignPods(), sameName: newSameNames(), sameNameReported: map[string]string{},
 	}
 	p.follow = &follower{p: p, queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -182,16 +180,16 @@ func (s *follower) watch(ctx context.Context) error {
 func (*Plugin) Name() string { return configv1.PluginElasticQuotaV2 }
 
 // Map puts a unit in the queue of its quota: the quota label, else spec.queue.
-func (*Plugin) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, quota.QuotaName) {
+func (*Plugin) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
 	name := u.Labels[schedv1alpha1.QuotaNameLabel]
 	if name == "" {
 		name = u.Spec.Queue
 	}
-	return schedtypes.QueueName(name), quota.QuotaName(name)
+	return schedtypes.QueueName(name), schedtypes.QuotaName(name)
 }
 
 // Cohort is the top-level quota above quotaName.
-func (p *Plugin) Cohort(quotaName quota.QuotaName) quota.CohortName {
+func (p *Plugin) Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.Cohort(quotaName)
@@ -202,12 +200,12 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if u.Quota == "" {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "noquota",
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, schedtypes.Reason{Kind: schedtypes.WaitNoQuota},
 			"the unit names no quota: set the label "+schedv1alpha1.QuotaNameLabel+" on its job")
 	}
 	// Koordinator's own quotas and parent quotas take no unit, whoever asks.
 	if s := p.tree.Problem(u.Quota); s != nil && (s.System || s.Parent) {
-		return framework.NewStatus(framework.UnschedulableAndUnresolvable, s.Key(), s.Message())
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, s.Reason(), s.Message())
 	}
 	if s := tenancyLocked(p, u); s != nil {
 		return s
@@ -215,7 +213,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	s := p.tree.Check(u.Quota, u.Request)
 	if s == nil {
 		if h := p.tree.CheckBeside(u.Quota, u.Request, u.Beside); h != nil {
-			return framework.NewStatus(framework.Unschedulable, h.Key(), h.Message())
+			return framework.NewStatus(framework.Unschedulable, h.Reason(), h.Message())
 		}
 		return nil
 	}
@@ -223,7 +221,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	if s.NeverFits {
 		code = framework.UnschedulableAndUnresolvable
 	}
-	return framework.NewStatus(code, s.Key(), s.Message())
+	return framework.NewStatus(code, s.Reason(), s.Message())
 }
 
 // Reserve charges the unit's request to its quota path.
@@ -231,9 +229,9 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s := p.tree.Check(u.Quota, u.Request); s != nil {
-		return framework.NewStatus(framework.Unschedulable, s.Key(), s.Message())
+		return framework.NewStatus(framework.Unschedulable, s.Reason(), s.Message())
 	}
-	h := &quota.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()}
+	h := &schedtypes.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()}
 	if u.Unit != nil && u.Unit.Spec.ConsumerRef != nil {
 		h.Consumer = u.Unit.Spec.ConsumerRef.UID
 	}
@@ -258,7 +256,7 @@ func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 // again under the name of a deleted one whose pods are still there (the
 // extension makes a unit for its job again at once) takes the tombstone over
 // only once it holds quota itself.
-func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
+func (p *Plugin) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	p.mu.Lock()
 	if _, ok := p.gone[key]; ok {
 		if h == nil || h.Quota == "" || h.Used.IsZero() {
@@ -280,7 +278,7 @@ func (p *Plugin) SetUsage(key quota.UnitKey, h *quota.Holding) {
 // freed, if any. A unit that starts or stops holding quota takes its pods
 // into, or gives them back to, the foreign usage; a following
 // flushForeignLocked sets it on the tree.
-func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName {
+func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedtypes.CohortName {
 	wasHolding := p.holdsLocked(key)
 	defer func() {
 		if p.holdsLocked(key) != wasHolding {
@@ -307,7 +305,7 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 		p.consumerChangedLocked(key, prev.Consumer, h.Consumer)
 		return ""
 	}
-	var freed quota.CohortName
+	var freed schedtypes.CohortName
 	if had {
 		// The cohort is taken before the release, which may prune the node.
 		cohort := p.tree.Cohort(prev.Quota)
@@ -329,7 +327,7 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 		p.tree.Charge(c.Quota, c.Used)
 		p.charged[key] = c
 		if p.byQuota[c.Quota] == nil {
-			p.byQuota[c.Quota] = map[quota.UnitKey]struct{}{}
+			p.byQuota[c.Quota] = map[schedtypes.UnitKey]struct{}{}
 		}
 		p.byQuota[c.Quota][key] = struct{}{}
 	}
@@ -345,7 +343,7 @@ func (p *Plugin) setLocked(key quota.UnitKey, h *quota.Holding) quota.CohortName
 type victimSearch struct {
 	version  uint64
 	priority int32
-	request  quota.Resources
+	request  schedtypes.Resources
 	at       time.Time
 	// retryAt is when a protection period that kept candidates out ends.
 	retryAt          time.Time
@@ -362,11 +360,11 @@ const noVictimsTTL = time.Second
 // A search that found nobody is not repeated for a unit of no higher priority
 // and no smaller request in the same quota until what units hold in the
 // cohort changes: it could only find a subset of the same candidates.
-func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(quota.UnitKey) bool) quota.Victims {
+func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, reclaim bool, skip func(schedtypes.UnitKey) bool) schedtypes.Victims {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if tenancyLocked(p, u) != nil {
-		return quota.Victims{}
+		return schedtypes.Victims{}
 	}
 	cohort := p.tree.Cohort(u.Quota)
 	now := p.now()
@@ -374,7 +372,7 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		(last.retryAt.IsZero() || now.Before(last.retryAt)) && last.preempt == preempt && last.reclaim == reclaim &&
 		u.Priority <= last.priority && covers(u.Request, last.request) {
 		// Reachable is known only for the same request and priority.
-		return quota.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
+		return schedtypes.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
 	}
 	held := p.cohortHoldingsLocked(cohort, u.Key, skip)
 	v := p.tree.SelectVictims(quota.Preemption{
@@ -390,8 +388,8 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 }
 
 // lowerThan lists the holdings of priority below priority.
-func lowerThan(priority int32, held map[quota.QuotaName][]quota.Holding) []quota.Holding {
-	var out []quota.Holding
+func lowerThan(priority int32, held map[schedtypes.QuotaName][]schedtypes.Holding) []schedtypes.Holding {
+	var out []schedtypes.Holding
 	for _, hs := range held {
 		for _, h := range hs {
 			if h.Priority < priority {
@@ -403,7 +401,7 @@ func lowerThan(priority int32, held map[quota.QuotaName][]quota.Holding) []quota
 }
 
 // covers reports whether a asks at least as much as b of every resource b asks.
-func covers(a, b quota.Resources) bool {
+func covers(a, b schedtypes.Resources) bool {
 	for r, v := range b {
 		if a[r] < v {
 			return false
@@ -412,7 +410,7 @@ func covers(a, b quota.Resources) bool {
 	return true
 }
 
-func decreased(before, after quota.Resources) bool {
+func decreased(before, after schedtypes.Resources) bool {
 	for r, v := range before {
 		if after[r] < v {
 			return true
@@ -430,7 +428,7 @@ func (p *Plugin) WouldBorrow(u *framework.UnitInfo) bool {
 
 // Share is how far quota name is into its fair share of what it may borrow
 // (see quota.Tree.Share): the pass serves the lowest first.
-func (p *Plugin) Share(quotaName quota.QuotaName) float64 {
+func (p *Plugin) Share(quotaName schedtypes.QuotaName) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.Share(quotaName)
@@ -445,14 +443,14 @@ func (p *Plugin) Sharing() bool {
 }
 
 // BelowMin reports whether a quota uses less than its min of some resource.
-func (p *Plugin) BelowMin(quotaName quota.QuotaName) bool {
+func (p *Plugin) BelowMin(quotaName schedtypes.QuotaName) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.BelowMin(quotaName)
 }
 
 // ListQuotas lists every quota with its usage.
-func (p *Plugin) ListQuotas() []quota.Info {
+func (p *Plugin) ListQuotas() []schedtypes.Info {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tree.List()

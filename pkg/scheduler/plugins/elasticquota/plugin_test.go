@@ -93,7 +93,7 @@ func TestFilter(t *testing.T) {
 				}
 				return
 			}
-			if s == nil || s.Code != tc.code || !strings.HasPrefix(s.Reason, tc.reasonHead) || !strings.Contains(s.Message, tc.inMessage) {
+			if s == nil || s.Code != tc.code || !strings.HasPrefix(s.Reason.String(), tc.reasonHead) || !strings.Contains(s.Message, tc.inMessage) {
 				t.Fatalf("got %+v; want code %d, reason %s..., a message with %q", s, tc.code, tc.reasonHead, tc.inMessage)
 			}
 		})

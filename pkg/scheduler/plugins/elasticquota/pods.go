@@ -27,8 +27,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/quota/foreign"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 // Foreign usage (docs/protocol.md, "Beside Koordinator"): pods koord-queue
@@ -46,26 +46,26 @@ type foreignPods struct {
 	pods map[string]podCharge
 	// byUnit lists the pods that name each unit, for a unit that starts or
 	// stops holding quota.
-	byUnit map[quota.UnitKey]map[string]struct{}
+	byUnit map[schedtypes.UnitKey]map[string]struct{}
 	// byOwner lists the pods that name no unit, by their controller's UID;
 	// consumers maps the UID of a unit's job (Holding.Consumer) to the unit,
 	// for the units that hold quota. A pod that names no unit but is owned
 	// by such a job (it started before the job's pods were labelled, as
 	// under Koord-Queue v1.8) is taken as naming that unit.
 	byOwner   map[types.UID]map[string]struct{}
-	consumers map[types.UID]quota.UnitKey
+	consumers map[types.UID]schedtypes.UnitKey
 	// sum is the foreign usage of each quota, as last set on the tree.
-	sum map[quota.QuotaName]quota.Resources
+	sum map[schedtypes.QuotaName]schedtypes.Resources
 	// touched are the quotas whose sum changed since the last flush.
-	touched map[quota.QuotaName]struct{}
+	touched map[schedtypes.QuotaName]struct{}
 	// freed are cohorts where room was freed, for the next caller outside
 	// the lock to tell the scheduler.
-	freed map[quota.CohortName]struct{}
+	freed map[schedtypes.CohortName]struct{}
 }
 
 type podCharge struct {
 	pod   foreign.Pod
-	quota quota.QuotaName
+	quota schedtypes.QuotaName
 	// inferred: the pod names no unit; pod.UnitLabel was taken from its
 	// owner (byOwner).
 	inferred bool
@@ -73,9 +73,9 @@ type podCharge struct {
 
 func newForeignPods() *foreignPods {
 	return &foreignPods{index: foreign.NewIndex(nil), pods: map[string]podCharge{},
-		byUnit: map[quota.UnitKey]map[string]struct{}{}, byOwner: map[types.UID]map[string]struct{}{},
-		consumers: map[types.UID]quota.UnitKey{}, sum: map[quota.QuotaName]quota.Resources{},
-		touched: map[quota.QuotaName]struct{}{}, freed: map[quota.CohortName]struct{}{}}
+		byUnit: map[schedtypes.UnitKey]map[string]struct{}{}, byOwner: map[types.UID]map[string]struct{}{},
+		consumers: map[types.UID]schedtypes.UnitKey{}, sum: map[schedtypes.QuotaName]schedtypes.Resources{},
+		touched: map[schedtypes.QuotaName]struct{}{}, freed: map[schedtypes.CohortName]struct{}{}}
 }
 
 // watchPods registers the pod handler.
@@ -114,8 +114,8 @@ func (p *Plugin) onPod(obj any) {
 // podsMovedLocked releases the tombstones of the units a pod named before
 // and names now when their pods are gone, flushes the foreign usage, and
 // returns the cohorts where room was freed.
-func (p *Plugin) podsMovedLocked(units ...quota.UnitKey) []quota.CohortName {
-	var gone []quota.CohortName
+func (p *Plugin) podsMovedLocked(units ...schedtypes.UnitKey) []schedtypes.CohortName {
+	var gone []schedtypes.CohortName
 	for _, u := range units {
 		if u == "" {
 			continue
@@ -134,7 +134,7 @@ func (p *Plugin) podsMovedLocked(units ...quota.UnitKey) []quota.CohortName {
 }
 
 func (p *Plugin) onPodDelete(obj any) {
-	if t, ok := obj.(cacheTombstone); ok {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	pod, ok := obj.(*corev1.Pod)
@@ -148,21 +148,21 @@ func (p *Plugin) onPodDelete(obj any) {
 	p.tellFreed(freed)
 }
 
-func (p *Plugin) tellFreed(cohorts []quota.CohortName) {
+func (p *Plugin) tellFreed(cohorts []schedtypes.CohortName) {
 	for _, c := range cohorts {
 		p.h.Freed(c)
 	}
 }
 
 // holdsLocked reports whether a unit holds quota now: its pods are its own.
-func (p *Plugin) holdsLocked(key quota.UnitKey) bool {
+func (p *Plugin) holdsLocked(key schedtypes.UnitKey) bool {
 	_, ok := p.charged[key]
 	return ok
 }
 
 // placePodLocked records pod key as fp (nil: gone) and moves its charge. It
 // returns the unit the pod named before ("" for none).
-func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) (was quota.UnitKey) {
+func (p *Plugin) placePodLocked(key string, fp *foreign.Pod) (was schedtypes.UnitKey) {
 	f := p.foreign
 	prev, had := f.pods[key]
 	if had {
@@ -232,7 +232,7 @@ func (p *Plugin) unchargePodLocked(c podCharge) {
 // consumerChangedLocked records that unit key's job is now consumer (""
 // when the unit holds no quota) instead of was, and places again the pods
 // that job owns and that name no unit.
-func (p *Plugin) consumerChangedLocked(key quota.UnitKey, was, consumer types.UID) {
+func (p *Plugin) consumerChangedLocked(key schedtypes.UnitKey, was, consumer types.UID) {
 	if was == consumer {
 		return
 	}
@@ -295,7 +295,7 @@ func (p *Plugin) rechargePodsLocked(keys []string) {
 }
 
 // unitHoldingChangedLocked reclassifies the pods that name a unit.
-func (p *Plugin) unitHoldingChangedLocked(key quota.UnitKey) {
+func (p *Plugin) unitHoldingChangedLocked(key schedtypes.UnitKey) {
 	if set := p.foreign.byUnit[key]; len(set) > 0 {
 		p.rechargePodsLocked(slices.Collect(maps.Keys(set)))
 	}
@@ -315,7 +315,7 @@ func (p *Plugin) reindexLocked() {
 // flushForeignLocked sets the changed sums on the tree and returns the
 // cohorts where room was freed since the last flush, for the caller to tell
 // once it let go of the lock.
-func (p *Plugin) flushForeignLocked() []quota.CohortName {
+func (p *Plugin) flushForeignLocked() []schedtypes.CohortName {
 	p.applyForeignLocked()
 	f := p.foreign
 	if len(f.freed) == 0 {

@@ -84,7 +84,7 @@ func TestPlainPodCountsAgainstItsQuota(t *testing.T) {
 	if s.IsSuccess() {
 		t.Fatal("a 4-CPU unit of team-a (max 4) was let through beside a 2-CPU plain pod of team-a")
 	}
-	if s.Reason != "short/team-a/cpu" || !strings.Contains(s.Message, "by pods koord-queue does not manage") {
+	if s.Reason.String() != "short/team-a/cpu" || !strings.Contains(s.Message, "by pods koord-queue does not manage") {
 		t.Errorf("refusal = %q %q; want short/team-a/cpu naming the pods koord-queue does not manage", s.Reason, s.Message)
 	}
 	if s := p.Filter(context.Background(), unit("small", "team-a", 0, 2)); !s.IsSuccess() {
@@ -254,13 +254,13 @@ func TestKoordinatorsOwnAndParentQuotasAdmitNoUnit(t *testing.T) {
 		{"org", "parent/org"},
 	} {
 		s := p.Filter(context.Background(), unit("u", tc.quota, 0, 1))
-		if s.IsSuccess() || s.Code != framework.UnschedulableAndUnresolvable || s.Reason != tc.reason {
+		if s.IsSuccess() || s.Code != framework.UnschedulableAndUnresolvable || s.Reason.String() != tc.reason {
 			t.Errorf("Filter of a unit of %s = %+v; want UnschedulableAndUnresolvable %s", tc.quota, s, tc.reason)
 		}
 	}
 	// A quota becomes a parent by its label alone, before any child names it.
 	p.follow.onQuota(utiltesting.MakeElasticQuota("solo").IsParent(true).Max(corev1.ResourceCPU, "4").Obj())
-	if s := p.Filter(context.Background(), unit("u", "solo", 0, 1)); s.IsSuccess() || s.Reason != "parent/solo" {
+	if s := p.Filter(context.Background(), unit("u", "solo", 0, 1)); s.IsSuccess() || s.Reason.String() != "parent/solo" {
 		t.Errorf("Filter of a unit of a quota labelled is-parent = %+v; want parent/solo", s)
 	}
 	p.follow.onQuota(utiltesting.MakeElasticQuota("solo").Max(corev1.ResourceCPU, "4").Obj())
@@ -272,7 +272,7 @@ func TestKoordinatorsOwnAndParentQuotasAdmitNoUnit(t *testing.T) {
 func TestNoQueueForKoordinatorsOwnQuotas(t *testing.T) {
 	root := utiltesting.MakeElasticQuota(eqv1alpha1.RootQuotaName).Namespace(eqv1alpha1.SystemQuotaNamespace).Obj()
 	// A Queue made by an earlier version goes.
-	old := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Namespace: QueueNamespace, Name: eqv1alpha1.DefaultQuotaName,
+	old := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Namespace: schedv1alpha1.QueueNamespace, Name: eqv1alpha1.DefaultQuotaName,
 		Labels: map[string]string{CreatedByLabel: eqv1alpha1.SystemQuotaNamespace}}}
 	def := utiltesting.MakeElasticQuota(eqv1alpha1.DefaultQuotaName).Namespace(eqv1alpha1.SystemQuotaNamespace).
 		Parent(eqv1alpha1.RootQuotaName).Max(corev1.ResourceCPU, "1000").Obj()

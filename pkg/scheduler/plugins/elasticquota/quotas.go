@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,11 +36,10 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
 const (
-	// QueueNamespace holds the Queues made for ElasticQuotas.
-	QueueNamespace = schedv1alpha1.QueueNamespace
 	// DefaultQueuePriority is the priority of a Queue made for an ElasticQuota.
 	DefaultQueuePriority int32 = 1000
 	// CreatedByLabel marks a Queue made for an ElasticQuota; its value is the
@@ -58,18 +58,18 @@ func (s *follower) onQuota(obj any) {
 		return
 	}
 	s.p.mu.Lock()
-	old := s.p.quotas[quota.QuotaName(eq.Name)]
+	old := s.p.quotas[schedtypes.QuotaName(eq.Name)]
 	// Quota names are cluster-wide: of two of one name, the oldest counts.
 	eq = s.p.sameName.add(eq)
-	s.p.quotas[quota.QuotaName(eq.Name)] = eq
+	s.p.quotas[schedtypes.QuotaName(eq.Name)] = eq
 	changed := old == nil || !equalSpec(old, eq) || old.Namespace != eq.Namespace
-	var recheck []quota.QuotaName
-	var freed []quota.CohortName
+	var recheck []schedtypes.QuotaName
+	var freed []schedtypes.CohortName
 	if changed {
 		// Koordinator's own quotas are not in the tree: units are never
 		// charged to them (quota.Tree.Problem), and the root's max is the
 		// cluster, which the node fit check bounds.
-		if !quota.IsSystem(quota.QuotaName(eq.Name)) {
+		if !quota.IsSystem(schedtypes.QuotaName(eq.Name)) {
 			// A cycle is refused by the tree and reported by syncQueue.
 			_ = s.p.tree.Upsert(specOf(eq))
 		}
@@ -109,8 +109,8 @@ func (s *follower) syncParents(quotas ...*eqv1alpha1.ElasticQuota) {
 
 // treeChangedLocked lists the quotas whose tree problem may have appeared or
 // gone with a change of the tree, for syncQueue to report.
-func (s *follower) treeChangedLocked() []quota.QuotaName {
-	var out []quota.QuotaName
+func (s *follower) treeChangedLocked() []schedtypes.QuotaName {
+	var out []schedtypes.QuotaName
 	for name := range s.p.quotas {
 		if _, reported := s.p.treeReported[name]; reported || s.p.tree.Problem(name) != nil {
 			out = append(out, name)
@@ -121,7 +121,7 @@ func (s *follower) treeChangedLocked() []quota.QuotaName {
 
 // sharedWeight reads Koordinator's shared-weight annotation, a JSON resource
 // list such as {"cpu":"10"}; nil (the quota's max) when absent or malformed.
-func sharedWeight(eq *eqv1alpha1.ElasticQuota) (quota.Resources, error) {
+func sharedWeight(eq *eqv1alpha1.ElasticQuota) (schedtypes.Resources, error) {
 	v, ok := eq.Annotations[eqv1alpha1.SharedWeightAnnotation]
 	if !ok || strings.TrimSpace(v) == "" {
 		return nil, nil
@@ -137,7 +137,7 @@ func sharedWeight(eq *eqv1alpha1.ElasticQuota) (quota.Resources, error) {
 				eqv1alpha1.SharedWeightAnnotation, eq.Namespace, eq.Name, r)
 		}
 	}
-	return quota.FromList(list), nil
+	return schedtypes.FromList(list), nil
 }
 
 // specOf is what the tree keeps of a quota. A shared-weight equal to the
@@ -146,9 +146,9 @@ func sharedWeight(eq *eqv1alpha1.ElasticQuota) (quota.Resources, error) {
 func specOf(eq *eqv1alpha1.ElasticQuota) quota.Spec {
 	weight, _ := sharedWeight(eq)
 	return quota.Spec{
-		Name: quota.QuotaName(eq.Name), Parent: quota.QuotaName(eq.Labels[eqv1alpha1.ParentLabel]),
+		Name: schedtypes.QuotaName(eq.Name), Parent: schedtypes.QuotaName(eq.Labels[eqv1alpha1.ParentLabel]),
 		IsParent: eq.Labels[eqv1alpha1.IsParentLabel] == "true",
-		Min:      quota.FromList(eq.Spec.Min), Max: quota.FromList(eq.Spec.Max),
+		Min:      schedtypes.FromList(eq.Spec.Min), Max: schedtypes.FromList(eq.Spec.Max),
 		NoLend: eq.Labels[eqv1alpha1.AllowLentResourceLabel] == "false", Weight: weight,
 	}
 }
@@ -159,12 +159,12 @@ func equalSpec(a, b *eqv1alpha1.ElasticQuota) bool {
 		a.Labels[eqv1alpha1.AllowLentResourceLabel] == b.Labels[eqv1alpha1.AllowLentResourceLabel] &&
 		a.Annotations[eqv1alpha1.SharedWeightAnnotation] == b.Annotations[eqv1alpha1.SharedWeightAnnotation] &&
 		a.Annotations[eqv1alpha1.NamespacesAnnotation] == b.Annotations[eqv1alpha1.NamespacesAnnotation] &&
-		quota.FromList(a.Spec.Min).Equal(quota.FromList(b.Spec.Min)) &&
-		quota.FromList(a.Spec.Max).Equal(quota.FromList(b.Spec.Max))
+		schedtypes.FromList(a.Spec.Min).Equal(schedtypes.FromList(b.Spec.Min)) &&
+		schedtypes.FromList(a.Spec.Max).Equal(schedtypes.FromList(b.Spec.Max))
 }
 
 func (s *follower) onQuotaDelete(obj any) {
-	if t, ok := obj.(cacheTombstone); ok {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	eq, ok := obj.(*eqv1alpha1.ElasticQuota)
@@ -172,22 +172,22 @@ func (s *follower) onQuotaDelete(obj any) {
 		return
 	}
 	s.p.mu.Lock()
-	var recheck []quota.QuotaName
+	var recheck []schedtypes.QuotaName
 	next := s.p.sameName.remove(eq)
 	delete(s.p.sameNameReported, eq.Namespace+"/"+eq.Name)
-	if cur, ok := s.p.quotas[quota.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace && next != nil {
+	if cur, ok := s.p.quotas[schedtypes.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace && next != nil {
 		// Another quota of the name counts now.
 		s.p.mu.Unlock()
 		s.onQuota(next)
 		s.syncParents(eq)
 		return
 	}
-	if cur, ok := s.p.quotas[quota.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace {
-		delete(s.p.quotas, quota.QuotaName(eq.Name))
-		delete(s.p.treeReported, quota.QuotaName(eq.Name))
-		delete(s.p.minReported, quota.QuotaName(eq.Name))
-		if !quota.IsSystem(quota.QuotaName(eq.Name)) {
-			s.p.tree.Delete(quota.QuotaName(eq.Name))
+	if cur, ok := s.p.quotas[schedtypes.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace {
+		delete(s.p.quotas, schedtypes.QuotaName(eq.Name))
+		delete(s.p.treeReported, schedtypes.QuotaName(eq.Name))
+		delete(s.p.minReported, schedtypes.QuotaName(eq.Name))
+		if !quota.IsSystem(schedtypes.QuotaName(eq.Name)) {
+			s.p.tree.Delete(schedtypes.QuotaName(eq.Name))
 		}
 		recheck = s.treeChangedLocked()
 		s.p.reindexLocked()
@@ -203,11 +203,11 @@ func (s *follower) onQuotaDelete(obj any) {
 }
 
 func (s *follower) onQueue(obj any) {
-	if t, ok := obj.(cacheTombstone); ok {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
 	q, ok := obj.(*schedv1alpha1.Queue)
-	if !ok || q.Namespace != QueueNamespace {
+	if !ok || q.Namespace != schedv1alpha1.QueueNamespace {
 		return
 	}
 	s.queue.Add(q.Name)
@@ -243,16 +243,16 @@ func (s *follower) processNext(ctx context.Context) bool {
 func (s *follower) syncQueue(ctx context.Context, name string) error {
 	c := s.p.h.Client()
 	s.p.mu.Lock()
-	eq := s.p.quotas[quota.QuotaName(name)]
+	eq := s.p.quotas[schedtypes.QuotaName(name)]
 	s.p.mu.Unlock()
 
 	q := &schedv1alpha1.Queue{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: QueueNamespace, Name: name}, q)
+	err := c.Get(ctx, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: name}, q)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("get queue: %w", err)
 	}
 	exists := err == nil
-	if eq == nil || quota.IsSystem(quota.QuotaName(name)) {
+	if eq == nil || quota.IsSystem(schedtypes.QuotaName(name)) {
 		// No quota, or one of Koordinator's own: no Queue (one made before
 		// this rule goes).
 		if exists && q.Labels[CreatedByLabel] != "" {
@@ -288,7 +288,7 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 		}
 		q = &schedv1alpha1.Queue{
 			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: QueueNamespace,
+				Name: name, Namespace: schedv1alpha1.QueueNamespace,
 				Labels:      map[string]string{CreatedByLabel: eq.Namespace},
 				Annotations: queueAnnotations(nil, eq),
 			},
@@ -326,14 +326,14 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 func (s *follower) reportTree(eq *eqv1alpha1.ElasticQuota) {
 	s.p.mu.Lock()
 	msg := ""
-	if s := s.p.tree.Problem(quota.QuotaName(eq.Name)); s != nil && s.Broken != "" {
+	if s := s.p.tree.Problem(schedtypes.QuotaName(eq.Name)); s != nil && s.Broken != "" {
 		msg = s.Broken
 	}
-	report := msg != "" && s.p.treeReported[quota.QuotaName(eq.Name)] != msg
+	report := msg != "" && s.p.treeReported[schedtypes.QuotaName(eq.Name)] != msg
 	if msg == "" {
-		delete(s.p.treeReported, quota.QuotaName(eq.Name))
+		delete(s.p.treeReported, schedtypes.QuotaName(eq.Name))
 	} else {
-		s.p.treeReported[quota.QuotaName(eq.Name)] = msg
+		s.p.treeReported[schedtypes.QuotaName(eq.Name)] = msg
 	}
 	s.p.mu.Unlock()
 	if report {
@@ -374,11 +374,11 @@ func (s *follower) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
 		msg = fmt.Sprintf("the min of the children of quota %s (%s) sums above its own min: %s; their guarantees cannot all be kept",
 			eq.Name, strings.Join(children, ", "), strings.Join(over, ", "))
 	}
-	report := msg != "" && s.p.minReported[quota.QuotaName(eq.Name)] != msg
+	report := msg != "" && s.p.minReported[schedtypes.QuotaName(eq.Name)] != msg
 	if msg == "" {
-		delete(s.p.minReported, quota.QuotaName(eq.Name))
+		delete(s.p.minReported, schedtypes.QuotaName(eq.Name))
 	} else {
-		s.p.minReported[quota.QuotaName(eq.Name)] = msg
+		s.p.minReported[schedtypes.QuotaName(eq.Name)] = msg
 	}
 	s.p.mu.Unlock()
 	if report {
@@ -387,9 +387,9 @@ func (s *follower) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
 }
 
 func (s *follower) ensureNamespace(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: QueueNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: schedv1alpha1.QueueNamespace}}
 	if err := s.p.h.Client().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", QueueNamespace, err)
+		return fmt.Errorf("create namespace %s: %w", schedv1alpha1.QueueNamespace, err)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ import (
 func getQueue(t *testing.T, h *testHandle, name string) *schedv1alpha1.Queue {
 	t.Helper()
 	q := &schedv1alpha1.Queue{}
-	err := h.client.Get(context.Background(), client.ObjectKey{Namespace: QueueNamespace, Name: name}, q)
+	err := h.client.Get(context.Background(), client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: name}, q)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -79,8 +79,8 @@ func TestSyncQueueCreatesTheQueueOfAQuota(t *testing.T) {
 		t.Errorf("annotations copied, koord-queue/ ones only, and recorded (-want +got):\n%s", diff)
 	}
 	ns := &corev1.Namespace{}
-	if err := h.client.Get(context.Background(), client.ObjectKey{Name: QueueNamespace}, ns); err != nil {
-		t.Errorf("namespace %s not made: %v", QueueNamespace, err)
+	if err := h.client.Get(context.Background(), client.ObjectKey{Name: schedv1alpha1.QueueNamespace}, ns); err != nil {
+		t.Errorf("namespace %s not made: %v", schedv1alpha1.QueueNamespace, err)
 	}
 }
 
@@ -178,7 +178,7 @@ func TestSyncQueueKeepsHandWrittenKeysAndFollowsRemovals(t *testing.T) {
 func TestSyncQueueWithoutARecordTakesEveryKeyAsCopied(t *testing.T) {
 	eq := utiltesting.MakeElasticQuota("team-a").Max(corev1.ResourceCPU, "4").Annotation("koord-queue/max-depth", "5").Obj()
 	old := utiltesting.MakeQueue("team-a").Policy(schedv1alpha1.QueuePolicyPriority).Obj()
-	old.Namespace = QueueNamespace
+	old.Namespace = schedv1alpha1.QueueNamespace
 	old.Labels = map[string]string{CreatedByLabel: "default"}
 	old.Annotations = map[string]string{"koord-queue/max-depth": "5", "koord-queue/priority-threshold": "6"}
 	h := newTestHandle(old)
@@ -196,7 +196,7 @@ func TestSyncQueueWithoutARecordTakesEveryKeyAsCopied(t *testing.T) {
 
 func TestSyncQueueLeavesAHandWrittenQueueAlone(t *testing.T) {
 	own := utiltesting.MakeQueue("team-a").Policy(schedv1alpha1.QueuePolicyBlock).Obj()
-	own.Namespace = QueueNamespace
+	own.Namespace = schedv1alpha1.QueueNamespace
 	h := newTestHandle(own)
 	p := newPlugin(&configv1.ElasticQuotaArgs{}, h)
 	t.Cleanup(p.follow.queue.ShutDown)
@@ -271,10 +271,10 @@ func TestOnQueueQueuesOnlyItsNamespace(t *testing.T) {
 	other.Namespace = "default"
 	p.follow.onQueue(other)
 	mine := utiltesting.MakeQueue("team-a").Obj()
-	mine.Namespace = QueueNamespace
+	mine.Namespace = schedv1alpha1.QueueNamespace
 	p.follow.onQueue(toolscache.DeletedFinalStateUnknown{Obj: mine})
 	if p.follow.queue.Len() != 1 {
-		t.Fatalf("%d names queued, want 1 (the Queue of namespace %s)", p.follow.queue.Len(), QueueNamespace)
+		t.Fatalf("%d names queued, want 1 (the Queue of namespace %s)", p.follow.queue.Len(), schedv1alpha1.QueueNamespace)
 	}
 	if name, _ := p.follow.queue.Get(); name != "team-a" {
 		t.Errorf("queued %q, want team-a", name)
@@ -357,7 +357,7 @@ func TestTenancy(t *testing.T) {
 				}
 				return
 			}
-			if s.IsSuccess() || s.Code != framework.UnschedulableAndUnresolvable || s.Reason != "tenancy/team-a/"+tc.ns {
+			if s.IsSuccess() || s.Code != framework.UnschedulableAndUnresolvable || s.Reason.String() != "tenancy/team-a/"+tc.ns {
 				t.Fatalf("got %+v; want UnschedulableAndUnresolvable with reason tenancy/team-a/%s", s, tc.ns)
 			}
 			for _, want := range []string{tc.ns, "team-a", eqv1alpha1.NamespacesAnnotation, "sharedQuotas"} {

@@ -22,6 +22,7 @@ import (
 	"slices"
 
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -43,7 +44,7 @@ func tenancyLocked(p *Plugin, u *framework.UnitInfo) *framework.Status {
 		return nil
 	}
 	// Not for want of room: no victim search, no shared refusal for the queue.
-	return framework.NewStatus(framework.UnschedulableAndUnresolvable, "tenancy/"+string(u.Quota)+"/"+ns, fmt.Sprintf(
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, schedtypes.Reason{Kind: schedtypes.WaitQuotaNotAllowed, Subject: string(u.Quota), Detail: ns}, fmt.Sprintf(
 		"namespace %s may not use quota %s (in namespace %s): list %s in the quota's annotation %s, or set sharedQuotas in the %s plugin's arguments",
 		ns, u.Quota, eq.Namespace, ns, eqv1alpha1.NamespacesAnnotation, "ElasticQuotaV2"))
 }

@@ -19,10 +19,11 @@ limitations under the License.
 package priority
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/runtime"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
-	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
@@ -39,8 +40,20 @@ func New(_ runtime.RawExtension, _ framework.Handle) (framework.Plugin, error) {
 // Name is Priority.
 func (*Plugin) Name() string { return configv1.PluginPriority }
 
-// Less is priority descending, creation ascending, namespace and name.
-func (*Plugin) Less(a, b *queue.Unit) bool { return queue.DefaultLess(a, b) }
+// Less is priority descending, creation ascending, namespace and name: the
+// queues' default order (queue.DefaultLess), which the tests hold it to.
+func (*Plugin) Less(a, b framework.SortUnit) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if !a.Created.Equal(b.Created) {
+		return a.Created.Before(b.Created)
+	}
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c < 0
+	}
+	return a.Name < b.Name
+}
 
 // PriorityMajor says Less orders by priority first.
 func (*Plugin) PriorityMajor() bool { return true }

@@ -25,12 +25,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 )
 
 // TestLess sorts units that differ in each key in turn: priority first
-// (higher first), then creation (older first), then namespace and name.
+// (higher first), then creation (older first), then namespace and name; and
+// it agrees with the queues' default order on every pair.
 func TestLess(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	unit := func(ns, name string, prio int32, created time.Time) *schedtypes.Unit {
@@ -49,7 +51,18 @@ func TestLess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	less := p.(framework.QueueSortPlugin).Less
+	sortLess := p.(framework.QueueSortPlugin).Less
+	less := func(a, b *schedtypes.Unit) bool {
+		return sortLess(framework.SortUnit{Namespace: a.Namespace, Name: a.Name, Priority: a.Priority, Created: a.Created},
+			framework.SortUnit{Namespace: b.Namespace, Name: b.Name, Priority: b.Priority, Created: b.Created})
+	}
+	for _, a := range units {
+		for _, b := range units {
+			if less(a, b) != queue.DefaultLess(a, b) {
+				t.Errorf("Less(%s, %s) = %v, the queues' default says %v", a.Key, b.Key, less(a, b), queue.DefaultLess(a, b))
+			}
+		}
+	}
 	slices.SortStableFunc(units, func(a, b *schedtypes.Unit) int {
 		switch {
 		case less(a, b):
