@@ -44,8 +44,7 @@ const catchUpRelist = 15 * time.Second
 // list is no longer waited for); the leader decides nothing until the cache
 // has caught up or ctx ends.
 func catchUp(ctx context.Context, reader client.Reader, cache *unitCache, relist time.Duration) error {
-	start := time.Now()
-	for {
+	for round := 1; ; round++ {
 		lag, err := newCacheLag(ctx, reader, cache)
 		if err != nil {
 			return err
@@ -59,7 +58,7 @@ func catchUp(ctx context.Context, reader client.Reader, cache *unitCache, relist
 			return ctx.Err()
 		}
 		klog.FromContext(ctx).Info("The unit cache has not caught up with the API; deciding nothing until it has, listing again",
-			"unitsBehind", left, "waited", time.Since(start).Round(time.Second))
+			"unitsBehind", left, "waited", time.Duration(round)*relist)
 	}
 }
 

@@ -254,7 +254,8 @@ func start(t *testing.T, bin string, args []string, logFile string) (stop func()
 				t.Logf("%s exited: %v", filepath.Base(bin), exit)
 			case <-time.After(15 * time.Second):
 				_ = cmd.Process.Kill()
-				exit = fmt.Errorf("%s did not end within 15s of SIGTERM, killed: %v", filepath.Base(bin), <-done)
+				err := <-done
+				exit = fmt.Errorf("%s did not end within 15s of SIGTERM, killed: %w", filepath.Base(bin), err)
 				t.Log(exit)
 			}
 		})

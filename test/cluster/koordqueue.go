@@ -19,13 +19,14 @@ package cluster
 import (
 	"context"
 	"fmt"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // The koord-queue binaries, as built from cmd/.

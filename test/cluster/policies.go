@@ -44,7 +44,7 @@ const GuideCheckWriter = "provisioning/provisioner"
 // RBAC (every extension's, the webhook's and the visibility server's
 // delegated authentication). Of these only the kinds in chartPolicyKinds are
 // applied: the visibility and webhook templates' APIService, webhook
-// configuration, Services and Secret are the cluster's own (visibility.go,
+// configuration and Services are the cluster's own (visibility.go,
 // webhook.go).
 // Replicas of a binary run in several replicas act as the binary's
 // ServiceAccount with their pod's name (addReplicaUsers), so the chart's RBAC
@@ -56,10 +56,13 @@ var chartPolicyTemplates = []string{
 	"templates/webhook.yaml",
 }
 
-// chartPolicyKinds are the kinds applied from chartPolicyTemplates.
+// chartPolicyKinds are the kinds applied from chartPolicyTemplates. The
+// webhook's Secret comes with its Role: the chart makes it empty and lets
+// koord-queue-controllers only read and update it.
 var chartPolicyKinds = map[string]bool{
 	"ValidatingAdmissionPolicy": true, "ValidatingAdmissionPolicyBinding": true,
 	"ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true,
+	"Secret": true,
 }
 
 // chartPolicyValues turn on what the local cluster runs: the visibility

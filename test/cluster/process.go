@@ -82,14 +82,10 @@ type process struct {
 	env, args []string
 }
 
-// startProcess runs binary with args, its output appended to logs/<name>.log.
-// The child gets its own session so a Ctrl-C on the caller's terminal does
-// not reach it; with dieWithParent it is killed when the caller dies.
-func startProcess(stateDir, name, binary string, args []string, dieWithParent bool) (*process, error) {
-	return startProcessEnv(stateDir, name, binary, nil, args, dieWithParent)
-}
-
-// startProcessEnv is startProcess with env added to the caller's environment.
+// startProcessEnv runs binary with args and env added to the caller's
+// environment, its output appended to logs/<name>.log. The child gets its
+// own session so a Ctrl-C on the caller's terminal does not reach it; with
+// dieWithParent it is killed when the caller dies.
 func startProcessEnv(stateDir, name, binary string, env, args []string, dieWithParent bool) (*process, error) {
 	closeInheritedOnExec()
 	if _, err := os.Stat(binary); err != nil {
