@@ -234,6 +234,15 @@ func TestChaos(t *testing.T) {
 	case appr.approved.Load() == 0:
 		t.Errorf("no admission check was answered: the checked queue %s saw no unit", checkedLeaf)
 	}
+	// Pressure: zero violations mean something only if admissions pressed
+	// against the quotas. Each organisation (max 60 CPUs, where the leaves'
+	// borrowing meets) must have been held at least nine tenths full.
+	for _, q := range []string{"org-a", "org-b"} {
+		peak := report.PeakHeld[q][corev1.ResourceCPU]
+		if peak.MaxMilli == 0 || peak.UsedMilli*10 < peak.MaxMilli*9 {
+			t.Errorf("quota %s was held at most %dm of %dm CPU: the run did not press against its max", q, peak.UsedMilli, peak.MaxMilli)
+		}
+	}
 	for _, v := range report.Violations {
 		t.Errorf("violation %s at %s (rv %d): %s", v.Kind, v.At.Format(time.RFC3339Nano), v.ResourceVersion, v.Message)
 	}
