@@ -158,7 +158,7 @@ test-chaos: ## The full chaos run: 3,000 jobs, the fault schedule twice, zero vi
 	KOORD_QUEUE_CHAOS=full KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/full go test $(GO_TEST_FLAGS) -p 1 -timeout 45m -v -run '^TestChaos$$' ./test/chaos/
 
 .PHONY: test-chaos-short
-test-chaos-short: ## The short chaos run of `make test`: 350 jobs, each fault once; report in CHAOS_OUTPUT/short.
+test-chaos-short: ## The short chaos run of `make test`: 450 jobs, each fault once; report in CHAOS_OUTPUT/short.
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	KOORD_QUEUE_CHAOS=short KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/short go test $(GO_TEST_FLAGS) -p 1 -timeout 15m -v -run '^TestChaos$$' ./test/chaos/
 

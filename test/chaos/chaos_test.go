@@ -27,6 +27,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ type mode struct {
 }
 
 var modes = map[string]mode{
-	"short": {steadyJobs: 200, burstJobs: 150, createEvery: 400 * time.Millisecond, rounds: 1, drain: 150 * time.Second},
+	"short": {steadyJobs: 300, burstJobs: 150, createEvery: 400 * time.Millisecond, rounds: 1, drain: 150 * time.Second},
 	"full":  {steadyJobs: 2000, burstJobs: 1000, createEvery: 150 * time.Millisecond, rounds: 2, drain: 6 * time.Minute},
 }
 
@@ -87,6 +88,8 @@ type run struct {
 	// unplanned counts replicas found exited after a fault that was not
 	// aimed at them (a leader that lost its lease exits), restarted.
 	unplanned int
+	// created counts the jobs created so far.
+	created atomic.Int64
 }
 
 // TestChaos plays the fault schedule over a steady stream of jobs and fails
@@ -174,6 +177,7 @@ func TestChaos(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			r.created.Add(1)
 			select {
 			case <-ctx.Done():
 				return
@@ -192,7 +196,12 @@ func TestChaos(t *testing.T) {
 		r.fault(ctx, "restart kube-apiserver", func() error { return r.restart(ctx, "kube-apiserver") })
 		r.fault(ctx, "kill-9 leader", func() error { return r.killLeader(ctx, cluster.QueueBinary) })
 		r.fault(ctx, "kill-9 controllers leader", func() error { return r.killLeader(ctx, cluster.ControllersBinary) })
-		r.fault(ctx, "sigstop leader past its lease", func() error { return r.pauseLeader(ctx) })
+		// SIGTERM takes a second or two: it comes while jobs still stream in,
+		// so the handover's gap is measured.
+		r.fault(ctx, "sigterm leader", func() error { return r.termLeader(ctx, cluster.QueueBinary) })
+		r.fault(ctx, "sigterm controllers leader", func() error { return r.termLeader(ctx, cluster.ControllersBinary) })
+		r.fault(ctx, "sigstop leader past its lease", func() error { return r.pauseLeader(ctx, cluster.QueueBinary) })
+		r.fault(ctx, "sigstop controllers leader past its lease", func() error { return r.pauseLeader(ctx, cluster.ControllersBinary) })
 		if round == m.rounds-1 {
 			r.fault(ctx, "burst", func() error { return r.burst(ctx, maker, m.burstJobs) })
 		}
@@ -225,11 +234,12 @@ func TestChaos(t *testing.T) {
 			report.Admissions, report.AdmissionsInRelists, want)
 	case report.PodEvents < want:
 		t.Errorf("the checker saw %d pod events for %d jobs", report.PodEvents, want)
-	case len(report.Faults) != 5*m.rounds+1:
-		t.Errorf("%d faults recorded, want %d", len(report.Faults), 5*m.rounds+1)
-	// Each round kills the leader and pauses the next one: two takeovers at
-	// least (the restarts of the API server may or may not cost a lease).
-	case report.Audit == nil || report.Audit.Takeovers < 2*m.rounds || sum(report.Audit.Writes) < want:
+	case len(report.Faults) != 8*m.rounds+1:
+		t.Errorf("%d faults recorded, want %d", len(report.Faults), 8*m.rounds+1)
+	// Each round kills the leader, pauses the next one and stops the one
+	// after with SIGTERM: three takeovers at least (the restarts of the API
+	// server may or may not cost a lease).
+	case report.Audit == nil || report.Audit.Takeovers < 3*m.rounds || sum(report.Audit.Writes) < want:
 		t.Errorf("the audit check read too little: %+v", report.Audit)
 	case appr.approved.Load() == 0:
 		t.Errorf("no admission check was answered: the checked queue %s saw no unit", checkedLeaf)
@@ -350,11 +360,13 @@ func (r *run) revive(ctx context.Context, after, except string) {
 	}
 }
 
-// waitAdmissions waits until the checker has seen n admissions; a stall is
-// the report's business (the gap figures), not an error here.
+// waitAdmissions waits until the checker has seen n admissions, or as many
+// as jobs were created (nothing is left to admit); a stall is the report's
+// business (the gap figures), not an error here.
 func (r *run) waitAdmissions(ctx context.Context, n int, limit time.Duration) {
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, limit, true, func(context.Context) (bool, error) {
-		return r.checker.Admissions() >= n, nil
+		a := r.checker.Admissions()
+		return a >= n || (r.created.Load() > 0 && int64(a) >= r.created.Load()), nil
 	})
 	if err != nil {
 		r.t.Logf("still %d admissions, waited for %d: %v", r.checker.Admissions(), n, err)
@@ -400,19 +412,48 @@ func (r *run) killLeader(ctx context.Context, binary string) error {
 	return r.c.Restart(ctx, leader)
 }
 
-// pauseLeader: SIGSTOP of koord-queue's leader until another replica has
-// taken its lease over (longer than the lease), then SIGCONT. A deposed
-// leader that exits is started again by fault.
-func (r *run) pauseLeader(ctx context.Context) error {
-	leader, err := r.leader(ctx, cluster.QueueBinary, "")
+// termLeader: SIGTERM of binary's leader, as a kubelet stops its pod. The
+// leader drains its writes, gives its lease up and exits 0; once another
+// replica leads, it is started again as a follower.
+func (r *run) termLeader(ctx context.Context, binary string) error {
+	leader, err := r.leader(ctx, binary, "")
 	if err != nil {
 		return err
 	}
-	r.checker.RecordFault("sigstop koord-queue leader", leader)
+	r.checker.RecordFault("sigterm "+binary+" leader", leader)
+	if err := r.c.Terminate(leader); err != nil {
+		return err
+	}
+	next, err := r.leader(ctx, binary, leader)
+	if err != nil {
+		return err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		gone, _ := r.c.Exited(leader)
+		return gone, nil
+	}); err != nil {
+		return fmt.Errorf("%s did not exit after SIGTERM: %w", leader, err)
+	}
+	if err := r.c.ExitError(leader); err != nil {
+		r.t.Errorf("%s after SIGTERM: %v, want exit status 0", leader, err)
+	}
+	r.t.Logf("%s terminated, %s leads", leader, next)
+	return r.c.Restart(ctx, leader)
+}
+
+// pauseLeader: SIGSTOP of binary's leader until another replica has taken
+// its lease over (longer than the lease), then SIGCONT. A deposed leader
+// that exits is started again by fault.
+func (r *run) pauseLeader(ctx context.Context, binary string) error {
+	leader, err := r.leader(ctx, binary, "")
+	if err != nil {
+		return err
+	}
+	r.checker.RecordFault("sigstop "+binary+" leader", leader)
 	if err := r.c.Pause(leader); err != nil {
 		return err
 	}
-	next, err := r.leader(ctx, cluster.QueueBinary, leader)
+	next, err := r.leader(ctx, binary, leader)
 	if rerr := r.c.Resume(leader); rerr != nil && err == nil {
 		err = rerr
 	}
@@ -449,6 +490,7 @@ func (r *run) burst(ctx context.Context, maker *jobMaker, n int) error {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				r.created.Add(1)
 				if err := createJob(ctx, r.c.Client, j); err != nil {
 					errs <- err
 					return

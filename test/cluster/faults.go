@@ -96,6 +96,23 @@ func (c *Cluster) Kill(name string) error {
 // but runs nothing until Resume.
 func (c *Cluster) Pause(name string) error { return c.signal(name, syscall.SIGSTOP) }
 
+// Terminate sends SIGTERM to the process named name, as a kubelet stops a
+// pod; it does not wait.
+func (c *Cluster) Terminate(name string) error { return c.signal(name, syscall.SIGTERM) }
+
+// ExitError is how the process named name ended: nil for exit status 0,
+// and an error too while it still runs.
+func (c *Cluster) ExitError(name string) error {
+	p, err := c.find(name)
+	if err != nil {
+		return err
+	}
+	if gone, _ := p.exited(); !gone {
+		return fmt.Errorf("%s still runs", name)
+	}
+	return p.err
+}
+
 // Resume continues a paused process with SIGCONT.
 func (c *Cluster) Resume(name string) error { return c.signal(name, syscall.SIGCONT) }
 
