@@ -297,6 +297,8 @@ func TestExecutionBudgetSuspendsJob(t *testing.T) {
 	create(t, utiltesting.MakeElasticQuota("budget").Namespace(ns).Max("cpu", "4").Obj())
 	create(t, suspendedJob(ns, "short", "budget", map[string]string{schedv1alpha1.MaxExecTimeSecondsAnnotation: "3"}))
 	waitPhase(t, ns, "short", schedv1alpha1.QueueUnitPhaseDequeued)
+	// Resumed first: a suspended Job has no active pods.
+	waitSuspended(t, ns, "short", false)
 	markRunning(t, ns, "short")
 	waitPhase(t, ns, "short", schedv1alpha1.QueueUnitPhaseRunning)
 	waitSuspended(t, ns, "short", true)
