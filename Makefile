@@ -77,6 +77,7 @@ test: ## The whole suite: verify, unit, integration, chart, image, end-to-end an
 	$(MAKE) test-images
 	$(MAKE) test-e2e
 	$(MAKE) test-chaos-short
+	$(MAKE) test-chaos-checker
 	$(MAKE) test-harness
 
 .PHONY: test-unit
@@ -161,6 +162,21 @@ test-chaos: ## The full chaos run: 3,000 jobs, the fault schedule twice, zero vi
 test-chaos-short: ## The short chaos run of `make test`: 450 jobs, each fault once; report in CHAOS_OUTPUT/short.
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	KOORD_QUEUE_CHAOS=short KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/short go test $(GO_TEST_FLAGS) -p 1 -timeout 15m -v -run '^TestChaos$$' ./test/chaos/
+
+.PHONY: test-chaos-checker
+test-chaos-checker: ## The checker's own test in `make test`: 40 jobs with one admission in ten lost (a planted bug); passes only if the checker finds them lost.
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	KOORD_QUEUE_CHAOS=checker KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/checker go test $(GO_TEST_FLAGS) -p 1 -timeout 10m -v -run '^TestChaos$$' ./test/chaos/
+
+# A planted bug (pkg/util/mutation) in the short run: MUTATION=no-fence,
+# no-catch-up, lost-admission, eviction-keeps-pods or double-admission. The
+# run passes only if the checker catches it (docs/reliability.md).
+MUTATION ?= no-fence
+
+.PHONY: test-chaos-mutation
+test-chaos-mutation: ## The short chaos run with the bug MUTATION planted: passes only if the checker catches it; report in CHAOS_OUTPUT/mutation-MUTATION.
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	KOORD_QUEUE_CHAOS=short KOORD_QUEUE_CHAOS_MUTATION=$(MUTATION) KOORD_QUEUE_CHAOS_OUTPUT=$(abspath $(CHAOS_OUTPUT))/mutation-$(MUTATION) go test $(GO_TEST_FLAGS) -p 1 -timeout 15m -v -run '^TestChaos$$' ./test/chaos/
 
 # The Helm chart (charts/koord-queue) and the container images (hack/imagebuild).
 # Prefix of the image names: the chart's default image is

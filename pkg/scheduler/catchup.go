@@ -27,6 +27,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
 )
 
 // catchUpRelist is how long a new leader waits for its cache to reach one
@@ -44,6 +45,9 @@ const catchUpRelist = 15 * time.Second
 // list is no longer waited for); the leader decides nothing until the cache
 // has caught up or ctx ends.
 func catchUp(ctx context.Context, reader client.Reader, cache *unitCache, relist time.Duration) error {
+	if mutation.On(mutation.NoCatchUp) {
+		return nil
+	}
 	for round := 1; ; round++ {
 		lag, err := newCacheLag(ctx, reader, cache)
 		if err != nil {

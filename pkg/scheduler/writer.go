@@ -31,6 +31,7 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
+	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
 )
 
 // write is one status change to make on a unit.
@@ -364,7 +365,15 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 		w.again(key, wr, fenceRetry)
 		return true
 	}
+	if wr.done != nil && mutation.Strikes(mutation.LostAdmission) {
+		// Planted bug: the admission is forgotten, its quota held.
+		return true
+	}
 	written, err := w.apply(ctx, wr)
+	if err == nil && wr.done != nil && mutation.Strikes(mutation.DoubleAdmission) {
+		// Planted bug: the landed admission's answer reads as a conflict.
+		err = apierrors.NewConflict(schedv1alpha1.Resource("queueunits"), wr.base.Name, errors.New("planted"))
+	}
 	if err == nil || apierrors.IsNotFound(err) || ctx.Err() != nil {
 		w.finish(key, q, wr, written, err)
 		return true
@@ -375,7 +384,7 @@ func (w *statusWriter) processNext(ctx context.Context, q workqueue.TypedRateLim
 		// An earlier attempt may have landed with its answer lost.
 		fresh := &schedv1alpha1.QueueUnit{}
 		switch gerr := w.reader.Get(ctx, client.ObjectKeyFromObject(wr.base), fresh); {
-		case gerr == nil && wr.landed != nil && wr.landed(fresh):
+		case gerr == nil && wr.landed != nil && wr.landed(fresh) && !mutation.On(mutation.DoubleAdmission):
 			w.finish(key, q, wr, fresh, nil)
 		case gerr == nil || apierrors.IsNotFound(gerr):
 			w.finish(key, q, wr, nil, err)

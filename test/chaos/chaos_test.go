@@ -42,6 +42,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 	"github.com/koordinator-sh/koord-queue/test/chaos/invariants"
 	"github.com/koordinator-sh/koord-queue/test/cluster"
@@ -57,11 +58,28 @@ type mode struct {
 	rounds int
 	// drain bounds the wait for every job to finish after the schedule.
 	drain time.Duration
+	// mutation is the bug planted in both binaries by default (the
+	// checker's own test); KOORD_QUEUE_CHAOS_MUTATION plants one in any mode.
+	mutation mutation.Mutation
 }
 
 var modes = map[string]mode{
 	"short": {steadyJobs: 300, burstJobs: 150, createEvery: 400 * time.Millisecond, rounds: 1, drain: 150 * time.Second},
 	"full":  {steadyJobs: 2000, burstJobs: 1000, createEvery: 150 * time.Millisecond, rounds: 2, drain: 6 * time.Minute},
+	// checker: a test of the checker in make test. A few jobs and no fault,
+	// with one admission in ten lost (mutation.LostAdmission): the run must
+	// fail, with jobs found lost.
+	"checker": {steadyJobs: 40, createEvery: 250 * time.Millisecond, drain: 45 * time.Second, mutation: mutation.LostAdmission},
+}
+
+// caughtBy names the rules each planted bug breaks: a mutated run passes
+// only if the checker found a violation of at least one of them.
+var caughtBy = map[mutation.Mutation][]string{
+	mutation.NoFence:           {"write-by-non-leader"},
+	mutation.NoCatchUp:         {"quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},
+	mutation.LostAdmission:     {"lost"},
+	mutation.EvictionKeepsPods: {"running-without-admission", "quota-exceeded"},
+	mutation.DoubleAdmission:   {"quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},
 }
 
 func repoRoot() string {
@@ -100,7 +118,13 @@ func TestChaos(t *testing.T) {
 	name := os.Getenv("KOORD_QUEUE_CHAOS")
 	m, ok := modes[name]
 	if !ok {
-		t.Skip("set KOORD_QUEUE_CHAOS=short or full to run the chaos test (make test-chaos, make test-chaos-short)")
+		t.Skip("set KOORD_QUEUE_CHAOS=short, full or checker to run the chaos test (make test-chaos, make test-chaos-short, make test-chaos-checker)")
+	}
+	if planted := mutation.Mutation(os.Getenv("KOORD_QUEUE_CHAOS_MUTATION")); planted != "" {
+		if _, ok := caughtBy[planted]; !ok {
+			t.Fatalf("KOORD_QUEUE_CHAOS_MUTATION=%q: no such planted bug; the bugs are %v", planted, mutation.All)
+		}
+		m.mutation = planted
 	}
 	out := os.Getenv("KOORD_QUEUE_CHAOS_OUTPUT")
 	if out == "" {
@@ -124,7 +148,7 @@ func TestChaos(t *testing.T) {
 		Log:           testWriter{t},
 		KoordQueue: cluster.KoordQueue{
 			Mode: cluster.KoordQueueOn, RepoRoot: repoRoot(), Extensions: []string{"job"},
-			QueueReplicas: 2, ControllersReplicas: 2, DebugAPI: true,
+			QueueReplicas: 2, ControllersReplicas: 2, DebugAPI: true, Mutation: m.mutation,
 			// Admissions, refusals and writes that failed are logged at 2.
 			ExtraQueueArgs: []string{"-v=2"},
 		},
@@ -223,6 +247,10 @@ func TestChaos(t *testing.T) {
 	if report.Audit != nil {
 		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers, report.Audit.Writes, report.Audit.RefusedWrites, len(report.Audit.Uncertain))
 	}
+	if m.mutation != "" {
+		judgeMutated(t, m.mutation, report, m.steadyJobs+m.burstJobs)
+		return
+	}
 	// Samples first: a checker that saw nothing proves nothing.
 	want := m.steadyJobs + m.burstJobs
 	switch {
@@ -259,6 +287,26 @@ func TestChaos(t *testing.T) {
 	if report.ViolationCounts["lost"] > 0 {
 		r.explainLost(ctx)
 	}
+}
+
+// judgeMutated passes a run with a planted bug only if the checker counted
+// every job and found a violation of a rule the bug breaks.
+func judgeMutated(t *testing.T, planted mutation.Mutation, report *invariants.Report, want int) {
+	t.Logf("planted bug %s: violations %v", planted, report.ViolationCounts)
+	if report.JobsCreated != want {
+		t.Errorf("the checker counted %d jobs, %d were created", report.JobsCreated, want)
+	}
+	for _, kind := range caughtBy[planted] {
+		if report.ViolationCounts[kind] > 0 {
+			for _, v := range report.Violations {
+				if v.Kind == kind {
+					t.Logf("caught: %s at %s: %s", v.Kind, v.At.Format(time.RFC3339Nano), v.Message)
+					return
+				}
+			}
+		}
+	}
+	t.Errorf("the checker did not catch the planted bug %s: no violation of %v (found %v)", planted, caughtBy[planted], report.ViolationCounts)
 }
 
 // explainLost logs what the units of unfinished jobs say about their wait.

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
 )
 
 // The koord-queue binaries, as built from cmd/.
@@ -53,8 +55,8 @@ func KoordQueueBuildable(repoRoot string) bool {
 const PluginBinary = "kubectl-koord_queue"
 
 // BuildKoordQueue builds both binaries (and the kubectl plugin when present)
-// from repoRoot into outDir.
-func BuildKoordQueue(ctx context.Context, repoRoot, outDir string) error {
+// from repoRoot into outDir, with the build tags given.
+func BuildKoordQueue(ctx context.Context, repoRoot, outDir string, tags ...string) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
@@ -62,7 +64,11 @@ func BuildKoordQueue(ctx context.Context, repoRoot, outDir string) error {
 	if files, _ := filepath.Glob(filepath.Join(repoRoot, "cmd", PluginBinary, "*.go")); len(files) > 0 {
 		pkgs = append(pkgs, "./cmd/"+PluginBinary)
 	}
-	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", outDir + string(os.PathSeparator)}, pkgs...)...)
+	args := []string{"build", "-o", outDir + string(os.PathSeparator)}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkgs...)...)
 	cmd.Dir = repoRoot
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -88,7 +94,12 @@ func (c *Cluster) startKoordQueue(ctx context.Context) error {
 	c.BinDir = filepath.Join(c.opts.StateDir, "bin")
 	began := time.Now()
 	c.logf("building %s and %s", QueueBinary, ControllersBinary)
-	if err := BuildKoordQueue(ctx, kq.RepoRoot, c.BinDir); err != nil {
+	var tags []string
+	if kq.Mutation != "" {
+		tags = append(tags, "chaosmutation")
+		c.logf("planting the bug %q in both binaries", kq.Mutation)
+	}
+	if err := BuildKoordQueue(ctx, kq.RepoRoot, c.BinDir, tags...); err != nil {
 		return err
 	}
 	c.logf("built in %s", time.Since(began).Round(100*time.Millisecond))
@@ -181,10 +192,14 @@ const PodNameExtra = "authentication.kubernetes.io/pod-name"
 // replicaEnv is the environment of replica name: with several replicas, its
 // pod name (POD_NAME), which begins its leader identity.
 func (c *Cluster) replicaEnv(binary, name string) []string {
+	var env []string
 	if c.replicasOf(binary) > 1 {
-		return []string{"POD_NAME=" + name}
+		env = append(env, "POD_NAME="+name)
 	}
-	return nil
+	if m := c.opts.KoordQueue.Mutation; m != "" {
+		env = append(env, mutation.EnvVar+"="+string(m))
+	}
+	return env
 }
 
 // replicaPort is fixed for replica 0 and picked free for the others.

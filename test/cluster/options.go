@@ -23,6 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
 )
 
 // Ports are the TCP ports the cluster listens on, all on 127.0.0.1. The
@@ -122,6 +124,11 @@ type KoordQueue struct {
 	// DebugAPI serves koord-queue's debug HTTP API (--enableApiHandler) on a
 	// loopback port of each replica's own; DebugURL tells where.
 	DebugAPI bool
+	// Mutation, when set, builds both binaries with the build tag
+	// chaosmutation and plants that bug in every replica
+	// (pkg/util/mutation); with mutation.NoFence the chart's leader fence
+	// policies are left out too.
+	Mutation mutation.Mutation
 }
 
 // KoordQueueMode selects whether the koord-queue binaries run.

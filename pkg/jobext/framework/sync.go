@@ -31,6 +31,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
+	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
 )
 
 // sync keeps a managed job and its unit in step: spec first, then the job's
@@ -238,6 +239,10 @@ func (r *Reconciler) backOff(ctx context.Context, gj GenericJob, desired *schedv
 // evict suspends an evicted job and, once it holds no pods, hands its unit
 // back to the queue.
 func (r *Reconciler) evict(ctx context.Context, gj GenericJob, desired *schedv1alpha1.QueueUnit, status JobStatus) error {
+	if mutation.On(mutation.EvictionKeepsPods) {
+		queueunit.Requeue(desired, queueunit.ReasonRequeued, "evicted job is suspended and holds no pods", r.now())
+		return nil
+	}
 	if err := r.hold(ctx, gj); err != nil {
 		return err
 	}

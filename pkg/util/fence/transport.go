@@ -28,6 +28,8 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
 )
 
 // Fence tells until when this replica may send writes.
@@ -68,7 +70,7 @@ var _ http.RoundTripper = (*roundTripper)(nil)
 func (t *roundTripper) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !isWrite(req.Method) {
+	if !isWrite(req.Method) || mutation.On(mutation.NoFence) {
 		return t.next.RoundTrip(req)
 	}
 	var left time.Duration
