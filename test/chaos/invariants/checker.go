@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,24 +64,30 @@ type Checker struct {
 	podStream, unitStream      *stream
 	jobInformer, quotaInformer cache.SharedIndexInformer
 
-	mu       sync.Mutex
-	buffer   []event // watch events not yet applied, any order
-	seq      int64
-	quotas   map[string]quotaNode
-	pods     map[string]podState
-	units    map[string]unitState
-	blind    []window                   // versions a stream did not see one by one
-	byJob    map[string]map[string]bool // job -> unit keys
-	running  map[string]int             // job -> running pods
-	live     map[string]int             // job -> live pods
-	used     map[string]amounts         // quota -> requests of live pods
-	held     map[string]amounts         // quota -> charges of units holding quota
-	leaving  map[string]amounts         // quota -> requests of pods being deleted
-	open     map[string]bool            // violation episodes still true
-	faults   []Fault
-	admitted []time.Time
-	report   Report
-	finished bool // Finish ran: the report is the caller's now
+	mu      sync.Mutex
+	buffer  []event // watch events not yet applied, any order
+	seq     int64
+	quotas  map[string]quotaNode
+	pods    map[string]podState
+	units   map[string]unitState
+	blind   []window                   // versions a stream did not see one by one
+	byJob   map[string]map[string]bool // job -> unit keys
+	running map[string]int             // job -> running pods
+	live    map[string]int             // job -> live pods
+	used    map[string]amounts         // quota -> requests of live pods
+	held    map[string]amounts         // quota -> charges of units holding quota
+	leaving map[string]amounts         // quota -> requests of pods being deleted
+	open    map[string]bool            // violation episodes still true
+	faults  []Fault
+	// faultPeaks[i] is the peak held and used per quota while fault i was
+	// the last one recorded.
+	faultPeaks []faultPeak
+	// leavingSince is when each quota's resource went above max counting
+	// its pods being deleted (the start of an episode still open).
+	leavingSince map[string]time.Time
+	admitted     []time.Time
+	report       Report
+	finished     bool // Finish ran: the report is the caller's now
 	// frontierFunc replaces the watches' frontier in tests.
 	frontierFunc func() int64
 }
@@ -123,6 +130,7 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
+		leavingSince: map[string]time.Time{},
 	}
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace))
 	c.jobInformer = typed.Batch().V1().Jobs().Informer()
@@ -360,6 +368,10 @@ func (c *Checker) applyPod(ev event) {
 	}
 	if ev.pod == nil {
 		delete(c.pods, ev.key)
+		if had {
+			// What it no longer uses may end an episode (terminating-excess).
+			c.checkQuotas(old, ev)
+		}
 	} else {
 		c.pods[ev.key] = *ev.pod
 		c.charge(*ev.pod, 1)
@@ -432,11 +444,8 @@ func (c *Checker) checkQuota(q string, ev event) {
 			c.report.noteHeldPeak(q, r, held, max)
 			c.episode(held > max, "quota-overcharged", q+"/"+string(r), ev,
 				fmt.Sprintf("units holding quota %s were admitted with %s=%dm, above its max %dm (event of %s)", q, r, held, max, ev.key))
-			over := used+c.leaving[q][r] > max
-			if over && !c.open["leaving/"+q+"/"+string(r)] {
-				c.report.OverMaxWithPodsBeingDeleted++
-			}
-			c.open["leaving/"+q+"/"+string(r)] = over
+			c.noteFaultPeak(q, r, used, held, max)
+			c.checkLeaving(q, r, used+c.leaving[q][r] > max, ev.seen, ev)
 		}
 	}
 }
@@ -516,11 +525,71 @@ func (c *Checker) episode(cond bool, kind, subject string, ev event, msg string)
 	c.open[k] = cond
 }
 
-// RecordFault notes a fault injected now, for the admission gap figures.
+// TerminatingBound is how long a quota may stay above its max counting its
+// pods being deleted: the protocol lets a unit give its quota back once its
+// pods are going, and they have their grace period (30 s by default) to go,
+// plus the time the kubelet (kwok here) and the API take to remove them.
+const TerminatingBound = time.Minute
+
+// checkLeaving counts the times a quota's live pods and pods being deleted
+// together go above max (allowed), and records a violation
+// (terminating-excess) when such a time lasts longer than TerminatingBound.
+func (c *Checker) checkLeaving(q string, r corev1.ResourceName, over bool, at time.Time, ev event) {
+	k := "leaving/" + q + "/" + string(r)
+	if over && !c.open[k] {
+		c.report.OverMaxWithPodsBeingDeleted++
+		c.leavingSince[k] = at
+	}
+	c.open[k] = over
+	since, ok := c.leavingSince[k]
+	if !over {
+		delete(c.leavingSince, k)
+		ok = false
+	}
+	if ok {
+		c.report.noteLeaving(at.Sub(since))
+	}
+	c.episode(ok && at.Sub(since) > TerminatingBound, "terminating-excess", q+"/"+string(r), ev,
+		fmt.Sprintf("quota %s has been above its max %s for %s counting its pods being deleted (since %s), longer than %s",
+			q, r, at.Sub(since).Round(time.Second), since.Format(time.RFC3339), TerminatingBound))
+}
+
+// judgeLeavingAtEnd judges the excesses still there at the end of the run.
+func (c *Checker) judgeLeavingAtEnd() {
+	for k, since := range c.leavingSince {
+		subject := strings.TrimPrefix(k, "leaving/")
+		c.episode(c.report.Ended.Sub(since) > TerminatingBound, "terminating-excess", subject, event{seen: c.report.Ended},
+			fmt.Sprintf("%s above max counting its pods being deleted since %s, to the end of the run", subject, since.Format(time.RFC3339)))
+	}
+}
+
+// faultPeak is the most held and used per quota while a fault was the last.
+type faultPeak struct {
+	held, used map[string]map[corev1.ResourceName]Peak
+}
+
+// noteFaultPeak notes held and used in the window of the last fault.
+func (c *Checker) noteFaultPeak(q string, r corev1.ResourceName, used, held, max int64) {
+	if len(c.faultPeaks) == 0 {
+		return
+	}
+	p := &c.faultPeaks[len(c.faultPeaks)-1]
+	p.held = notePeak(p.held, q, r, held, max)
+	p.used = notePeak(p.used, q, r, used, max)
+}
+
+// RecordFault notes a fault injected now, for the admission gap figures and
+// the peaks of its window, which start from what is held and used now.
 func (c *Checker) RecordFault(kind, target string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.faults = append(c.faults, Fault{Kind: kind, Target: target, At: time.Now()})
+	c.faultPeaks = append(c.faultPeaks, faultPeak{})
+	for q, node := range c.quotas {
+		for r, max := range node.max {
+			c.noteFaultPeak(q, r, c.used[q][r], c.held[q][r], max)
+		}
+	}
 }
 
 // Admissions is how many admissions the checker has applied so far.
@@ -558,7 +627,11 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 		}
 	}
 	c.report.Admissions = len(c.admitted)
+	c.judgeLeavingAtEnd()
 	c.report.Faults = faultFigures(c.faults, c.admitted, c.report.Ended)
+	for i := range c.report.Faults {
+		c.report.Faults[i].PeakHeld, c.report.Faults[i].PeakUse = c.faultPeaks[i].held, c.faultPeaks[i].used
+	}
 	if c.opts.Audit.Log != "" {
 		audit, vs, err := CheckAudit(c.opts.Audit)
 		if err != nil {

@@ -36,6 +36,7 @@ func newModel() *Checker {
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
+		leavingSince: map[string]time.Time{},
 	}
 }
 
@@ -167,6 +168,75 @@ func TestOverMaxWithPodsBeingDeleted(t *testing.T) {
 	c.apply(true)
 	if c.report.Total() != 0 || c.report.OverMaxWithPodsBeingDeleted != 1 {
 		t.Fatalf("violations %v, over max with deleting pods %d; want none and 1", c.report.ViolationCounts, c.report.OverMaxWithPodsBeingDeleted)
+	}
+}
+
+// A quota above its max counting pods being deleted is allowed for a while;
+// past TerminatingBound it is a violation, found at the next event or at
+// the end of the run.
+func TestTerminatingExcessIsBounded(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		lastEvent time.Duration // after the excess began
+		end       time.Duration
+		want      int
+	}{
+		{name: "gone within the bound", lastEvent: TerminatingBound / 2, end: 2 * TerminatingBound, want: 0},
+		{name: "still there at an event past the bound", lastEvent: TerminatingBound + time.Second, end: TerminatingBound + 2*time.Second, want: 1},
+		{name: "still there at the end past the bound", lastEvent: time.Second, end: TerminatingBound + time.Second, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newModel()
+			c.quotas["leaf"] = quotaNode{max: amounts{corev1.ResourceCPU: 4000}}
+			c.buffer = []event{
+				{rv: 1, seq: 1, seen: t0, key: "ns/j1", unit: unit("ns/j1", "Running", 1)},
+				{rv: 2, seq: 2, seen: t0, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodRunning, false)},
+				{rv: 3, seq: 3, seen: t0, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 3000, corev1.PodRunning, true)},
+				{rv: 4, seq: 4, seen: t0, key: "ns/j2", unit: unit("ns/j2", "Running", 1)},
+				{rv: 5, seq: 5, seen: t0, key: "ns/p2", isPod: true, pod: pod("ns/j2", "leaf", 3000, corev1.PodRunning, false)},
+			}
+			last := event{rv: 6, seq: 6, seen: t0.Add(tc.lastEvent), key: "ns/j2", unit: unit("ns/j2", "Running", 1)}
+			if tc.want == 0 {
+				// The pod being deleted is gone.
+				last = event{rv: 6, seq: 6, seen: t0.Add(tc.lastEvent), key: "ns/p1", isPod: true}
+			}
+			c.buffer = append(c.buffer, last)
+			c.apply(true)
+			c.report.Ended = t0.Add(tc.end)
+			c.judgeLeavingAtEnd()
+			if got := c.report.ViolationCounts["terminating-excess"]; got != tc.want {
+				t.Errorf("terminating-excess: %d, want %d (%v)", got, tc.want, c.report.Violations)
+			}
+			if c.report.OverMaxWithPodsBeingDeleted != 1 {
+				t.Errorf("over max with pods being deleted %d times, want 1", c.report.OverMaxWithPodsBeingDeleted)
+			}
+		})
+	}
+}
+
+// Each fault's window keeps the peaks seen while it was the last fault,
+// starting from what was held when it began.
+func TestPeaksPerFault(t *testing.T) {
+	c := newModel()
+	c.quotas["leaf"] = quotaNode{max: amounts{corev1.ResourceCPU: 4000}}
+	c.buffer = []event{{rv: 1, seq: 1, key: "ns/a", unit: charged("ns/j1", "leaf", "Dequeued", 3000)}}
+	c.apply(true)
+	c.RecordFault("kill", "x")
+	c.buffer = []event{{rv: 2, seq: 2, key: "ns/a", unit: charged("ns/j1", "leaf", "Succeed", 3000)}}
+	c.apply(true)
+	c.RecordFault("pause", "y")
+	c.buffer = []event{
+		{rv: 3, seq: 3, key: "ns/b", unit: charged("ns/j2", "leaf", "Dequeued", 1000)},
+		{rv: 4, seq: 4, key: "ns/c", unit: charged("ns/j3", "leaf", "Dequeued", 2000)},
+		{rv: 5, seq: 5, key: "ns/c", unit: charged("ns/j3", "leaf", "Succeed", 2000)},
+	}
+	c.apply(true)
+	want := []int64{3000, 3000}
+	for i, w := range want {
+		if got := c.faultPeaks[i].held["leaf"][corev1.ResourceCPU]; got.UsedMilli != w || got.MaxMilli != 4000 {
+			t.Errorf("fault %d: peak held %+v, want %dm of 4000m", i, got, w)
+		}
 	}
 }
 

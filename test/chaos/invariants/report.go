@@ -53,6 +53,10 @@ type Report struct {
 	// OverMaxWithPodsBeingDeleted counts the times a quota's live pods plus
 	// its pods being deleted went above its max (allowed, reported apart).
 	OverMaxWithPodsBeingDeleted int `json:"overMaxWithPodsBeingDeleted"`
+	// LongestOverMaxWithPodsBeingDeleted is the longest such time seen
+	// (judged against TerminatingBound).
+	LongestOverMaxWithPodsBeingDeleted string `json:"longestOverMaxWithPodsBeingDeleted,omitempty"`
+	longestLeaving                     time.Duration
 	// UnsettledEvents are the watch events Finish applied before the other
 	// watch had passed them (its frontier did not move in time); their
 	// verdicts may rest on a stale view and should be 0.
@@ -118,6 +122,11 @@ type FaultFigures struct {
 	// after it (otherwise the work had simply run out).
 	LongestWithoutAdmission string `json:"longestWithoutAdmission"`
 	Admissions              int    `json:"admissions"`
+	// PeakHeld and PeakUse are, per quota and resource, the most held and
+	// used while this fault was the last one (from what was held when it
+	// began).
+	PeakHeld map[string]map[corev1.ResourceName]Peak `json:"peakHeld,omitempty"`
+	PeakUse  map[string]map[corev1.ResourceName]Peak `json:"peakUse,omitempty"`
 }
 
 // Total is the number of violations of every kind.
@@ -136,6 +145,13 @@ func (r *Report) addViolation(v Violation) {
 	r.ViolationCounts[v.Kind]++
 	if len(r.Violations) < maxListed {
 		r.Violations = append(r.Violations, v)
+	}
+}
+
+func (r *Report) noteLeaving(d time.Duration) {
+	if d > r.longestLeaving {
+		r.longestLeaving = d
+		r.LongestOverMaxWithPodsBeingDeleted = d.Round(time.Millisecond).String()
 	}
 }
 
