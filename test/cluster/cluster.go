@@ -74,6 +74,8 @@ type Cluster struct {
 	holders     map[string]string
 	// debugURLs maps a koord-queue replica to its debug API (KoordQueue.DebugAPI).
 	debugURLs map[string]string
+	// links are the replicas' own ways to the API server (KoordQueue.Links).
+	links map[string]*link
 }
 
 // Start brings up a fresh cluster in opts.StateDir. A cluster already
@@ -199,8 +201,14 @@ func (c *Cluster) writeUserKubeconfig(path, user, token string) error {
 // writeUserKubeconfigAs is writeUserKubeconfig acting as as's Impersonate
 // user, with its extras, when as is set.
 func (c *Cluster) writeUserKubeconfigAs(path, user, token string, as *clientcmdapi.AuthInfo) error {
+	return c.writeKubeconfigVia(path, c.apiURL(), user, token, as)
+}
+
+// writeKubeconfigVia writes a kubeconfig for user that reaches the API
+// server at server (its own address, or a link to it).
+func (c *Cluster) writeKubeconfigVia(path, server, user, token string, as *clientcmdapi.AuthInfo) error {
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["koord-queue-local"] = &clientcmdapi.Cluster{Server: c.apiURL(), CertificateAuthority: c.pki.caCert}
+	kc.Clusters["koord-queue-local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.pki.caCert}
 	auth := &clientcmdapi.AuthInfo{Token: token}
 	if as != nil {
 		auth.Impersonate, auth.ImpersonateGroups, auth.ImpersonateUserExtra = as.Impersonate, as.ImpersonateGroups, as.ImpersonateUserExtra
@@ -272,6 +280,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 // their ports to be free, and forgets the state. Logs stay.
 func (c *Cluster) Stop() error {
 	var errs []error
+	defer func() { _ = c.closeLinks() }()
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
 		if gone, _ := p.exited(); gone {

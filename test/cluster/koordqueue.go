@@ -177,7 +177,19 @@ func (c *Cluster) addReplicaUsers() error {
 				Impersonate:          "system:serviceaccount:" + Namespace + ":" + binary,
 				ImpersonateUserExtra: map[string][]string{PodNameExtra: {name}},
 			}
-			if err := c.writeUserKubeconfigAs(c.replicaKubeconfig(binary, name), name, token, as); err != nil {
+			server := c.apiURL()
+			if c.opts.KoordQueue.Links {
+				l, err := newLink("127.0.0.1:" + strconv.Itoa(c.opts.Ports.APIServer))
+				if err != nil {
+					return fmt.Errorf("link of %s: %w", name, err)
+				}
+				if c.links == nil {
+					c.links = map[string]*link{}
+				}
+				c.links[name] = l
+				server = "https://" + l.addr()
+			}
+			if err := c.writeKubeconfigVia(c.replicaKubeconfig(binary, name), server, name, token, as); err != nil {
 				return err
 			}
 		}

@@ -129,6 +129,10 @@ type KoordQueue struct {
 	// (pkg/util/mutation); with mutation.NoFence the chart's leader fence
 	// policies are left out too.
 	Mutation mutation.Mutation
+	// Links, with several replicas, has each replica reach kube-apiserver
+	// through a loopback TCP proxy of this process, which Cut and Heal
+	// partition (the proxies live as long as this process).
+	Links bool
 }
 
 // KoordQueueMode selects whether the koord-queue binaries run.
