@@ -72,6 +72,9 @@ var modes = map[string]mode{
 	"checker": {steadyJobs: 40, createEvery: 250 * time.Millisecond, drain: 45 * time.Second, mutation: mutation.LostAdmission},
 }
 
+// faultsPerRound is the length of the fault schedule (the burst apart).
+const faultsPerRound = 11
+
 // caughtBy names the rules each planted bug breaks: a mutated run passes
 // only if the checker found a violation of at least one of them.
 var caughtBy = map[mutation.Mutation][]string{
@@ -149,6 +152,9 @@ func TestChaos(t *testing.T) {
 		KoordQueue: cluster.KoordQueue{
 			Mode: cluster.KoordQueueOn, RepoRoot: repoRoot(), Extensions: []string{"job"},
 			QueueReplicas: 2, ControllersReplicas: 2, DebugAPI: true, Mutation: m.mutation,
+			// Each replica reaches the API server through a link the run
+			// can cut (the partition faults).
+			Links: true,
 			// Admissions, refusals and writes that failed are logged at 2.
 			ExtraQueueArgs: []string{"-v=2"},
 		},
@@ -226,6 +232,9 @@ func TestChaos(t *testing.T) {
 		r.fault(ctx, "sigterm controllers leader", func() error { return r.termLeader(ctx, cluster.ControllersBinary) })
 		r.fault(ctx, "sigstop leader past its lease", func() error { return r.pauseLeader(ctx, cluster.QueueBinary) })
 		r.fault(ctx, "sigstop controllers leader past its lease", func() error { return r.pauseLeader(ctx, cluster.ControllersBinary) })
+		r.fault(ctx, "preemption", func() error { return r.preempt(ctx, maker) })
+		r.fault(ctx, "cut leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.QueueBinary) })
+		r.fault(ctx, "cut controllers leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.ControllersBinary) })
 		if round == m.rounds-1 {
 			r.fault(ctx, "burst", func() error { return r.burst(ctx, maker, m.burstJobs) })
 		}
@@ -242,7 +251,8 @@ func TestChaos(t *testing.T) {
 	t.Logf("jobs done %d/%d, admissions %d, checks approved %d, faults %d, replicas that exited on their own %d, violations %d %v; report in %s",
 		report.JobsDone, report.JobsCreated, report.Admissions, appr.approved.Load(), len(report.Faults), r.unplanned, report.Total(), report.ViolationCounts, out)
 	for _, f := range report.Faults {
-		t.Logf("fault %-32s %-26s first admission after %-8s longest without %-8s admissions %d", f.Kind, f.Target, f.FirstAdmissionAfter, f.LongestWithoutAdmission, f.Admissions)
+		t.Logf("fault %-32s %-26s first admission after %-8s longest without %-8s admissions %d, peak held org-a %dm org-b %dm CPU", f.Kind, f.Target, f.FirstAdmissionAfter, f.LongestWithoutAdmission, f.Admissions,
+			f.PeakHeld["org-a"][corev1.ResourceCPU].UsedMilli, f.PeakHeld["org-b"][corev1.ResourceCPU].UsedMilli)
 	}
 	if report.Audit != nil {
 		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers, report.Audit.Writes, report.Audit.RefusedWrites, len(report.Audit.Uncertain))
@@ -262,15 +272,17 @@ func TestChaos(t *testing.T) {
 			report.Admissions, report.AdmissionsInRelists, want)
 	case report.PodEvents < want:
 		t.Errorf("the checker saw %d pod events for %d jobs", report.PodEvents, want)
-	case len(report.Faults) != 8*m.rounds+1:
-		t.Errorf("%d faults recorded, want %d", len(report.Faults), 8*m.rounds+1)
-	// Each round kills the leader, pauses the next one and stops the one
-	// after with SIGTERM: three takeovers at least (the restarts of the API
-	// server may or may not cost a lease).
-	case report.Audit == nil || report.Audit.Takeovers < 3*m.rounds || sum(report.Audit.Writes) < want:
+	case len(report.Faults) != faultsPerRound*m.rounds+1:
+		t.Errorf("%d faults recorded, want %d", len(report.Faults), faultsPerRound*m.rounds+1)
+	// Each round kills the leader, stops the next one with SIGTERM, pauses
+	// the one after and cuts the next off: four takeovers at least (the
+	// restarts of the API server may or may not cost a lease).
+	case report.Audit == nil || report.Audit.Takeovers < 4*m.rounds || sum(report.Audit.Writes) < want:
 		t.Errorf("the audit check read too little: %+v", report.Audit)
 	case appr.approved.Load() == 0:
 		t.Errorf("no admission check was answered: the checked queue %s saw no unit", checkedLeaf)
+	case report.Evictions < m.rounds:
+		t.Errorf("the checker saw %d evictions: the run did not evict (preemption fault)", report.Evictions)
 	}
 	// Pressure: zero violations mean something only if admissions pressed
 	// against the quotas. Each organisation (max 60 CPUs, where the leaves'
@@ -511,6 +523,70 @@ func (r *run) pauseLeader(ctx context.Context, binary string) error {
 	r.t.Logf("%s paused, %s took over, %s resumed", leader, next, leader)
 	// Give the resumed replica the time to find its lease gone: it exits
 	// (controller-runtime's manager stops on a lost election) or follows.
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		gone, _ := r.c.Exited(leader)
+		return gone, nil
+	})
+	return nil
+}
+
+// preemptLeaf opts into preemption (LowerPriority); the preemption fault
+// fills it with long jobs of the lowest priority, then one of the highest
+// arrives.
+const preemptLeaf = "a1-x"
+
+// preempt fills preemptLeaf up to its max (16 CPUs) with eight jobs of 2
+// CPUs, priority 0 and 30 s each, waits until they are admitted, then
+// creates one job of priority 3 there: it must preempt one of them, so the
+// eviction path (scheduler, controllers, Job controller) runs under the
+// checker. The stream's own jobs of preemptLeaf may preempt first.
+func (r *run) preempt(ctx context.Context, maker *jobMaker) error {
+	r.checker.RecordFault("preemption", preemptLeaf)
+	evictions := r.checker.Evictions()
+	for range 8 {
+		if err := createJob(ctx, r.c.Client, maker.named(preemptLeaf, 2, 0, 30*time.Second)); err != nil {
+			return err
+		}
+		r.created.Add(1)
+	}
+	// Full: what units of the leaf hold reaches its max.
+	full := func(context.Context) (bool, error) {
+		return r.checker.Held(preemptLeaf, corev1.ResourceCPU) >= 16000 || r.checker.Evictions() > evictions, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, full); err != nil {
+		return fmt.Errorf("%s held %dm CPU, never its max: %w", preemptLeaf, r.checker.Held(preemptLeaf, corev1.ResourceCPU), err)
+	}
+	if err := createJob(ctx, r.c.Client, maker.named(preemptLeaf, 2, 3, 2*time.Second)); err != nil {
+		return err
+	}
+	r.created.Add(1)
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		return r.checker.Evictions() > evictions, nil
+	})
+}
+
+// cutLeader: binary's leader is cut off from the API server (its link
+// holds what it sends and what is sent to it) until another replica has
+// taken its lease over, then the link heals and what it held arrives late:
+// the leader fences must refuse whatever write of the deposed leader comes
+// through. A deposed leader that exits is started again by fault.
+func (r *run) cutLeader(ctx context.Context, binary string) error {
+	leader, err := r.leader(ctx, binary, "")
+	if err != nil {
+		return err
+	}
+	r.checker.RecordFault("cut "+binary+" leader", leader)
+	if err := r.c.Cut(leader); err != nil {
+		return err
+	}
+	next, err := r.leader(ctx, binary, leader)
+	if herr := r.c.Heal(leader); herr != nil && err == nil {
+		err = herr
+	}
+	if err != nil {
+		return err
+	}
+	r.t.Logf("%s cut off, %s took over, link healed", leader, next)
 	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		gone, _ := r.c.Exited(leader)
 		return gone, nil

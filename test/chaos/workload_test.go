@@ -199,6 +199,14 @@ func (m *jobMaker) make() *batchv1.Job {
 	return job(fmt.Sprintf("j-%05d", m.next), quota, 1+m.rnd.IntN(3), m.rnd.IntN(4), runFor)
 }
 
+// named returns a job of the maker's name sequence with the shape given.
+func (m *jobMaker) named(quota string, cpu, priority int, runFor time.Duration) *batchv1.Job {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.next++
+	return job(fmt.Sprintf("j-%05d", m.next), quota, cpu, priority, runFor)
+}
+
 // createJob creates j, retrying through the API server's restarts until ctx
 // ends.
 func createJob(ctx context.Context, c client.Client, j *batchv1.Job) error {

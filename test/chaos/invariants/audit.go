@@ -53,13 +53,20 @@ type AuditFigures struct {
 	// Writes are successful QueueUnit writes by the replicas, by user.
 	Writes map[string]int `json:"writes"`
 	// RefusedWrites are QueueUnit writes by the replicas that the API server
-	// refused (they changed nothing), by user.
+	// refused (4xx: they changed nothing), by user.
 	RefusedWrites map[string]int `json:"refusedWrites"`
+	// UnknownOutcome are writes answered with a server error or none (5xx,
+	// a timeout): they may have landed, so they are judged like writes
+	// and count as writes of their unit.
+	UnknownOutcome map[string]int `json:"unknownOutcome,omitempty"`
 	// Uncertain are writes received before another replica's takeover was
 	// committed and answered after it: which came first in etcd is unknown,
 	// so they are listed, not counted as violations.
 	Uncertain []string `json:"uncertain,omitempty"`
 	Tolerance string   `json:"tolerance"`
+	// written holds the units ("namespace/name") a replica wrote with
+	// success: a job whose pods ran must have one (Finish).
+	written map[string]bool
 }
 
 type leaseWrite struct {
@@ -90,7 +97,7 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 	for _, w := range o.Writers {
 		writers[w] = true
 	}
-	fig := &AuditFigures{Writes: map[string]int{}, RefusedWrites: map[string]int{}, Tolerance: o.Tolerance.String()}
+	fig := &AuditFigures{Writes: map[string]int{}, RefusedWrites: map[string]int{}, UnknownOutcome: map[string]int{}, Tolerance: o.Tolerance.String(), written: map[string]bool{}}
 	var leases []leaseWrite
 	var writes []*auditv1.Event
 	userOf := map[string]string{} // holder identity -> user
@@ -124,11 +131,20 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 	var out []Violation
 	for _, ev := range writes {
 		user := ev.User.Username
-		if ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 {
+		switch code := responseCode(ev); {
+		case code >= 500 || code == 0:
+			// A timeout or server error: the API server gave up waiting,
+			// which does not take back what etcd may commit after (seen:
+			// an admission answered 504 whose job was resumed). Judged as
+			// a write.
+			fig.UnknownOutcome[user]++
+		case code >= 300:
 			fig.RefusedWrites[user]++
 			continue
+		default:
+			fig.Writes[user]++
 		}
-		fig.Writes[user]++
+		fig.written[ev.ObjectRef.Namespace+"/"+ev.ObjectRef.Name] = true
 		if v, uncertain := judgeWrite(ev, leases, userOf, o.Tolerance); v != "" {
 			out = append(out, Violation{Kind: "write-by-non-leader", At: ev.RequestReceivedTimestamp.Time, Message: v})
 		} else if uncertain != "" {
@@ -136,6 +152,15 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 		}
 	}
 	return fig, out, nil
+}
+
+// responseCode is the HTTP status the API server answered ev with; 0 when
+// the audit event has none.
+func responseCode(ev *auditv1.Event) int32 {
+	if ev.ResponseStatus == nil {
+		return 0
+	}
+	return ev.ResponseStatus.Code
 }
 
 // sameReplica says whether the writer of ev is the process whose identity

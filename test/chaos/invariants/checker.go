@@ -72,6 +72,8 @@ type Checker struct {
 	units   map[string]unitState
 	blind   []window                   // versions a stream did not see one by one
 	byJob   map[string]map[string]bool // job -> unit keys
+	unitsOf map[string]map[string]bool // job -> every unit key it ever had
+	ran     map[string]bool            // jobs with a pod seen running
 	running map[string]int             // job -> running pods
 	live    map[string]int             // job -> live pods
 	used    map[string]amounts         // quota -> requests of live pods
@@ -130,7 +132,7 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
-		leavingSince: map[string]time.Time{},
+		leavingSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
 	}
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace))
 	c.jobInformer = typed.Batch().V1().Jobs().Informer()
@@ -402,6 +404,7 @@ func (c *Checker) charge(s podState, sign int64) {
 	}
 	if s.running {
 		c.running[s.job] += int(sign)
+		c.ran[s.job] = true
 	}
 }
 
@@ -471,9 +474,17 @@ func (c *Checker) applyUnit(ev event) {
 				c.byJob[ev.unit.job] = map[string]bool{}
 			}
 			c.byJob[ev.unit.job][ev.key] = true
+			if c.unitsOf[ev.unit.job] == nil {
+				c.unitsOf[ev.unit.job] = map[string]bool{}
+			}
+			c.unitsOf[ev.unit.job][ev.key] = true
 		}
 		if holdsQuota(ev.unit.phase) && (!had || !holdsQuota(old.phase)) {
 			c.admitted = append(c.admitted, ev.seen)
+		}
+		if had && holdsQuota(old.phase) && !holdsQuota(ev.unit.phase) && !finished(ev.unit.phase) {
+			// Evicted (preempted, reclaimed, out of time): back to waiting.
+			c.report.Evictions++
 		}
 		if finished(ev.unit.phase) && (!had || (!holdsQuota(old.phase) && !finished(old.phase))) && c.inBlind(ev.rv) {
 			// Admitted and done inside a relisted window: seen only done.
@@ -554,6 +565,37 @@ func (c *Checker) checkLeaving(q string, r corev1.ResourceName, over bool, at ti
 			q, r, at.Sub(since).Round(time.Second), since.Format(time.RFC3339), TerminatingBound))
 }
 
+// judgeRanWithoutWrite: a job whose pods ran was resumed because its unit
+// was admitted, and only a koord-queue replica admits: some unit of the job
+// must have a write of a replica in the audit log (what chaos/j-00286 of an
+// earlier run lacked, docs/reliability.md).
+func (c *Checker) judgeRanWithoutWrite(written map[string]bool) {
+	jobs := make([]string, 0, len(c.ran))
+	for job := range c.ran {
+		jobs = append(jobs, job)
+	}
+	sort.Strings(jobs)
+	for _, job := range jobs {
+		ok := false
+		for key := range c.unitsOf[job] {
+			ok = ok || written[key]
+		}
+		if !ok {
+			c.report.addViolation(Violation{Kind: "ran-without-admission-write", At: c.report.Ended,
+				Message: fmt.Sprintf("job %s had running pods, and no koord-queue replica wrote any of its units %v", job, keys(c.unitsOf[job]))})
+		}
+	}
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // judgeLeavingAtEnd judges the excesses still there at the end of the run.
 func (c *Checker) judgeLeavingAtEnd() {
 	for k, since := range c.leavingSince {
@@ -590,6 +632,22 @@ func (c *Checker) RecordFault(kind, target string) {
 			c.noteFaultPeak(q, r, c.used[q][r], c.held[q][r], max)
 		}
 	}
+}
+
+// Evictions is how many units the checker has seen go from holding quota
+// back to waiting.
+func (c *Checker) Evictions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.report.Evictions
+}
+
+// Held is what the units holding quota q were admitted with, of resource r,
+// in milli-units, as far as the checker has applied events.
+func (c *Checker) Held(q string, r corev1.ResourceName) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held[q][r]
 }
 
 // Admissions is how many admissions the checker has applied so far.
@@ -641,6 +699,7 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 		for _, v := range vs {
 			c.report.addViolation(v)
 		}
+		c.judgeRanWithoutWrite(audit.written)
 	}
 	r := c.report
 	return &r, nil

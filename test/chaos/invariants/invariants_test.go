@@ -18,6 +18,9 @@ package invariants
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,7 +39,7 @@ func newModel() *Checker {
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
-		leavingSince: map[string]time.Time{},
+		leavingSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
 	}
 }
 
@@ -237,6 +240,69 @@ func TestPeaksPerFault(t *testing.T) {
 		if got := c.faultPeaks[i].held["leaf"][corev1.ResourceCPU]; got.UsedMilli != w || got.MaxMilli != 4000 {
 			t.Errorf("fault %d: peak held %+v, want %dm of 4000m", i, got, w)
 		}
+	}
+}
+
+// A job whose pods ran needs a write of one of its units by a replica.
+func TestRanWithoutAdmissionWrite(t *testing.T) {
+	c := newModel()
+	c.quotas["leaf"] = quotaNode{max: amounts{corev1.ResourceCPU: 4000}}
+	c.buffer = []event{
+		{rv: 1, seq: 1, key: "ns/u1", unit: unit("ns/j1", "Running", 1)},
+		{rv: 2, seq: 2, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+		{rv: 3, seq: 3, key: "ns/u2", unit: unit("ns/j2", "Running", 1)},
+		{rv: 4, seq: 4, key: "ns/p2", isPod: true, pod: pod("ns/j2", "leaf", 1000, corev1.PodRunning, false)},
+		{rv: 5, seq: 5, key: "ns/u3", unit: unit("ns/j3", "Enqueued", 0)},
+	}
+	c.apply(true)
+	c.judgeRanWithoutWrite(map[string]bool{"ns/u1": true})
+	if got := c.report.ViolationCounts["ran-without-admission-write"]; got != 1 || !strings.Contains(c.report.Violations[0].Message, "ns/j2") {
+		t.Fatalf("violations %+v, want one for ns/j2 (ns/j1 was written, ns/j3 never ran)", c.report.Violations)
+	}
+}
+
+// A write answered with a server error may have landed: it counts as a
+// write of its unit and is judged; a 4xx answer changed nothing.
+func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(s int) string { return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00") }
+	lease := func(s int, holder string) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
+			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
+			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue"},` +
+			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
+			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	write := func(s int, user, unit string, code int) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
+			`"user":{"username":"` + user + `"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	log := strings.Join([]string{
+		lease(0, "kq-0"),
+		write(1, "kq-0", "u1", 504), // the leader's, landed or not: a write of u1
+		write(2, "kq-1", "u2", 504), // a follower's that may have landed
+		write(3, "kq-1", "u3", 403), // refused: nothing
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fig, vs, err := CheckAudit(AuditOptions{Log: path, Writers: []string{"kq-0", "kq-1"}, LeaseName: "koord-queue", LeaseNamespace: "koord-queue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.LeaseWrites != 1 {
+		t.Fatalf("read %d lease writes, want 1: the fixture does not parse", fig.LeaseWrites)
+	}
+	if !fig.written["chaos/u1"] || !fig.written["chaos/u2"] || fig.written["chaos/u3"] {
+		t.Errorf("units written %v, want chaos/u1 and chaos/u2", fig.written)
+	}
+	if fig.UnknownOutcome["kq-0"] != 1 || fig.UnknownOutcome["kq-1"] != 1 || fig.RefusedWrites["kq-1"] != 1 {
+		t.Errorf("unknown outcome %v, refused %v", fig.UnknownOutcome, fig.RefusedWrites)
+	}
+	if len(vs) != 1 || !strings.Contains(vs[0].Message, "chaos/u2") {
+		t.Errorf("violations %+v, want one, the follower's write of u2", vs)
 	}
 }
 

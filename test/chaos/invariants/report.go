@@ -47,6 +47,8 @@ type Report struct {
 	// inside a relisted window: admitted and done where the checker could
 	// not see each step.
 	AdmissionsInRelists int `json:"admissionsInRelists,omitempty"`
+	// Evictions: units that went from holding quota back to waiting.
+	Evictions int `json:"evictions"`
 	// PodEvents and UnitEvents are the watch events applied: the samples.
 	PodEvents  int `json:"podEvents"`
 	UnitEvents int `json:"unitEvents"`
