@@ -73,7 +73,7 @@ var modes = map[string]mode{
 }
 
 // faultsPerRound is the length of the fault schedule (the burst apart).
-const faultsPerRound = 11
+const faultsPerRound = 12
 
 // caughtBy names the rules each planted bug breaks: a mutated run passes
 // only if the checker found a violation of at least one of them.
@@ -236,6 +236,7 @@ func TestChaos(t *testing.T) {
 		r.fault(ctx, "sigstop controllers leader past its lease", func() error { return r.pauseLeader(ctx, cluster.ControllersBinary) })
 		r.fault(ctx, "preemption", func() error { return r.preempt(ctx, maker) })
 		r.fault(ctx, "cut leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.QueueBinary) })
+		r.fault(ctx, "cut follower, leader killed, heal at its lease's end", func() error { return r.cutFollowerKillLeader(ctx) })
 		r.fault(ctx, "cut controllers leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.ControllersBinary) })
 		if round == m.rounds-1 {
 			r.fault(ctx, "burst", func() error { return r.burst(ctx, maker, m.burstJobs) })
@@ -594,6 +595,60 @@ func (r *run) cutLeader(ctx context.Context, binary string) error {
 		return gone, nil
 	})
 	return nil
+}
+
+// cutFollowerKillLeader: koord-queue's follower is cut off from the API
+// server while the leader goes on admitting, then the leader is killed, and
+// the link heals only once the leader's lease has run out: the follower
+// takes the lease at once with watches that missed the last admissions, and
+// must catch up before it decides anything.
+func (r *run) cutFollowerKillLeader(ctx context.Context) error {
+	leader, err := r.leader(ctx, cluster.QueueBinary, "")
+	if err != nil {
+		return err
+	}
+	var follower string
+	for _, name := range r.c.Replicas(cluster.QueueBinary) {
+		if name != leader {
+			follower = name
+		}
+	}
+	r.checker.RecordFault("cut follower, kill leader", follower+", "+leader)
+	if err := r.c.Cut(follower); err != nil {
+		return err
+	}
+	healed := false
+	defer func() {
+		if !healed {
+			_ = r.c.Heal(follower)
+		}
+	}()
+	// The leader admits while the follower's watches stand still.
+	before := r.checker.Admissions()
+	r.waitAdmissions(ctx, before+10, time.Minute)
+	if err := r.c.Kill(leader); err != nil {
+		return err
+	}
+	l, err := r.c.Lease(ctx, cluster.QueueBinary)
+	if err != nil {
+		return err
+	}
+	if l.Spec.RenewTime != nil && l.Spec.LeaseDurationSeconds != nil {
+		end := l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second)
+		_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return time.Now().After(end), nil
+		})
+	}
+	healed = true
+	if err := r.c.Heal(follower); err != nil {
+		return err
+	}
+	next, err := r.leader(ctx, cluster.QueueBinary, leader)
+	if err != nil {
+		return err
+	}
+	r.t.Logf("%s cut off, %s killed, link healed at the end of its lease, %s leads", follower, leader, next)
+	return r.c.Restart(ctx, leader)
 }
 
 func (r *run) restart(ctx context.Context, name string) error {
