@@ -38,6 +38,8 @@ type Lock struct {
 	// renewed is when the last successful acquisition or renewal by this
 	// replica began; zero when it holds no lease.
 	renewed time.Time
+	// read is the holder the last Get of the lease returned.
+	read string
 }
 
 // New wraps lock; writes are allowed for valid after each renewal began. valid
@@ -56,8 +58,35 @@ func (l *Lock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord
 	return err
 }
 
-// Update renews, takes over or releases the lease.
+// Get reads the lease and remembers its holder (Update).
+func (l *Lock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	rec, raw, err := l.Interface.Get(ctx)
+	if err == nil && rec != nil {
+		l.mu.Lock()
+		l.read = rec.HolderIdentity
+		l.mu.Unlock()
+	}
+	return rec, raw, err
+}
+
+// Update renews, takes over or releases the lease. A release (an empty
+// holder) is written only if the lease just read names this replica: the
+// leader elector releases on the holder it last observed, after a read
+// whose version it then writes with, so a replica paused past its lease
+// would otherwise wipe out the lease its successor has just taken, and a
+// third replica could take it while the successor still leads.
 func (l *Lock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if ler.HolderIdentity == "" {
+		l.mu.Lock()
+		other := l.read != l.Identity()
+		if other {
+			l.renewed = time.Time{}
+		}
+		l.mu.Unlock()
+		if other {
+			return nil // nothing of ours to give back
+		}
+	}
 	start := l.clock.Now()
 	err := l.Interface.Update(ctx, ler)
 	l.record(start, ler, err)

@@ -161,3 +161,42 @@ func TestFailedRenewalsKeepTheOldBoundAndReleaseStops(t *testing.T) {
 		t.Fatal("allowed with another holder")
 	}
 }
+
+// A replica paused past its lease releases, on resuming, what it last
+// observed; the lease read just before names its successor, and the
+// release must not wipe the successor's hold out.
+func TestReleaseLeavesASuccessorsLeaseAlone(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	mem := &memLock{id: "a"}
+	l := New(mem, 10*time.Second, clk)
+	ctx := context.Background()
+	if err := l.Create(ctx, record("a")); err != nil {
+		t.Fatal(err)
+	}
+	// Paused: b takes the lease over.
+	mem.rec = &resourcelock.LeaderElectionRecord{HolderIdentity: "b", LeaseDurationSeconds: 15}
+	clk.Step(20 * time.Second)
+	if _, _, err := l.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if mem.rec.HolderIdentity != "b" {
+		t.Fatalf("the release wrote holder %q over the successor b", mem.rec.HolderIdentity)
+	}
+	if l.Allowed() {
+		t.Error("writes allowed after the release")
+	}
+	// Its own lease is given back as before.
+	mem.rec = &resourcelock.LeaderElectionRecord{HolderIdentity: "a", LeaseDurationSeconds: 15}
+	if _, _, err := l.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if mem.rec.HolderIdentity != "" {
+		t.Errorf("its own lease was not released: holder %q", mem.rec.HolderIdentity)
+	}
+}
