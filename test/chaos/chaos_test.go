@@ -138,6 +138,16 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Victims may be taken 5 s after their admission (the default
+	// protection is 5 minutes, longer than a job of the run lives), so the
+	// preemption fault and reclaim evict.
+	config := filepath.Join(out, "koord-queue-config.yaml")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte("apiVersion: scheduling.k8s.io/v1\nkind: KoordQueueConfiguration\nreclaimProtectionPeriod: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c, err := cluster.Start(ctx, cluster.Options{
@@ -150,7 +160,7 @@ func TestChaos(t *testing.T) {
 		DieWithParent: true,
 		Log:           testWriter{t},
 		KoordQueue: cluster.KoordQueue{
-			Mode: cluster.KoordQueueOn, RepoRoot: repoRoot(), Extensions: []string{"job"},
+			Mode: cluster.KoordQueueOn, RepoRoot: repoRoot(), Extensions: []string{"job"}, Config: config,
 			QueueReplicas: 2, ControllersReplicas: 2, DebugAPI: true, Mutation: m.mutation,
 			// Each replica reaches the API server through a link the run
 			// can cut (the partition faults).
