@@ -47,13 +47,13 @@ type running struct {
 
 func newHeldWorld(t *testing.T, quotas ...quota.Spec) *heldWorld {
 	t.Helper()
-	w := &heldWorld{m: NewManager(nil), tree: quota.New(1), now: t0, running: map[schedtypes.UnitKey]running{}, when: map[string]time.Time{}}
+	w := &heldWorld{tree: quota.New(1), now: t0, running: map[schedtypes.UnitKey]running{}, when: map[string]time.Time{}}
+	w.m = NewManager(nil, WithClock(func() time.Time { return w.now }))
 	for _, q := range quotas {
 		if err := w.tree.Upsert(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.m.SetClock(func() time.Time { return w.now })
 	return w
 }
 
