@@ -65,9 +65,9 @@ func (w *heldWorld) try(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 				lower = append(lower, r.h)
 			}
 		}
-		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: w.tree.CouldFit(u.Quota, u.Request, lower)}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: quota.NewHeldRoom(w.tree).CouldFit(u.Quota, u.Request, lower)}
 	}
-	if s := w.tree.CheckBeside(u.Quota, u.Request, u.Pending.Beside); s != nil {
+	if s := quota.NewHeldRoom(w.tree).Check(u.Quota, u.Request, u.Pending.Beside); s != nil {
 		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), Reserves: true}
 	}
 	w.tree.Charge(u.Quota, u.Request)

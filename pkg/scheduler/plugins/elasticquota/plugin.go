@@ -41,6 +41,9 @@ type Plugin struct {
 
 	mu   sync.Mutex
 	tree *quota.Tree
+	// victims and heldRoom read the tree, under mu.
+	victims  *quota.VictimSelector
+	heldRoom *quota.HeldRoom
 	// charged is what each unit holds, and where; byQuota indexes it.
 	charged map[schedtypes.UnitKey]schedtypes.Holding
 	byQuota map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}
@@ -142,6 +145,7 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 		quotas: map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[schedtypes.QuotaName]string{}, minReported: map[schedtypes.QuotaName]string{},
 		foreign: newForeignPods(), sameName: newSameNames(), sameNameReported: map[string]string{},
 	}
+	p.victims, p.heldRoom = quota.NewVictimSelector(p.tree), quota.NewHeldRoom(p.tree)
 	p.follow = &follower{p: p, queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"})}
 	return p
@@ -212,7 +216,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	}
 	s := p.tree.Check(u.Quota, u.Request)
 	if s == nil {
-		if h := p.tree.CheckBeside(u.Quota, u.Request, u.Beside); h != nil {
+		if h := p.heldRoom.Check(u.Quota, u.Request, u.Beside); h != nil {
 			return framework.NewStatus(framework.Unschedulable, h.Reason(), h.Message())
 		}
 		return nil
@@ -356,7 +360,7 @@ type victimSearch struct {
 // make units eligible (the reclaim protection period ends).
 const noVictimsTTL = time.Second
 
-// Preempt selects victims for a unit that did not fit (see quota.SelectVictims).
+// Preempt selects victims for a unit that did not fit (see quota.VictimSelector).
 // A search that found nobody is not repeated for a unit of no higher priority
 // and no smaller request in the same quota until what units hold in the
 // cohort changes: it could only find a subset of the same candidates.
@@ -375,12 +379,12 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		return schedtypes.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
 	}
 	held := p.cohortHoldingsLocked(cohort, u.Key, skip)
-	v := p.tree.SelectVictims(quota.Preemption{
+	v := p.victims.Select(quota.Preemption{
 		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
 		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now,
 	}, held)
 	if len(v.Units) == 0 && !v.Waiting {
-		v.Reachable = p.tree.CouldFit(u.Quota, u.Request, lowerThan(u.Priority, held))
+		v.Reachable = p.heldRoom.CouldFit(u.Quota, u.Request, lowerThan(u.Priority, held))
 		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now,
 			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim, reachable: v.Reachable}
 	}
