@@ -157,16 +157,17 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 		return nil, err
 	}
 	e.fw = fw
-	e.queues = queue.NewManager(fw.Less())
-	e.queues.SetClock(e.clock.Now)
+	queueOpts := []queue.Option{queue.WithClock(e.clock.Now)}
 	if sharer := fw.Sharer(); sharer != nil {
 		// Queues are named like the quota that pays for their units.
-		e.queues.SetShareOrder(func(q schedtypes.QueueName) float64 { return sharer.Share(schedtypes.QuotaName(q)) }, sharer.Sharing)
-		e.queues.SetGuaranteedFirst(func(q schedtypes.QueueName) bool { return sharer.BelowMin(schedtypes.QuotaName(q)) })
+		queueOpts = append(queueOpts,
+			queue.WithShareOrder(func(q schedtypes.QueueName) float64 { return sharer.Share(schedtypes.QuotaName(q)) }, sharer.Sharing),
+			queue.WithGuaranteedFirst(func(q schedtypes.QueueName) bool { return sharer.BelowMin(schedtypes.QuotaName(q)) }))
 	}
 	if fw.PriorityMajor() {
-		e.queues.DeclarePriorityMajor()
+		queueOpts = append(queueOpts, queue.WithPriorityMajor())
 	}
+	e.queues = queue.NewManager(fw.Less(), queueOpts...)
 	s.cache = newUnitCache(s.registry, fw.SetUsage, fw.UnitGone)
 	s.writer = newStatusWriter(e.client, e.reader)
 	s.writer.fence = opts.Fence
