@@ -17,5 +17,6 @@ limitations under the License.
 // Package view declares what the read-only APIs (pkg/visibility,
 // pkg/debugapi) may see of the scheduler: copies of its pending queues and
 // quotas, taken under the scheduler's own locks, never its live objects.
-// pkg/scheduler implements Reader (Scheduler.View).
+// pkg/scheduler implements Reader (Scheduler.View); this package imports
+// nothing of the scheduler, so the APIs above it never link its insides.
 package view
