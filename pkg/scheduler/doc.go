@@ -61,6 +61,14 @@ limitations under the License.
 //     queueRegistry.mu, nodes.mu, wakeups.mu and statusWriter.mu: leaves,
 //     none of which calls back into 1 or 2 while held.
 //
+// Each lock is taken only by its owner's methods. The other parts reach a
+// unit's state through the cache's doors, which take 2 for them: decide (a
+// pass's decision, which assumes an admitted unit), inspect, update and
+// each; inside decide, evictingLocked and candidateLocked. Each unitState
+// field has one owner (cache.go lists them), and only the owner's methods
+// change it: the reporter's fields are its waitReport, the node check's is
+// fit, all others are the cache's.
+//
 // The queue manager's Freed and Invalidate take no lock of 1 (they bump
 // epochs), so they may be called from anywhere.
 package scheduler

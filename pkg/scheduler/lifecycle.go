@@ -95,9 +95,9 @@ func (l *lifecycle) admissionCheckHandlers() toolscache.ResourceEventHandler {
 // recheckReserved looks again at every reserved unit (an AdmissionCheck changed).
 func (l *lifecycle) recheckReserved() {
 	var keys []schedtypes.UnitKey
-	l.cache.each(func(key schedtypes.UnitKey, st *unitState) {
-		if st.obj.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved {
-			keys = append(keys, key)
+	l.cache.each(func(r unitRecord) {
+		if r.obj.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved {
+			keys = append(keys, r.key)
 		}
 	})
 	for _, k := range keys {
@@ -227,16 +227,7 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *schedv1alpha1.Queu
 		return 0
 	}
 	if len(d.Missing) > 0 {
-		report := false
-		l.cache.update(keyOf(u), func(st *unitState) {
-			if !st.checkMissingTold {
-				// Whatever wait is reported next is written anew.
-				st.checkMissingTold, st.reason, report = true, schedtypes.Reason{}, true
-			}
-		})
-		if report && l.leader() {
-			l.recorder.Event(u, corev1.EventTypeWarning, "AdmissionCheckNotFound", d.Message)
-		}
+		l.reports.checkMissing(u, d.Message)
 	}
 	if u.Status.Message != d.Message {
 		msg := d.Message

@@ -36,14 +36,14 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 	for name, st := range s.env.queues.Stats() {
 		snap.Queues = append(snap.Queues, metrics.QueueState{Name: string(name), Active: st.Active, Backoff: st.Backoff})
 	}
-	s.cache.each(func(_ schedtypes.UnitKey, st *unitState) {
-		u := st.obj
+	s.cache.each(func(r unitRecord) {
+		u := r.obj
 		kind := ""
 		if u.Spec.ConsumerRef != nil {
 			kind = u.Spec.ConsumerRef.Kind
 		}
 		snap.UnitsByJobType[[2]string{u.Namespace, kind}]++
-		if !st.holding {
+		if !r.holding {
 			return
 		}
 		byRes := snap.UsageByNamespace[u.Namespace]

@@ -119,12 +119,12 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 	p.opts.Metrics.Evicted(kind, string(info.Quota), len(victims))
 	names := make([]string, 0, len(victims))
 	for _, h := range victims {
-		st := p.cache.evictingLocked(h)
-		if st == nil {
+		obj := p.cache.evictingLocked(h)
+		if obj == nil {
 			continue
 		}
 		names = append(names, string(h.Key))
-		p.reports.evict(st.obj, schedv1alpha1.ReasonPreempted,
+		p.reports.evict(obj, schedv1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
 	return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: string(info.Quota)}, Preempting: true,

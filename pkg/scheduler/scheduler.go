@@ -168,12 +168,10 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 		e.queues.DeclarePriorityMajor()
 	}
 	s.cache = newUnitCache(s.registry, fw.SetUsage, fw.UnitGone)
-	s.writer = newStatusWriter(e.client, e.reader)
-	s.writer.fence = opts.Fence
-	s.writer.refused = func(u *schedv1alpha1.QueueUnit, err error) {
+	s.writer = newStatusWriter(e.client, e.reader, opts.Fence, func(u *schedv1alpha1.QueueUnit, err error) {
 		e.recorder.Eventf(u, corev1.EventTypeWarning, "StatusWriteRefused",
 			"the API server refuses the unit's status write: %v; it is made again with a backoff", err)
-	}
+	})
 	s.wakeups = newWakeups(e.clock, e.queues.Freed)
 	if opts.NodeFitCheck {
 		s.nodes = newNodes(e.queues.Invalidate)
