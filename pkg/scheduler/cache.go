@@ -88,29 +88,10 @@ func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *sche
 	return &unitCache{units: map[schedtypes.UnitKey]*unitState{}, queues: queues, setUsage: setUsage, gone: gone}
 }
 
-// observation is what observe learnt of a changed unit.
-type observation struct {
-	st *unitState
-	// prev is the object seen before (nil: new to the scheduler).
-	prev *schedv1alpha1.QueueUnit
-	// queue and quota are the queue and quota the unit belongs to: those
-	// that admitted it while it holds quota, else those its labels name;
-	// relabelled is the quota its labels name instead, to report once (""
-	// when nothing to report).
-	queue             schedtypes.QueueName
-	quota, relabelled schedtypes.QuotaName
-	// inflight: an admission write is being made; its outcome decides.
-	inflight   bool
-	wasHolding bool
-	// stale: u is older than the object the cache has (see observe);
-	// nothing was recorded.
-	stale bool
-}
-
-// observe records u, mapped to queueName and quotaName by the plugins. An
-// admitted unit stays charged to the quota its admission recorded whatever
-// its labels say now.
-func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) observation {
+// observe records u, mapped to queueName and quotaName by the plugins, and
+// returns the change. An admitted unit stays charged to the quota its
+// admission recorded whatever its labels say now.
+func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) unitChange {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -118,18 +99,17 @@ func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, 
 		st = &unitState{}
 		c.units[key] = st
 	}
-	o := observation{st: st, prev: st.obj}
+	ch := unitChange{kind: changeStale, key: key, st: st, old: st.obj, new: u}
 	if older(u, st.obj) {
 		// A list served from a watch cache that lags behind the API (after
 		// a watch broke) can hand back a version older than one already
 		// seen, such as the object an admission write returned. Taking it
 		// would give back quota the unit still holds.
-		o.stale = true
-		return o
+		return ch
 	}
 	if charged := chargedQuota(u, st); charged != "" && charged != quotaName {
 		if st.relabelled != quotaName {
-			o.relabelled = quotaName
+			ch.relabelled = quotaName
 		}
 		st.relabelled = quotaName
 		quotaName = charged
@@ -140,18 +120,18 @@ func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, 
 		}
 	}
 	st.obj, st.queue, st.quota = u, queueName, quotaName
-	o.queue, o.quota = queueName, quotaName
+	ch.queue, ch.quota = queueName, quotaName
 	if st.inflight {
-		o.inflight = true
-		return o
+		ch.kind = changeInFlight
+		return ch
 	}
-	o.wasHolding = st.holding
+	ch.kind, ch.wasHolding = kindOf(u), st.holding
 	st.holding = queueunit.HoldsQuota(u.Status.Phase)
 	if !st.holding {
 		st.evicting = false
 	}
 	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))
-	return o
+	return ch
 }
 
 // older reports whether u is an earlier version of the same object than
@@ -184,19 +164,22 @@ func chargedQuota(u *schedv1alpha1.QueueUnit, st *unitState) schedtypes.QuotaNam
 	return ""
 }
 
-// remove forgets a deleted unit and what it held. An admission in flight
-// fails with NotFound and gives its quota back then.
-func (c *unitCache) remove(key schedtypes.UnitKey) {
+// remove forgets a deleted unit and what it held, and returns the change.
+// An admission in flight fails with NotFound and gives its quota back then.
+func (c *unitCache) remove(key schedtypes.UnitKey) unitChange {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	ch := unitChange{kind: changeDeleted, key: key}
 	st := c.units[key]
 	if st != nil {
 		st.deleted = true
+		ch.st, ch.old, ch.queue, ch.quota = st, st.obj, st.queue, st.quota
 	}
 	delete(c.units, key)
 	if st != nil && !st.inflight {
 		c.gone(key)
 	}
+	return ch
 }
 
 // decide runs fn on the state of a pending queue entry under the cache's

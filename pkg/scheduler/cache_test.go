@@ -96,7 +96,7 @@ func TestCacheObserveChargesWhatTheObjectHolds(t *testing.T) {
 			if diff := cmp.Diff(want, got.h); diff != "" {
 				t.Fatalf("charge (-want +got):\n%s", diff)
 			}
-			if o.quota != "team-a" || o.relabelled != "" || o.inflight {
+			if o.quota != "team-a" || o.relabelled != "" || o.kind == changeInFlight {
 				t.Errorf("observation = %+v", o)
 			}
 		})
@@ -196,7 +196,7 @@ func TestCacheInflightUnitIsNotRecharged(t *testing.T) {
 	calls := len(log.calls)
 
 	o := c.observe("ns/a", u.DeepCopy(), "team-a", "team-a")
-	if !o.inflight {
+	if o.kind != changeInFlight {
 		t.Fatal("observation of a unit being admitted does not say so")
 	}
 	if len(log.calls) != calls {

@@ -30,8 +30,14 @@ limitations under the License.
 //     reports to the usage plugins;
 //   - queueRegistry and queueSync (queues.go): the served Queues, their
 //     priority ceilings and settings, and the Queues' status;
-//   - intake (units.go): the QueueUnit informer's handlers, which put pending
-//     units in their queues or say why they cannot be there;
+//   - intake (units.go): the QueueUnit informer's handlers. Each event is
+//     one update of the cache, which yields a typed change (unitChange,
+//     change.go: pending, admitted, deleting, deleted, ... with the old and
+//     new object); intake.apply hands it to each part that follows units,
+//     each acting on it in one method, unitChanged: the reporter (events),
+//     the arrivals metric, the preemptor (nominations), the lifecycle, and
+//     last the intake itself, which puts pending units in their queues or
+//     says why they cannot be there;
 //   - passDriver (cycle.go): the passes, the decision on each unit, the
 //     admission writes and how many of them are in flight (the admission
 //     window);

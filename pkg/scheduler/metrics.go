@@ -71,3 +71,18 @@ func floats(r schedtypes.Resources) map[string]float64 {
 	}
 	return out
 }
+
+// arrivals counts the units that come to the scheduler and those that
+// finish (metrics.Recorder.Coming); nil records nothing.
+type arrivals struct{ m *metrics.Recorder }
+
+var _ unitFollower = arrivals{}
+
+func (a arrivals) unitChanged(ch unitChange) {
+	switch {
+	case ch.created():
+		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusCreated)
+	case ch.finished():
+		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusFinished)
+	}
+}

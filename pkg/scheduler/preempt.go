@@ -149,6 +149,16 @@ func (p *preemptor) unnominate(key schedtypes.UnitKey) {
 	}
 }
 
+var _ unitFollower = (*preemptor)(nil)
+
+// unitChanged ends the nomination of a unit that no longer waits.
+func (p *preemptor) unitChanged(ch unitChange) {
+	switch ch.kind {
+	case changeAdmitted, changeDeleting, changeDeleted:
+		p.unnominate(ch.key)
+	}
+}
+
 // isNominated reports whether unit key waits for its victims.
 func (p *preemptor) isNominated(key schedtypes.UnitKey) bool {
 	p.mu.Lock()

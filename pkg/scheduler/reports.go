@@ -74,6 +74,23 @@ func (w *waitReport) admitted() {
 	w.reason, w.wanted, w.checkMissingTold = schedtypes.Reason{}, nil, false
 }
 
+var _ unitFollower = (*reporter)(nil)
+
+// unitChanged records the events of a change: a new quota label ignored
+// while the unit holds another quota, and a unit's quota given back.
+func (r *reporter) unitChanged(ch unitChange) {
+	if !r.leader() {
+		return
+	}
+	if ch.relabelled != "" {
+		r.recorder.Eventf(ch.new, corev1.EventTypeWarning, "QuotaChangeIgnored",
+			"the unit stays charged to quota %s while it holds quota; quota %s applies when it is queued again", ch.quota, ch.relabelled)
+	}
+	if ch.released() {
+		r.recorder.Eventf(ch.new, corev1.EventTypeNormal, "Reclaimed", "Resources released; the unit is back in queue %s", ch.queue)
+	}
+}
+
 // markEnqueued gives a new unit its first phase. The write waits a moment: a
 // unit admitted at once is written once, as Dequeued.
 func (r *reporter) markEnqueued(u *schedv1alpha1.QueueUnit) {
