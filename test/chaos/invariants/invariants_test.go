@@ -265,7 +265,9 @@ func TestRanWithoutAdmissionWrite(t *testing.T) {
 // write of its unit and is judged; a 4xx answer changed nothing.
 func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ts := func(s int) string { return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00") }
+	ts := func(s int) string {
+		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
+	}
 	lease := func(s int, holder string) string {
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
 			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
