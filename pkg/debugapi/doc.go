@@ -26,7 +26,7 @@ limitations under the License.
 //	                           scheduling order, with why each waits
 //
 // It owns nothing but its listener: it reads through the Source interface
-// (FromScheduler adapts the scheduler's read-only view, pkg/scheduler/view).
+// (FromScheduler adapts the scheduler's read-only view, pkg/view).
 // Answers describe the replica that is asked; only the leader admits, so a
 // follower's queues hold what the API says and the leader's the same a
 // status write earlier. The waiting

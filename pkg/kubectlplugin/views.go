@@ -25,7 +25,7 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
-	"github.com/koordinator-sh/koord-queue/pkg/visibility"
+	"github.com/koordinator-sh/koord-queue/pkg/util/columns"
 )
 
 // UnitRow is one line of `list` (and its -o json|yaml item).
@@ -55,8 +55,8 @@ func ListView(s *Snapshot) []UnitRow {
 		}
 		row := UnitRow{
 			Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Queue: queueunit.QueueOf(u), Quota: queueunit.QuotaOf(u),
-			Phase: phaseOf(u), Priority: queueunit.Priority(u), Age: visibility.Age(u.CreationTimestamp, s.Now),
-			Request: visibility.FormatResources(queueunit.Request(u).ToList()), Reason: u.Status.Message,
+			Phase: phaseOf(u), Priority: queueunit.Priority(u), Age: columns.Age(u.CreationTimestamp, s.Now),
+			Request: columns.Resources(queueunit.Request(u).ToList()), Reason: u.Status.Message,
 		}
 		if e, ok := s.Position(u); ok && queueunit.IsPending(u.Status.Phase) {
 			row.Position = e.Position
@@ -134,7 +134,7 @@ func Explain(s *Snapshot, u *schedv1alpha1.QueueUnit) Explanation {
 	x := Explanation{
 		Namespace: u.Namespace, Name: u.Name, Job: jobRef(u), Phase: phaseOf(u), Active: queueunit.IsActive(u),
 		Priority: queueunit.Priority(u), Queue: queueunit.QueueOf(u), Quota: queueunit.QuotaOf(u), Reason: u.Status.Message,
-		Request: visibility.FormatResources(queueunit.Request(u).ToList()), Source: s.Source, Notes: s.Notes,
+		Request: columns.Resources(queueunit.Request(u).ToList()), Source: s.Source, Notes: s.Notes,
 	}
 	if q := s.Queues[x.Queue]; q != nil {
 		x.Policy = string(q.Spec.QueuePolicy)

@@ -21,7 +21,11 @@ limitations under the License.
 //
 // It is pure logic with no client: the scheduler feeds it units and queues and
 // runs passes with a function that decides whether one unit fits. A Manager
-// guards its state with one lock.
+// guards its state with one lock, and its parts live under it: the order in
+// which a pass serves the queues (servingOrder, serve.go), the admitted
+// units whose pods do not run yet (startingSet, starting.go), and the room
+// held for waiting units (reservations.go). What it is built with is given
+// to NewManager as options (WithClock, WithShareOrder, ...).
 //
 // Retrying is event driven. A unit that did not fit remembers the epoch of its
 // quota cohort (the top-level quota above it) and is tried again only when the

@@ -35,21 +35,15 @@ type Manager struct {
 	unitQueue map[schedtypes.UnitKey]schedtypes.QueueName
 	// orphans are units whose queue does not exist, by queue name.
 	orphans map[schedtypes.QueueName]map[schedtypes.UnitKey]*schedtypes.Unit
-	// starting are the admitted units whose pods do not run yet, by key, with
-	// their queue; startingIn counts them by queue (wait-for-pods-running).
-	// Callers rebuild them from the API (AdmittedNotRunning), so a restart
-	// keeps a queue waiting.
-	starting   map[schedtypes.UnitKey]schedtypes.QueueName
-	startingIn map[schedtypes.QueueName]map[schedtypes.UnitKey]struct{}
+	// starting are the admitted units whose pods do not run yet
+	// (wait-for-pods-running).
+	starting startingSet
 
 	// epochs has its own lock so that Freed and Invalidate never wait for a
 	// pass: callers may hold locks that a pass takes.
 	epochs epochs
-	// rr rotates the start among queues of equal priority.
-	rr map[int32]int
-	// order is the queues grouped by priority and sorted (see tiers); nil
-	// when it must be built again.
-	order [][]*pendingQueue
+	// order says in which order a pass serves the queues.
+	order servingOrder
 
 	// kick is signalled whenever a pass could admit something new.
 	kick chan struct{}
@@ -58,67 +52,56 @@ type Manager struct {
 	priorityMajor bool
 	// now tells time for MaxWait.
 	now func() time.Time
-	// share, when set, orders the queues of a tier by fair share (see
-	// SetShareOrder) instead of taking turns.
-	share   func(queueName schedtypes.QueueName) float64
-	shareOn func() bool
-	// guaranteed, when set, says a queue's quota uses less than its min:
-	// such queues take their turns first (see guaranteedFirst).
-	guaranteed func(queueName schedtypes.QueueName) bool
 
 	// held is the room held in cohorts for waiting units (see reservations).
 	held reservations
 }
 
-// NewManager returns an empty manager ordering units with less.
-func NewManager(less schedtypes.Less) *Manager {
+// Option sets what a manager is built with.
+type Option func(*Manager)
+
+// WithClock makes the manager tell time with now (a fake clock in tests).
+func WithClock(now func() time.Time) Option { return func(m *Manager) { m.now = now } }
+
+// WithShareOrder makes a pass serve queues of equal priority by fair share
+// while on() is true (nil: always): share returns how far the queue's quota
+// is into its share (lower: further below, served first). Both are called
+// under the manager's lock and must not call back into the manager.
+func WithShareOrder(share func(queueName schedtypes.QueueName) float64, on func() bool) Option {
+	return func(m *Manager) { m.order.share, m.order.shareOn = share, on }
+}
+
+// WithGuaranteedFirst makes a pass, when it serves queues of equal priority
+// by turns, serve first the queues for which guaranteed is true (their quota
+// uses less than its min). It is called under the manager's lock and must
+// not call back into the manager.
+func WithGuaranteedFirst(guaranteed func(queueName schedtypes.QueueName) bool) Option {
+	return func(m *Manager) { m.order.guaranteed = guaranteed }
+}
+
+// WithPriorityMajor tells the manager that its Less orders by priority
+// (descending) before anything else, as DefaultLess does (implied when
+// less is nil).
+func WithPriorityMajor() Option { return func(m *Manager) { m.priorityMajor = true } }
+
+// NewManager returns an empty manager ordering units with less (nil:
+// DefaultLess).
+func NewManager(less schedtypes.Less, opts ...Option) *Manager {
 	priorityMajor := less == nil
 	if less == nil {
 		less = DefaultLess
 	}
-	return &Manager{
+	m := &Manager{
 		less: less, queues: map[schedtypes.QueueName]*pendingQueue{}, units: map[schedtypes.UnitKey]*schedtypes.Unit{},
 		unitQueue: map[schedtypes.UnitKey]schedtypes.QueueName{}, orphans: map[schedtypes.QueueName]map[schedtypes.UnitKey]*schedtypes.Unit{},
-		starting: map[schedtypes.UnitKey]schedtypes.QueueName{}, startingIn: map[schedtypes.QueueName]map[schedtypes.UnitKey]struct{}{},
-		epochs: epochs{global: 1, cohort: map[schedtypes.CohortName]uint64{}}, rr: map[int32]int{},
-		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now, //nolint:forbidigo // the default clock; the scheduler passes its own (SetClock)
+		starting: newStartingSet(), epochs: epochs{global: 1, cohort: map[schedtypes.CohortName]uint64{}}, order: newServingOrder(),
+		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now, //nolint:forbidigo // the default clock; the scheduler passes its own (WithClock)
 		held: newReservations(),
 	}
-}
-
-// SetShareOrder makes a pass serve queues of equal priority by fair share
-// while on() is true (nil: always): share returns how far the queue's quota
-// is into its share (lower: further below, served first). Both are called
-// under the manager's lock and must not call back into the manager.
-func (m *Manager) SetShareOrder(share func(queueName schedtypes.QueueName) float64, on func() bool) {
-	m.mu.Lock()
-	m.share, m.shareOn = share, on
-	m.mu.Unlock()
-}
-
-// SetGuaranteedFirst makes a pass, when it serves queues of equal priority
-// by turns, serve first the queues for which guaranteed is true (their quota
-// uses less than its min). It is called under the manager's lock and must
-// not call back into the manager.
-func (m *Manager) SetGuaranteedFirst(guaranteed func(queueName schedtypes.QueueName) bool) {
-	m.mu.Lock()
-	m.guaranteed = guaranteed
-	m.mu.Unlock()
-}
-
-// SetClock makes the manager tell time with now (a fake clock in tests).
-func (m *Manager) SetClock(now func() time.Time) {
-	m.mu.Lock()
-	m.now = now
-	m.mu.Unlock()
-}
-
-// DeclarePriorityMajor tells the manager that its Less orders by priority
-// (descending) before anything else, as DefaultLess does.
-func (m *Manager) DeclarePriorityMajor() {
-	m.mu.Lock()
-	m.priorityMajor = true
-	m.mu.Unlock()
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
 // Kicked is signalled when a pass is worth running.
@@ -146,7 +129,7 @@ func (m *Manager) UpsertQueue(s Settings) {
 		m.queues[s.Name] = q
 	}
 	if !ok || q.Priority != s.Priority {
-		m.order = nil
+		m.order.reset()
 	}
 	q.Settings = s
 	q.unsettle()
@@ -173,7 +156,7 @@ func (m *Manager) DeleteQueue(name schedtypes.QueueName) {
 		return
 	}
 	delete(m.queues, name)
-	m.order = nil
+	m.order.reset()
 	for _, u := range q.units {
 		m.addOrphan(name, u)
 		m.releaseHeld(u.Key)
@@ -296,34 +279,7 @@ func (m *Manager) Invalidate() {
 func (m *Manager) AdmittedNotRunning(queueName schedtypes.QueueName, key schedtypes.UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.setStartingLocked(queueName, key)
-}
-
-func (m *Manager) setStartingLocked(queueName schedtypes.QueueName, key schedtypes.UnitKey) {
-	if old, ok := m.starting[key]; ok {
-		if old == queueName {
-			return
-		}
-		m.clearStartingLocked(key)
-	}
-	m.starting[key] = queueName
-	if m.startingIn[queueName] == nil {
-		m.startingIn[queueName] = map[schedtypes.UnitKey]struct{}{}
-	}
-	m.startingIn[queueName][key] = struct{}{}
-}
-
-func (m *Manager) clearStartingLocked(key schedtypes.UnitKey) bool {
-	name, ok := m.starting[key]
-	if !ok {
-		return false
-	}
-	delete(m.starting, key)
-	delete(m.startingIn[name], key)
-	if len(m.startingIn[name]) == 0 {
-		delete(m.startingIn, name)
-	}
-	return true
+	m.starting.add(queueName, key)
 }
 
 // PodsRunning says a unit's pods run (or it finished, or went away): a queue
@@ -331,7 +287,7 @@ func (m *Manager) clearStartingLocked(key schedtypes.UnitKey) bool {
 func (m *Manager) PodsRunning(key schedtypes.UnitKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.clearStartingLocked(key) {
+	if m.starting.remove(key) {
 		m.signal()
 	}
 }
@@ -340,16 +296,7 @@ func (m *Manager) PodsRunning(key schedtypes.UnitKey) {
 func (m *Manager) Starting(queueName schedtypes.QueueName) []schedtypes.UnitKey {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.startingOf(queueName)
-}
-
-func (m *Manager) startingOf(queueName schedtypes.QueueName) []schedtypes.UnitKey {
-	out := make([]schedtypes.UnitKey, 0, len(m.startingIn[queueName]))
-	for key := range m.startingIn[queueName] {
-		out = append(out, key)
-	}
-	slices.Sort(out)
-	return out
+	return m.starting.of(queueName)
 }
 
 // Position is one pending unit with its place in its queue.
@@ -433,7 +380,7 @@ func (m *Manager) QueueNames() []schedtypes.QueueName {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []schedtypes.QueueName
-	for _, tier := range m.tiers() {
+	for _, tier := range m.order.tiers(m.queues) {
 		for _, q := range tier {
 			out = append(out, q.Name)
 		}

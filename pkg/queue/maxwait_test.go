@@ -37,7 +37,7 @@ func stream(t *testing.T, maxWait, smallRun, horizon time.Duration) time.Duratio
 	t.Helper()
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(24)})
 	now := t0
-	h.m.SetClock(func() time.Time { return now })
+	h.m = NewManager(nil, WithClock(func() time.Time { return now }))
 	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxWait: maxWait})
 	// The quota is busy with small units, ending one a second, when the big
 	// one arrives: the steady state of the stream.
@@ -99,7 +99,7 @@ func TestMaxWaitBoundsTheWaitOfABigUnit(t *testing.T) {
 func TestMaxWaitMessages(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
 	now := t0
-	h.m.SetClock(func() time.Time { return now })
+	h.m = NewManager(nil, WithClock(func() time.Time { return now }))
 	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxWait: time.Minute})
 	h.tree.Charge("a", cpu(3))
 	h.m.Upsert(&schedtypes.Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: t0, Quota: "a", Cohort: "a", Request: cpu(4), WaitingSince: t0}, "q", true)

@@ -68,92 +68,24 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 	now := m.now()
 	var res PassResult
 	var walked []*queueIter
-	for _, tier := range m.tiers() {
+	for _, tier := range m.order.tiers(m.queues) {
 		iters := make([]*queueIter, 0, len(tier))
+		names := make([]schedtypes.QueueName, 0, len(tier))
 		for _, q := range tier {
 			if q.quiet(snap) {
 				continue
 			}
 			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*schedtypes.Unit(nil), q.units...), blocked: map[schedtypes.QuotaName]*schedtypes.Unit{}, ahead: map[schedtypes.QuotaName]*schedtypes.Unit{}, now: now, limit: limit})
+			names = append(names, q.Name)
 		}
 		// Each queue walked is walked in full by the end of its tier.
 		walked = append(walked, iters...)
-		if m.share != nil && len(iters) > 1 && (m.shareOn == nil || m.shareOn()) {
-			m.byShare(iters, try, &res)
-			continue
-		}
-		iters = m.guaranteedFirst(iters, try, &res)
-		for len(iters) > 0 {
-			next := iters[:0]
-			for _, it := range iters {
-				if it.step(try, &res) {
-					next = append(next, it)
-				}
-			}
-			iters = next
-		}
-		if len(tier) > 1 {
-			m.rr[tier[0].Priority]++
-		}
+		m.order.serve(tier, names, func(i int) bool { return iters[i].step(try, &res) })
 	}
 	for _, it := range walked {
 		it.settle(snap)
 	}
 	return res
-}
-
-// guaranteedFirst lets the queues of a tier whose quota uses less than its
-// min take their turns (one admission each, in tier order) before the
-// others, for as long as they stay below it and admit something; it returns
-// the queues left for the common turns. Room freed in a cohort then goes to
-// the quota it is guaranteed to before another quota borrows it, which that
-// quota would take back at once by reclaim (an eviction for nothing).
-func (m *Manager) guaranteedFirst(iters []*queueIter, try Try, res *PassResult) []*queueIter {
-	if m.guaranteed == nil {
-		return iters
-	}
-	for {
-		stepped := false
-		next := iters[:0]
-		for _, it := range iters {
-			if m.guaranteed(it.q.Name) {
-				if !it.step(try, res) {
-					continue // walked in full
-				}
-				stepped = true
-			}
-			next = append(next, it)
-		}
-		iters = next
-		if !stepped {
-			return iters
-		}
-	}
-}
-
-// byShare serves the queues of one tier by fair share: each admission goes
-// to the queue whose quota is furthest below its share (lowest Share), ties
-// in tier order. A queue's share moves only with its own admissions, so only
-// its value is asked again after a step.
-func (m *Manager) byShare(iters []*queueIter, try Try, res *PassResult) {
-	shares := make([]float64, len(iters))
-	for i, it := range iters {
-		shares[i] = m.share(it.q.Name)
-	}
-	for len(iters) > 0 {
-		best := 0
-		for i := 1; i < len(iters); i++ {
-			if shares[i] < shares[best] {
-				best = i
-			}
-		}
-		if iters[best].step(try, res) {
-			shares[best] = m.share(iters[best].q.Name)
-			continue
-		}
-		iters = append(iters[:best], iters[best+1:]...)
-		shares = append(shares[:best], shares[best+1:]...)
-	}
 }
 
 type queueIter struct {
@@ -193,7 +125,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			it.open = true
 			return false
 		}
-		if q.WaitForPodsRunning && !intelligent && len(m.startingIn[q.Name]) > 0 {
+		if q.WaitForPodsRunning && !intelligent && m.starting.waits(q.Name) {
 			it.holdForPods(res)
 			return false
 		}
@@ -231,7 +163,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			delete(m.units, u.Key)
 			delete(m.unitQueue, u.Key)
 			res.Admitted = append(res.Admitted, Admitted{Unit: u, Queue: q.Name})
-			m.setStartingLocked(q.Name, u.Key)
+			m.starting.add(q.Name, u.Key)
 			return true
 		}
 		if !blocking && !f.NeverFits && !f.HeldBack && it.starving(u) {

@@ -298,7 +298,7 @@ func TestQueuesBelowTheirMinGoFirst(t *testing.T) {
 				quota.Spec{Name: "y", Parent: "parent", Min: cpu(2), Max: cpu(6)})
 			h.tree.Charge("x", cpu(2)) // x has its min; y has nothing of its own
 			if tc.first {
-				h.m.SetGuaranteedFirst(func(q schedtypes.QueueName) bool { return h.tree.BelowMin(schedtypes.QuotaName(q)) })
+				h.m = NewManager(nil, WithGuaranteedFirst(func(q schedtypes.QueueName) bool { return h.tree.BelowMin(schedtypes.QuotaName(q)) }))
 			}
 			h.m.UpsertQueue(Settings{Name: "x", Priority: 1000})
 			h.m.UpsertQueue(Settings{Name: "y", Priority: 1000})

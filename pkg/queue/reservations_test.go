@@ -47,13 +47,13 @@ type running struct {
 
 func newHeldWorld(t *testing.T, quotas ...quota.Spec) *heldWorld {
 	t.Helper()
-	w := &heldWorld{m: NewManager(nil), tree: quota.New(1), now: t0, running: map[schedtypes.UnitKey]running{}, when: map[string]time.Time{}}
+	w := &heldWorld{tree: quota.New(1), now: t0, running: map[schedtypes.UnitKey]running{}, when: map[string]time.Time{}}
+	w.m = NewManager(nil, WithClock(func() time.Time { return w.now }))
 	for _, q := range quotas {
 		if err := w.tree.Upsert(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.m.SetClock(func() time.Time { return w.now })
 	return w
 }
 
@@ -65,9 +65,9 @@ func (w *heldWorld) try(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 				lower = append(lower, r.h)
 			}
 		}
-		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: w.tree.CouldFit(u.Quota, u.Request, lower)}
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: quota.NewHeldRoom(w.tree).CouldFit(u.Quota, u.Request, lower)}
 	}
-	if s := w.tree.CheckBeside(u.Quota, u.Request, u.Pending.Beside); s != nil {
+	if s := quota.NewHeldRoom(w.tree).Check(u.Quota, u.Request, u.Pending.Beside); s != nil {
 		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), Reserves: true}
 	}
 	w.tree.Charge(u.Quota, u.Request)

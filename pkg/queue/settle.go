@@ -18,7 +18,6 @@ package queue
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
@@ -83,46 +82,4 @@ func (q *pendingQueue) quiet(epochs epochSnapshot) bool {
 		}
 	}
 	return true
-}
-
-// tiers groups queues by priority, highest first; inside a tier queues are by
-// name, rotated by the tier's round-robin counter. The sorted grouping is
-// kept until a queue is added, removed or changes priority (m.order); each
-// call returns fresh slices, so callers may keep them.
-func (m *Manager) tiers() [][]*pendingQueue {
-	if m.order == nil {
-		m.order = sortedTiers(m.queues)
-	}
-	out := make([][]*pendingQueue, 0, len(m.order))
-	for _, tier := range m.order {
-		n := len(tier)
-		rotated := make([]*pendingQueue, 0, n)
-		if n > 1 {
-			k := m.rr[tier[0].Priority] % n
-			rotated = append(append(rotated, tier[k:]...), tier[:k]...)
-		} else {
-			rotated = append(rotated, tier...)
-		}
-		out = append(out, rotated)
-	}
-	return out
-}
-
-func sortedTiers(queues map[schedtypes.QueueName]*pendingQueue) [][]*pendingQueue {
-	byPrio := map[int32][]*pendingQueue{}
-	for _, q := range queues {
-		byPrio[q.Priority] = append(byPrio[q.Priority], q)
-	}
-	prios := make([]int32, 0, len(byPrio))
-	for p := range byPrio {
-		prios = append(prios, p)
-	}
-	sort.Slice(prios, func(i, j int) bool { return prios[i] > prios[j] })
-	out := make([][]*pendingQueue, 0, len(prios))
-	for _, p := range prios {
-		tier := byPrio[p]
-		sort.Slice(tier, func(i, j int) bool { return tier[i].Name < tier[j].Name })
-		out = append(out, tier)
-	}
-	return out
 }

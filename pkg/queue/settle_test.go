@@ -127,7 +127,7 @@ func TestStaleAnswerKeepsTheQueueWalked(t *testing.T) {
 func TestMaxWaitQueueIsWalkedAsTimePasses(t *testing.T) {
 	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(4)})
 	now := t0
-	h.m.SetClock(func() time.Time { return now })
+	h.m = NewManager(nil, WithClock(func() time.Time { return now }))
 	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyPriority, MaxWait: time.Minute})
 	h.tree.Charge("a", cpu(3))
 	h.m.Upsert(&schedtypes.Unit{Key: "ns/big", Namespace: "ns", Name: "big", Created: t0, Quota: "a", Cohort: "a", Request: cpu(4), WaitingSince: t0}, "q", true)

@@ -36,7 +36,7 @@ func TestFairShareByWeight(t *testing.T) {
 		specs = append(specs, quota.Spec{Name: schedtypes.QuotaName(name), Parent: "parent", Max: cpu(12), Weight: cpu(w)})
 	}
 	h := newHarness(t, specs...)
-	h.m.SetShareOrder(func(q schedtypes.QueueName) float64 { return h.tree.Share(schedtypes.QuotaName(q)) }, h.tree.Weighted)
+	h.m = NewManager(nil, WithShareOrder(func(q schedtypes.QueueName) float64 { return h.tree.Share(schedtypes.QuotaName(q)) }, h.tree.Weighted))
 	running := map[string][]string{}
 	for name := range weights {
 		h.m.UpsertQueue(Settings{Name: schedtypes.QueueName(name), Policy: schedv1alpha1.QueuePolicyPriority})

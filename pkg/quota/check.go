@@ -319,3 +319,24 @@ func (t *Tree) neverFits(leaf *node, req schedtypes.Resources) *Shortage {
 	}
 	return nil
 }
+
+// WouldBorrow reports whether admitting req would take quota name above its
+// min for some resource: the unit would use capacity guaranteed to others.
+func (t *Tree) WouldBorrow(name schedtypes.QuotaName, req schedtypes.Resources) bool {
+	return !t.withinMin(name, req)
+}
+
+// withinMin reports whether quota name, with req added, stays within its min
+// for every resource req asks for.
+func (t *Tree) withinMin(name schedtypes.QuotaName, req schedtypes.Resources) bool {
+	n, ok := t.nodes[name]
+	if !ok || !n.exists {
+		return false
+	}
+	for r, v := range req {
+		if v > 0 && exceeds(n.spec.Min[r], v, n.used[r]) {
+			return false
+		}
+	}
+	return true
+}

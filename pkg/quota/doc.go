@@ -21,6 +21,11 @@ limitations under the License.
 // each of them, used + request <= max x oversell for every resource that
 // quota's max names. CPU is counted in milli-units, everything else in units.
 //
+// Two readers of the tree live beside it as types of their own: the
+// VictimSelector (victims.go) chooses whose eviction makes room for a unit,
+// and HeldRoom (reserve.go) judges a request against the room held for
+// waiting units of higher priority.
+//
 // A Tree is not safe for concurrent use; its owner (the ElasticQuotaV2 plugin)
-// guards it with one lock.
+// guards it, and its readers, with one lock.
 package quota

@@ -55,7 +55,7 @@ func TestSetForeign(t *testing.T) {
 		t.Errorf("shortage %+v says %q", s, s.Message())
 	}
 	// Foreign usage is never a victim: no unit holds anything.
-	if v := tr.SelectVictims(Preemption{Quota: "team-a", Request: res("cpu", "2"), Priority: 100, Preempt: true, Reclaim: true}, nil); len(v.Units) > 0 || v.Waiting {
+	if v := NewVictimSelector(tr).Select(Preemption{Quota: "team-a", Request: res("cpu", "2"), Priority: 100, Preempt: true, Reclaim: true}, nil); len(v.Units) > 0 || v.Waiting {
 		t.Errorf("victims %+v for foreign usage", v)
 	}
 	if dec, inc := tr.SetForeign("team-a", res("cpu", "1")); !dec || inc {
@@ -138,7 +138,7 @@ func TestSystemAndParentQuotas(t *testing.T) {
 			!strings.Contains(s.Message(), "Koordinator schedules no pod charged to a parent quota") {
 			t.Errorf("%s: %+v, want a parent-quota refusal", name, s)
 		}
-		if tr.CouldFit(name, res("cpu", "1"), nil) {
+		if NewHeldRoom(tr).CouldFit(name, res("cpu", "1"), nil) {
 			t.Errorf("%s: CouldFit says a parent quota could take a unit", name)
 		}
 	}

@@ -24,6 +24,19 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
+// HeldRoom judges requests against the room held in a cohort for waiting
+// units of higher priority (the list itself is the queue's, see
+// pkg/queue's reservations), by reading the tree: whether a request fits
+// beside that room, and whether a waiting unit could fit at all once units
+// of lower priority gave back theirs, so that room is worth holding for it.
+// It shares the tree's lock.
+type HeldRoom struct {
+	t *Tree
+}
+
+// NewHeldRoom returns the held-room checks of t.
+func NewHeldRoom(t *Tree) *HeldRoom { return &HeldRoom{t: t} }
+
 // HeldShortage says why a request that fits on its own does not fit beside
 // the room held for waiting units of higher priority.
 type HeldShortage struct {
@@ -57,7 +70,7 @@ func (s *HeldShortage) Message() string {
 		s.Quota, schedtypes.Format(r, free), r, schedtypes.Format(r, s.Used), schedtypes.Format(r, s.Limit), schedtypes.Format(r, s.Held), others, schedtypes.Format(r, s.Requested), r)
 }
 
-// CheckBeside tells whether req, which fits quota name on its own, also fits
+// Check tells whether req, which fits quota name on its own, also fits
 // beside held: room kept for waiting units, counted as used at every quota on
 // both the unit's path and the waiting unit's. held is in priority order,
 // highest first; nil means it fits.
@@ -66,7 +79,8 @@ func (s *HeldShortage) Message() string {
 // does not hold back a unit of another branch that stays within its own min:
 // the room is guaranteed to the latter, and a borrower admitted into it would
 // only be reclaimed.
-func (t *Tree) CheckBeside(name schedtypes.QuotaName, req schedtypes.Resources, held []schedtypes.Reservation) *HeldShortage {
+func (hr *HeldRoom) Check(name schedtypes.QuotaName, req schedtypes.Resources, held []schedtypes.Reservation) *HeldShortage {
+	t := hr.t
 	leaf, ok := t.nodes[name]
 	if !ok || len(held) == 0 {
 		return nil
@@ -113,7 +127,8 @@ func (t *Tree) CheckBeside(name schedtypes.QuotaName, req schedtypes.Resources, 
 // (admitted units of lower priority, say) had given back what they hold.
 // A request that can never fit, or a quota that is missing or broken, could
 // not.
-func (t *Tree) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources, gone []schedtypes.Holding) bool {
+func (hr *HeldRoom) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources, gone []schedtypes.Holding) bool {
+	t := hr.t
 	if t.Problem(name) != nil {
 		return false
 	}
@@ -121,7 +136,7 @@ func (t *Tree) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources, gon
 	if t.neverFits(leaf, req) != nil {
 		return false
 	}
-	onPath := t.ancestors(name)
+	onPath := hr.ancestors(name)
 	freed := map[*node]schedtypes.Resources{}
 	for _, h := range gone {
 		for n := t.nodes[h.Quota]; n != nil && n != t.root; n = n.parent {
@@ -146,7 +161,8 @@ func (t *Tree) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources, gon
 }
 
 // ancestors is the set of quota name and its ancestors, without the root.
-func (t *Tree) ancestors(name schedtypes.QuotaName) map[*node]bool {
+func (hr *HeldRoom) ancestors(name schedtypes.QuotaName) map[*node]bool {
+	t := hr.t
 	out := map[*node]bool{}
 	for n := t.nodes[name]; n != nil && n != t.root; n = n.parent {
 		out[n] = true

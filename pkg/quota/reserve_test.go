@@ -45,7 +45,7 @@ func treeOf(t *testing.T, specs ...Spec) *Tree {
 	return tr
 }
 
-func TestCheckBeside(t *testing.T) {
+func TestHeldRoomCheck(t *testing.T) {
 	big := schedtypes.Reservation{Unit: "ns/big", Priority: 200, Quota: "a", Request: res("cpu", "20")}
 	medium := schedtypes.Reservation{Unit: "ns/medium", Priority: 100, Quota: "b", Request: res("cpu", "5")}
 	cases := []struct {
@@ -79,7 +79,7 @@ func TestCheckBeside(t *testing.T) {
 			if s := tr.Check(c.quota, c.req); s != nil {
 				t.Fatalf("the request does not fit on its own: %s", s.Message())
 			}
-			s := tr.CheckBeside(c.quota, c.req, c.held)
+			s := NewHeldRoom(tr).Check(c.quota, c.req, c.held)
 			if c.wantKey == "" {
 				if s != nil {
 					t.Fatalf("refused: %s", s.Message())
@@ -96,7 +96,7 @@ func TestCheckBeside(t *testing.T) {
 	}
 }
 
-func TestCouldFit(t *testing.T) {
+func TestHeldRoomCouldFit(t *testing.T) {
 	low := func(q schedtypes.QuotaName, cpu string) schedtypes.Holding {
 		return schedtypes.Holding{Key: schedtypes.UnitKey("ns/" + q), Quota: q, Used: res("cpu", cpu), Priority: 50}
 	}
@@ -123,7 +123,7 @@ func TestCouldFit(t *testing.T) {
 			for q, r := range c.used {
 				tr.Charge(q, r)
 			}
-			if got := tr.CouldFit(c.quota, c.req, c.gone); got != c.want {
+			if got := NewHeldRoom(tr).CouldFit(c.quota, c.req, c.gone); got != c.want {
 				t.Errorf("CouldFit = %v, want %v", got, c.want)
 			}
 		})
@@ -171,7 +171,7 @@ func TestHeldRoomYieldsToAGuarantee(t *testing.T) {
 			if s := tr.Check(c.quota, req); s != nil {
 				t.Fatalf("the request does not fit on its own: %s", s.Message())
 			}
-			s := tr.CheckBeside(c.quota, req, []schedtypes.Reservation{big})
+			s := NewHeldRoom(tr).Check(c.quota, req, []schedtypes.Reservation{big})
 			switch {
 			case c.refused && s == nil:
 				t.Fatal("admitted beside the held room, want refused")

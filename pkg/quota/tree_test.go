@@ -200,7 +200,7 @@ func TestDeletedParentBreaksChildren(t *testing.T) {
 	if s == nil || s.Broken != "the parent org of quota team does not exist" {
 		t.Fatalf("after the grandparent's deletion: %+v", s)
 	}
-	if v := tr.SelectVictims(Preemption{Quota: "leaf", Request: res("cpu", "1"), Preempt: true, Reclaim: true, Priority: 10}, nil); len(v.Units) > 0 {
+	if v := NewVictimSelector(tr).Select(Preemption{Quota: "leaf", Request: res("cpu", "1"), Preempt: true, Reclaim: true, Priority: 10}, nil); len(v.Units) > 0 {
 		t.Errorf("victims chosen for a broken tree: %+v", v)
 	}
 }

@@ -40,15 +40,26 @@ type Preemption struct {
 	Now        time.Time
 }
 
+// VictimSelector chooses the admitted units whose eviction makes room for
+// a unit that does not fit, by reading the tree: it simulates evictions on
+// it and undoes them before it returns. It shares the tree's lock.
+type VictimSelector struct {
+	t *Tree
+}
+
+// NewVictimSelector returns the victim selector of t.
+func NewVictimSelector(t *Tree) *VictimSelector { return &VictimSelector{t: t} }
+
 // lookAhead bounds the protection ends tried to find Protected.
 const lookAhead = 16
 
-// SelectVictims finds the fewest admitted units whose eviction lets the
+// Select finds the fewest admitted units whose eviction lets the
 // request fit, lowest priority first and then most recently admitted. held
 // lists the admitted units by quota. It returns an empty answer when
 // evictions cannot make the request fit. The tree is left as it was.
-func (t *Tree) SelectVictims(p Preemption, held map[schedtypes.QuotaName][]schedtypes.Holding) schedtypes.Victims {
-	v := t.selectVictims(p, held)
+func (vs *VictimSelector) Select(p Preemption, held map[schedtypes.QuotaName][]schedtypes.Holding) schedtypes.Victims {
+	t := vs.t
+	v := vs.selectAt(p, held)
 	if len(v.Units) > 0 || v.RetryAt.IsZero() {
 		return v
 	}
@@ -71,7 +82,7 @@ func (t *Tree) SelectVictims(p Preemption, held map[schedtypes.QuotaName][]sched
 	for _, end := range ends[:min(len(ends), lookAhead)] {
 		later := p
 		later.Now = end
-		if w := t.selectVictims(later, held); len(w.Units) > 0 {
+		if w := vs.selectAt(later, held); len(w.Units) > 0 {
 			v.Protected, v.FreeAt, v.Reclaim = w.Units, end, w.Reclaim
 			break
 		}
@@ -79,7 +90,8 @@ func (t *Tree) SelectVictims(p Preemption, held map[schedtypes.QuotaName][]sched
 	return v
 }
 
-func (t *Tree) selectVictims(p Preemption, held map[schedtypes.QuotaName][]schedtypes.Holding) schedtypes.Victims {
+func (vs *VictimSelector) selectAt(p Preemption, held map[schedtypes.QuotaName][]schedtypes.Holding) schedtypes.Victims {
+	t := vs.t
 	if t.Problem(p.Quota) != nil || t.NeverFits(p.Quota, p.Request) != nil {
 		return schedtypes.Victims{}
 	}
@@ -132,7 +144,7 @@ func (t *Tree) selectVictims(p Preemption, held map[schedtypes.QuotaName][]sched
 				cands = append(cands, h)
 			}
 		}
-		if v := t.evictUntilFit(p, cands, nil, r); len(v) > 0 {
+		if v := vs.evictUntilFit(p, cands, nil, r); len(v) > 0 {
 			return schedtypes.Victims{Units: v}
 		}
 	}
@@ -142,8 +154,8 @@ func (t *Tree) selectVictims(p Preemption, held map[schedtypes.QuotaName][]sched
 	if !p.Reclaim {
 		return schedtypes.Victims{RetryAt: retryAt}
 	}
-	if short := t.short(p.Quota, p.Request); len(short) > 0 && t.withinMin(p.Quota, short) {
-		borrowing := func(h schedtypes.Holding) bool { return t.overMin(h.Quota, short) }
+	if short := vs.short(p.Quota, p.Request); len(short) > 0 && t.withinMin(p.Quota, short) {
+		borrowing := func(h schedtypes.Holding) bool { return vs.overMin(h.Quota, short) }
 		var cands []schedtypes.Holding
 		for q, hs := range held {
 			if q == p.Quota || t.Cohort(q) != cohort {
@@ -155,7 +167,7 @@ func (t *Tree) selectVictims(p Preemption, held map[schedtypes.QuotaName][]sched
 				}
 			}
 		}
-		if v := t.evictUntilFit(p, cands, borrowing, r); len(v) > 0 {
+		if v := vs.evictUntilFit(p, cands, borrowing, r); len(v) > 0 {
 			return schedtypes.Victims{Units: v, Reclaim: true}
 		}
 	}
@@ -176,10 +188,11 @@ type releaser struct {
 // tenants of its own quota, so a tenant's priority of 2^31-1 would otherwise
 // move every eviction onto the others. Reclaim takes, one unit at a time,
 // from the eligible quota that borrows most (see reclaimOrder).
-func (t *Tree) evictUntilFit(p Preemption, cands []schedtypes.Holding, eligible func(schedtypes.Holding) bool, r releaser) []schedtypes.Holding {
+func (vs *VictimSelector) evictUntilFit(p Preemption, cands []schedtypes.Holding, eligible func(schedtypes.Holding) bool, r releaser) []schedtypes.Holding {
+	t := vs.t
 	var victims []schedtypes.Holding
 	if eligible != nil {
-		victims = t.reclaimOrder(p, cands, eligible, r)
+		victims = vs.reclaimOrder(p, cands, eligible, r)
 	} else {
 		sortVictims(cands)
 		for _, h := range cands {
@@ -229,7 +242,8 @@ func sortVictims(cands []schedtypes.Holding) {
 // (how far above its min it is, relative to its weight or max; ties by
 // name), among the quotas still eligible. A quota back within its min gives
 // nothing more. It returns the units released.
-func (t *Tree) reclaimOrder(p Preemption, cands []schedtypes.Holding, eligible func(schedtypes.Holding) bool, r releaser) []schedtypes.Holding {
+func (vs *VictimSelector) reclaimOrder(p Preemption, cands []schedtypes.Holding, eligible func(schedtypes.Holding) bool, r releaser) []schedtypes.Holding {
+	t := vs.t
 	byQuota := map[schedtypes.QuotaName][]schedtypes.Holding{}
 	for _, h := range cands {
 		byQuota[h.Quota] = append(byQuota[h.Quota], h)
@@ -264,15 +278,10 @@ func (t *Tree) reclaimOrder(p Preemption, cands []schedtypes.Holding, eligible f
 	return victims
 }
 
-// WouldBorrow reports whether admitting req would take quota name above its
-// min for some resource: the unit would use capacity guaranteed to others.
-func (t *Tree) WouldBorrow(name schedtypes.QuotaName, req schedtypes.Resources) bool {
-	return !t.withinMin(name, req)
-}
-
 // short is the part of req that does not fit quota name now: each resource
 // of req that, asked for alone, would not fit.
-func (t *Tree) short(name schedtypes.QuotaName, req schedtypes.Resources) schedtypes.Resources {
+func (vs *VictimSelector) short(name schedtypes.QuotaName, req schedtypes.Resources) schedtypes.Resources {
+	t := vs.t
 	var out schedtypes.Resources
 	for r, v := range req {
 		if v > 0 && t.Check(name, schedtypes.Resources{r: v}) != nil {
@@ -285,24 +294,10 @@ func (t *Tree) short(name schedtypes.QuotaName, req schedtypes.Resources) schedt
 	return out
 }
 
-// withinMin reports whether quota name, with req added, stays within its min
-// for every resource req asks for.
-func (t *Tree) withinMin(name schedtypes.QuotaName, req schedtypes.Resources) bool {
-	n, ok := t.nodes[name]
-	if !ok || !n.exists {
-		return false
-	}
-	for r, v := range req {
-		if v > 0 && exceeds(n.spec.Min[r], v, n.used[r]) {
-			return false
-		}
-	}
-	return true
-}
-
 // overMin reports whether quota name uses more than its min of a resource
 // that req asks for: it borrows what req needs.
-func (t *Tree) overMin(name schedtypes.QuotaName, req schedtypes.Resources) bool {
+func (vs *VictimSelector) overMin(name schedtypes.QuotaName, req schedtypes.Resources) bool {
+	t := vs.t
 	n, ok := t.nodes[name]
 	if !ok {
 		return false

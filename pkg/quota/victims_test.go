@@ -75,7 +75,7 @@ func TestReclaimExactlyWhatIsNeeded(t *testing.T) {
 	if tr.Check("a", schedtypes.Resources{"cpu": 1}) == nil {
 		t.Fatal("parent should be full")
 	}
-	v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Priority: 0, Reclaim: true, Now: now}, held)
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Priority: 0, Reclaim: true, Now: now}, held)
 	if !v.Reclaim || len(v.Units) != 5 {
 		t.Fatalf("victims %v (reclaim %v), want 5", keys(v), v.Reclaim)
 	}
@@ -95,17 +95,17 @@ func TestReclaimRespectsProtectionAndMin(t *testing.T) {
 		"a": {holding("young", "a", 0, time.Minute, 5), holding("old", "a", 0, time.Hour, 5)},
 	}
 	chargeAll(tr, held)
-	v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}, held)
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}, held)
 	if diff := cmp.Diff([]schedtypes.UnitKey{"old"}, keys(v)); diff != "" {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
 	// All protected: nothing to reclaim.
-	v = tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 2 * time.Hour, Now: now}, held)
+	v = NewVictimSelector(tr).Select(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 2 * time.Hour, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("reclaimed protected units %v", keys(v))
 	}
 	// Above its own min, b may not reclaim.
-	v = tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 6000}, Reclaim: true, Now: now}, held)
+	v = NewVictimSelector(tr).Select(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 6000}, Reclaim: true, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("reclaimed beyond min: %v", keys(v))
 	}
@@ -135,7 +135,7 @@ func TestReclaimJudgesOnlyTheResourcesThatAreShort(t *testing.T) {
 	if tr.Check("lender", req) == nil {
 		t.Fatal("the parent's cpu should be full")
 	}
-	v := tr.SelectVictims(Preemption{Quota: "lender", Request: req, Reclaim: true, Now: now}, held)
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "lender", Request: req, Reclaim: true, Now: now}, held)
 	if !v.Reclaim {
 		t.Fatalf("no reclaim: victims %v", keys(v))
 	}
@@ -143,7 +143,7 @@ func TestReclaimJudgesOnlyTheResourcesThatAreShort(t *testing.T) {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
 	// Asking for more cpu than its min, the lender may not reclaim.
-	v = tr.SelectVictims(Preemption{Quota: "lender", Request: schedtypes.Resources{"cpu": 3000, "memory": gi}, Reclaim: true, Now: now}, held)
+	v = NewVictimSelector(tr).Select(Preemption{Quota: "lender", Request: schedtypes.Resources{"cpu": 3000, "memory": gi}, Reclaim: true, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("reclaimed beyond min: %v", keys(v))
 	}
@@ -157,12 +157,12 @@ func TestReclaimNeverTakesFromQuotaWithinMin(t *testing.T) {
 	}
 	chargeAll(tr, held)
 	// b (3 used) asks 2 more: parent has 2 free. Fits, no victims needed.
-	if v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 2000}, Reclaim: true, Now: now}, held); len(v.Units) != 0 {
+	if v := NewVictimSelector(tr).Select(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 2000}, Reclaim: true, Now: now}, held); len(v.Units) != 0 {
 		t.Errorf("victims %v for a request that fits", keys(v))
 	}
 	tr.Charge("b", schedtypes.Resources{"cpu": 2000})
 	// Now a asks 1 within its min: parent full, b is at its min (5): nothing.
-	v := tr.SelectVictims(Preemption{Quota: "a", Request: schedtypes.Resources{"cpu": 1000}, Reclaim: true, Now: now}, held)
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "a", Request: schedtypes.Resources{"cpu": 1000}, Reclaim: true, Now: now}, held)
 	if len(v.Units) != 0 {
 		t.Errorf("took from a quota within its min: %v", keys(v))
 	}
@@ -177,13 +177,13 @@ func TestPreemptLowerPriorityOnlyAsNeeded(t *testing.T) {
 		holding("high", "q", 9, time.Hour, 1),
 	}}
 	chargeAll(tr, held)
-	v := tr.SelectVictims(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
 	// low-small goes first (more recent) but alone is not enough; with low-big
 	// it is, and then low-small turns out unneeded.
 	if diff := cmp.Diff([]schedtypes.UnitKey{"low-big"}, keys(v)); diff != "" {
 		t.Errorf("victims (-want +got):\n%s", diff)
 	}
-	if v := tr.SelectVictims(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 4000}, Priority: 5, Preempt: true, Now: now}, held); len(v.Units) != 0 {
+	if v := NewVictimSelector(tr).Select(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 4000}, Priority: 5, Preempt: true, Now: now}, held); len(v.Units) != 0 {
 		t.Errorf("evicted %v although the high-priority unit keeps it from fitting", keys(v))
 	}
 }
@@ -194,7 +194,7 @@ func TestEvictingUnitsAreWaitedFor(t *testing.T) {
 	held := map[schedtypes.QuotaName][]schedtypes.Holding{"q": {holding("going", "q", 1, time.Hour, 2)}}
 	held["q"][0].Evicting = true
 	chargeAll(tr, held)
-	v := tr.SelectVictims(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now}, held)
 	if !v.Waiting || len(v.Units) != 0 {
 		t.Errorf("got %+v, want waiting", v)
 	}
@@ -209,7 +209,7 @@ func TestProtectionEndIsReported(t *testing.T) {
 	}
 	chargeAll(tr, held)
 	p := Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
-	v := tr.SelectVictims(p, held)
+	v := NewVictimSelector(tr).Select(p, held)
 	if len(v.Units) != 0 {
 		t.Fatalf("reclaimed protected units %v", keys(v))
 	}
@@ -223,7 +223,7 @@ func TestProtectionEndIsReported(t *testing.T) {
 			holdingKeys(v.Protected), v.FreeAt, v.Reclaim, now.Add(4*time.Minute), diff)
 	}
 	p.Now = v.RetryAt
-	if diff := cmp.Diff([]schedtypes.UnitKey{"a-young"}, keys(tr.SelectVictims(p, held))); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"a-young"}, keys(NewVictimSelector(tr).Select(p, held))); diff != "" {
 		t.Errorf("victims at the end of the protection (-want +got):\n%s", diff)
 	}
 }
@@ -235,12 +235,12 @@ func TestPreemptionHonoursProtection(t *testing.T) {
 	held := map[schedtypes.QuotaName][]schedtypes.Holding{"q": {holding("low", "q", 1, 10*time.Second, 4)}}
 	chargeAll(tr, held)
 	p := Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 4000}, Priority: 5, Preempt: true, Protection: time.Minute, Now: now}
-	v := tr.SelectVictims(p, held)
+	v := NewVictimSelector(tr).Select(p, held)
 	if len(v.Units) != 0 || !v.RetryAt.Equal(now.Add(50*time.Second)) {
 		t.Fatalf("victims %v, RetryAt %v; want none until %v", keys(v), v.RetryAt, now.Add(50*time.Second))
 	}
 	p.Now = v.RetryAt
-	if diff := cmp.Diff([]schedtypes.UnitKey{"low"}, keys(tr.SelectVictims(p, held))); diff != "" {
+	if diff := cmp.Diff([]schedtypes.UnitKey{"low"}, keys(NewVictimSelector(tr).Select(p, held))); diff != "" {
 		t.Errorf("victims after the protection (-want +got):\n%s", diff)
 	}
 }
@@ -263,7 +263,7 @@ func TestProtectedVictimsLookAhead(t *testing.T) {
 	chargeAll(tr, held)
 	// b needs 5 cpu: a-1 alone (protected 4 more minutes) frees too little.
 	p := Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 5 * time.Minute, Now: now}
-	v := tr.SelectVictims(p, held)
+	v := NewVictimSelector(tr).Select(p, held)
 	if len(v.Units) != 0 || !v.RetryAt.Equal(now.Add(4*time.Minute)) {
 		t.Fatalf("victims %v, RetryAt %v", keys(v), v.RetryAt)
 	}
@@ -296,14 +296,37 @@ func TestReclaimTakesFromTheQuotaThatBorrowsMost(t *testing.T) {
 		"c": {holding("c-low", "c", 0, time.Hour, 2), holding("c-min", "c", 0, 2*time.Hour, 1)},
 	}
 	chargeAll(tr, held) // a 7 (min 3), c 3 (min 2): the parent's 10 are used
-	v := tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 2000}, Reclaim: true, Now: now}, held)
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 2000}, Reclaim: true, Now: now}, held)
 	if diff := cmp.Diff([]schedtypes.UnitKey{"a-new"}, keys(v)); diff != "" || !v.Reclaim {
 		t.Errorf("victims (-want +got): %s (reclaim %v)", diff, v.Reclaim)
 	}
 	// Asking for 3: a-new, then a still borrows most (2 above its min
 	// against c's 1): a-mid.
-	v = tr.SelectVictims(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 3000}, Reclaim: true, Now: now}, held)
+	v = NewVictimSelector(tr).Select(Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 3000}, Reclaim: true, Now: now}, held)
 	if diff := cmp.Diff([]schedtypes.UnitKey{"a-new", "a-mid"}, keys(v)); diff != "" {
 		t.Errorf("victims for 3 CPUs (-want +got): %s", diff)
+	}
+}
+
+// The selector keeps nothing of its own: the choice it simulates on the
+// tree, the look-ahead to the end of protection periods included, is undone,
+// and a second selector on the same tree answers the same.
+func TestVictimSelectorLeavesTheTreeAsItWas(t *testing.T) {
+	tr := twoLevel(t)
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{
+		"a": {holding("young", "a", 0, time.Minute, 5), holding("old", "a", 0, time.Hour, 5)},
+	}
+	chargeAll(tr, held)
+	before := tr.List()
+	p := Preemption{Quota: "b", Request: schedtypes.Resources{"cpu": 5000}, Reclaim: true, Protection: 2 * time.Hour, Now: now}
+	v := NewVictimSelector(tr).Select(p, held)
+	if len(v.Units) != 0 || len(v.Protected) == 0 || v.FreeAt.IsZero() {
+		t.Fatalf("victims %+v; want none now, and the protected ones with when they are free", v)
+	}
+	if diff := cmp.Diff(before, tr.List()); diff != "" {
+		t.Errorf("the tree changed by a selection (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(v, NewVictimSelector(tr).Select(p, held)); diff != "" {
+		t.Errorf("a second selector answers differently (-first +second):\n%s", diff)
 	}
 }

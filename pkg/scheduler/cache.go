@@ -27,43 +27,39 @@ import (
 )
 
 // unitState is what the scheduler remembers of one QueueUnit. Every field is
-// guarded by the cache's lock; each has one writer, named below.
+// guarded by the cache's lock, which only the cache's methods take; each
+// field has one owner, named below, and only its owner's methods change it.
+// Other parts see a unit's state only through the cache's doors (decide,
+// inspect, update, each), under that lock.
 type unitState struct {
-	// obj, queue, quota: the cache (observe), and the pass after an
-	// admission write it made (admissionDone).
+	// The cache's. obj, queue, quota: also the written admission
+	// (admissionDone).
 	obj   *schedv1alpha1.QueueUnit
 	queue schedtypes.QueueName
 	quota schedtypes.QuotaName
 	// inflight is true from the decision to admit until its write is done:
-	// the pass assumes, the cache forgets (admissionDone).
+	// decide assumes, admissionDone forgets.
 	inflight bool
-	// holding is true when the last seen phase held quota (the cache).
+	// holding is true when the last seen phase held quota.
 	holding bool
-	// reason is the waiting reason last reported (status and event), and
-	// wanted its failure; shown is the reason whose report the API carries,
-	// with its message, as far as the scheduler knows (the reporter).
-	reason       schedtypes.Reason
-	wanted       *schedtypes.Failure
-	shown        schedtypes.Reason
-	shownMessage string
-	// checkMissingTold is true once a missing admission check of the unit's
-	// reservation was recorded (the lifecycle; the cache and the reporter
-	// clear it).
-	checkMissingTold bool
-	// evicting is true from the choice of the unit as a victim until it no
-	// longer holds quota (the preemptor sets it, the cache clears it).
+	// evicting is true from the choice of the unit as a victim
+	// (evictingLocked) until it no longer holds quota.
 	evicting bool
 	// deleted is true once the unit is gone; queue entries may still point
-	// here (the cache).
+	// here.
 	deleted bool
-	// fit is the unit's last node fit answer (the pass).
-	fit *nodeFit
 	// refusals counts the admissions of the unit the API refused in a row
-	// (the pass; the cache clears it on an admission).
+	// (refused; an admission clears it).
 	refusals int
 	// relabelled is the quota its labels named last while it held another,
-	// reported once (the cache).
+	// reported once.
 	relabelled schedtypes.QuotaName
+
+	// report is the reporter's: what the unit's status says of its wait
+	// (reports.go).
+	report waitReport
+	// fit is the node check's last answer (nodes.go, misfit).
+	fit *nodeFit
 }
 
 // waits reports whether st is a unit a pass may decide: known, pending,
@@ -92,29 +88,10 @@ func newUnitCache(queues *queueRegistry, setUsage func(schedtypes.UnitKey, *sche
 	return &unitCache{units: map[schedtypes.UnitKey]*unitState{}, queues: queues, setUsage: setUsage, gone: gone}
 }
 
-// observation is what observe learnt of a changed unit.
-type observation struct {
-	st *unitState
-	// prev is the object seen before (nil: new to the scheduler).
-	prev *schedv1alpha1.QueueUnit
-	// queue and quota are the queue and quota the unit belongs to: those
-	// that admitted it while it holds quota, else those its labels name;
-	// relabelled is the quota its labels name instead, to report once (""
-	// when nothing to report).
-	queue             schedtypes.QueueName
-	quota, relabelled schedtypes.QuotaName
-	// inflight: an admission write is being made; its outcome decides.
-	inflight   bool
-	wasHolding bool
-	// stale: u is older than the object the cache has (see observe);
-	// nothing was recorded.
-	stale bool
-}
-
-// observe records u, mapped to queueName and quotaName by the plugins. An
-// admitted unit stays charged to the quota its admission recorded whatever
-// its labels say now.
-func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) observation {
+// observe records u, mapped to queueName and quotaName by the plugins, and
+// returns the change. An admitted unit stays charged to the quota its
+// admission recorded whatever its labels say now.
+func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, queueName schedtypes.QueueName, quotaName schedtypes.QuotaName) unitChange {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.units[key]
@@ -122,18 +99,17 @@ func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, 
 		st = &unitState{}
 		c.units[key] = st
 	}
-	o := observation{st: st, prev: st.obj}
+	ch := unitChange{kind: changeStale, key: key, st: st, old: st.obj, new: u}
 	if older(u, st.obj) {
 		// A list served from a watch cache that lags behind the API (after
 		// a watch broke) can hand back a version older than one already
 		// seen, such as the object an admission write returned. Taking it
 		// would give back quota the unit still holds.
-		o.stale = true
-		return o
+		return ch
 	}
 	if charged := chargedQuota(u, st); charged != "" && charged != quotaName {
 		if st.relabelled != quotaName {
-			o.relabelled = quotaName
+			ch.relabelled = quotaName
 		}
 		st.relabelled = quotaName
 		quotaName = charged
@@ -144,18 +120,18 @@ func (c *unitCache) observe(key schedtypes.UnitKey, u *schedv1alpha1.QueueUnit, 
 		}
 	}
 	st.obj, st.queue, st.quota = u, queueName, quotaName
-	o.queue, o.quota = queueName, quotaName
+	ch.queue, ch.quota = queueName, quotaName
 	if st.inflight {
-		o.inflight = true
-		return o
+		ch.kind = changeInFlight
+		return ch
 	}
-	o.wasHolding = st.holding
+	ch.kind, ch.wasHolding = kindOf(u), st.holding
 	st.holding = queueunit.HoldsQuota(u.Status.Phase)
 	if !st.holding {
 		st.evicting = false
 	}
 	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))
-	return o
+	return ch
 }
 
 // older reports whether u is an earlier version of the same object than
@@ -188,24 +164,28 @@ func chargedQuota(u *schedv1alpha1.QueueUnit, st *unitState) schedtypes.QuotaNam
 	return ""
 }
 
-// remove forgets a deleted unit and what it held. An admission in flight
-// fails with NotFound and gives its quota back then.
-func (c *unitCache) remove(key schedtypes.UnitKey) {
+// remove forgets a deleted unit and what it held, and returns the change.
+// An admission in flight fails with NotFound and gives its quota back then.
+func (c *unitCache) remove(key schedtypes.UnitKey) unitChange {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	ch := unitChange{kind: changeDeleted, key: key}
 	st := c.units[key]
 	if st != nil {
 		st.deleted = true
+		ch.st, ch.old, ch.queue, ch.quota = st, st.obj, st.queue, st.quota
 	}
 	delete(c.units, key)
 	if st != nil && !st.inflight {
 		c.gone(key)
 	}
+	return ch
 }
 
 // decide runs fn on the state of a pending queue entry under the cache's
 // lock; an entry whose unit went away, was admitted or changed meanwhile is
-// stale and fn is not run.
+// stale and fn is not run. A nil answer admits the unit: it is assumed, in
+// flight until admissionDone, so no pass decides it again meanwhile.
 func (c *unitCache) decide(entry any, fn func(st *unitState) *schedtypes.Failure) *schedtypes.Failure {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -213,14 +193,28 @@ func (c *unitCache) decide(entry any, fn func(st *unitState) *schedtypes.Failure
 	if !st.waits() {
 		return &schedtypes.Failure{Stale: true, HeldBack: true}
 	}
-	return fn(st)
+	f := fn(st)
+	if f == nil {
+		st.inflight = true
+	}
+	return f
+}
+
+// inspect runs fn on a queue entry's state under the cache's lock, whatever
+// the unit has become since the entry was made; fn only reads.
+func (c *unitCache) inspect(entry any, fn func(st *unitState)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, _ := entry.(*unitState); st != nil {
+		fn(st)
+	}
 }
 
 // evictingLocked marks the unit chosen as a victim: until its eviction is in
 // the API its object does not say so, and the next update would make it a
-// candidate again. It runs under the lock (inside decide); nil when the unit
-// is gone.
-func (c *unitCache) evictingLocked(h schedtypes.Holding) *unitState {
+// candidate again. It runs under the lock (inside decide) and returns the
+// victim's object; nil when the unit is gone.
+func (c *unitCache) evictingLocked(h schedtypes.Holding) *schedv1alpha1.QueueUnit {
 	st := c.units[h.Key]
 	if st == nil {
 		return nil
@@ -228,7 +222,7 @@ func (c *unitCache) evictingLocked(h schedtypes.Holding) *unitState {
 	st.evicting = true
 	h.Evicting = true
 	c.setUsage(h.Key, &h)
-	return st
+	return st.obj
 }
 
 // candidateLocked reports whether a holder may be chosen as a victim: units
@@ -258,7 +252,8 @@ func (c *unitCache) admissionDone(key schedtypes.UnitKey, written *schedv1alpha1
 			// The informer has not brought our write yet.
 			st.obj = written
 		}
-		st.holding, st.reason, st.wanted, st.refusals, st.checkMissingTold = true, schedtypes.Reason{}, nil, 0, false
+		st.holding, st.refusals = true, 0
+		st.report.admitted()
 		return st, st.obj, nil
 	}
 	c.setUsage(key, st.holdingFor(key, c.queues.ceiling(st.queue)))
@@ -293,7 +288,7 @@ func (c *unitCache) object(key schedtypes.UnitKey) (*schedv1alpha1.QueueUnit, bo
 }
 
 // update runs fn on key's state under the lock; false when key is unknown.
-// Parts use it for the fields they own (see unitState).
+// A part changes there only the fields it owns (see unitState).
 func (c *unitCache) update(key schedtypes.UnitKey, fn func(st *unitState)) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -305,12 +300,37 @@ func (c *unitCache) update(key schedtypes.UnitKey, fn func(st *unitState)) bool 
 	return true
 }
 
-// each runs fn on every unit under the lock; fn must not call back.
-func (c *unitCache) each(fn func(key schedtypes.UnitKey, st *unitState)) {
+// refused counts an admission of key the API refused and returns how many
+// were refused in a row.
+func (c *unitCache) refused(key schedtypes.UnitKey) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.units[key]
+	if st == nil {
+		return 1
+	}
+	st.refusals++
+	return st.refusals
+}
+
+// unitRecord is a copy of what the cache knows of one unit, for readers
+// outside it.
+type unitRecord struct {
+	key   schedtypes.UnitKey
+	obj   *schedv1alpha1.QueueUnit
+	queue schedtypes.QueueName
+	// holding: the last seen phase holds quota; inflight: an admission is
+	// being written.
+	holding, inflight bool
+}
+
+// each runs fn on a copy of every unit's record, under the lock; fn must
+// not call back.
+func (c *unitCache) each(fn func(r unitRecord)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key, st := range c.units {
-		fn(key, st)
+		fn(unitRecord{key: key, obj: st.obj, queue: st.queue, holding: st.holding, inflight: st.inflight})
 	}
 }
 

@@ -96,7 +96,7 @@ func TestCacheObserveChargesWhatTheObjectHolds(t *testing.T) {
 			if diff := cmp.Diff(want, got.h); diff != "" {
 				t.Fatalf("charge (-want +got):\n%s", diff)
 			}
-			if o.quota != "team-a" || o.relabelled != "" || o.inflight {
+			if o.quota != "team-a" || o.relabelled != "" || o.kind == changeInFlight {
 				t.Errorf("observation = %+v", o)
 			}
 		})
@@ -196,7 +196,7 @@ func TestCacheInflightUnitIsNotRecharged(t *testing.T) {
 	calls := len(log.calls)
 
 	o := c.observe("ns/a", u.DeepCopy(), "team-a", "team-a")
-	if !o.inflight {
+	if o.kind != changeInFlight {
 		t.Fatal("observation of a unit being admitted does not say so")
 	}
 	if len(log.calls) != calls {
@@ -268,8 +268,25 @@ func TestCacheDecideRefusesStaleEntries(t *testing.T) {
 	t.Run("pending", func(t *testing.T) {
 		c, _ := newTestCache()
 		want := &schedtypes.Failure{Reason: shortTeamA}
-		if got := c.decide(pending(), func(*unitState) *schedtypes.Failure { return want }); got != want {
+		st := pending()
+		if got := c.decide(st, func(*unitState) *schedtypes.Failure { return want }); got != want {
 			t.Fatalf("decide = %+v, want the decision's own answer", got)
+		}
+		if st.inflight {
+			t.Fatal("a refused unit was assumed")
+		}
+	})
+	t.Run("admitted", func(t *testing.T) {
+		c, _ := newTestCache()
+		st := pending()
+		if got := c.decide(st, func(*unitState) *schedtypes.Failure { return nil }); got != nil {
+			t.Fatalf("decide = %+v, want the admission", got)
+		}
+		if !st.inflight {
+			t.Fatal("an admitted unit was not assumed: a pass could decide it again while its write is in flight")
+		}
+		if f := c.decide(st, func(*unitState) *schedtypes.Failure { return nil }); f == nil || !f.Stale {
+			t.Fatalf("deciding an assumed unit again = %+v, want stale", f)
 		}
 	})
 }
@@ -279,7 +296,7 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 	u := makeUnit("a", "team-a", "2").Phase(schedv1alpha1.QueueUnitPhaseEnqueued).Obj()
 	c.observe("ns/a", u, "team-a", "team-a")
 	c.update("ns/a", func(st *unitState) {
-		st.inflight, st.reason, st.wanted = true, shortTeamA, &schedtypes.Failure{Reason: shortTeamA}
+		st.inflight, st.report.reason, st.report.wanted = true, shortTeamA, &schedtypes.Failure{Reason: shortTeamA}
 	})
 	calls := len(log.calls)
 	written := u.DeepCopy()
@@ -292,8 +309,8 @@ func TestCacheAdmissionDoneWritten(t *testing.T) {
 	if latest != written {
 		t.Fatal("the written object is not the one to replay while the informer has not brought it")
 	}
-	if st.inflight || !st.holding || st.reason != (schedtypes.Reason{}) || st.wanted != nil {
-		t.Fatalf("state after admission = inflight %v holding %v reason %v wanted %v", st.inflight, st.holding, st.reason, st.wanted)
+	if st.inflight || !st.holding || st.report.reason != (schedtypes.Reason{}) || st.report.wanted != nil {
+		t.Fatalf("state after admission = inflight %v holding %v reason %v wanted %v", st.inflight, st.holding, st.report.reason, st.report.wanted)
 	}
 	if len(log.calls) != calls {
 		t.Fatal("the cache re-charged on admission: the reserve already did, and the replay will")
@@ -343,10 +360,14 @@ func TestCacheEvictingUntilTheQuotaIsBack(t *testing.T) {
 	c, log := newTestCache()
 	c.observe("ns/v", holder("v", schedv1alpha1.QueueUnitPhaseRunning), "team-a", "team-a")
 	h := *log.last(t).h
-	st := c.evictingLocked(h)
-	if st == nil || !st.evicting {
-		t.Fatal("the victim is not marked evicting")
+	if obj := c.evictingLocked(h); obj == nil || obj.Name != "v" {
+		t.Fatalf("evictingLocked = %v, want the victim's object", obj)
 	}
+	c.update("ns/v", func(st *unitState) {
+		if !st.evicting {
+			t.Error("the victim is not marked evicting")
+		}
+	})
 	if got := log.last(t); got.h == nil || !got.h.Evicting {
 		t.Fatalf("usage = %+v, want the victim evicting", got.h)
 	}

@@ -103,7 +103,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 			}
 			p.opts.Metrics.Attempt(string(f.Queue), result)
 		}
-		if st, ok := f.Unit.Object.(*unitState); ok && st != nil {
+		if st, _ := f.Unit.Object.(*unitState); st != nil {
 			if f.Failure.HeldBack {
 				// A preemptor held back behind another unit is not tried, so
 				// its nomination would never end, and the units of its
@@ -111,7 +111,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 				// it ends here; the preemptor is nominated again when tried.
 				p.preemptor.unnominate(f.Unit.Key)
 			}
-			obj, failure := p.explain(ctx, st, f.Unit, f.Failure)
+			obj, failure := p.explain(ctx, f.Unit, f.Failure)
 			p.reports.reportWaiting(obj, failure)
 		}
 	}
@@ -171,8 +171,7 @@ func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settin
 		if status := p.fw.Reserve(ctx, info); !status.IsSuccess() {
 			return failureOf(status)
 		}
-		// Assumed: charged now, written later; admissionDone forgets it.
-		st.inflight = true
+		// Admitted: decide assumes it, charged now and written later.
 		p.preemptor.unnominate(u.Key)
 		return nil
 	})
@@ -185,21 +184,23 @@ func (st *unitState) info(u *schedtypes.Unit) *framework.UnitInfo {
 
 // explain is what a refused unit is told: an inferred failure becomes the
 // unit's own, with its own numbers, when it is about to be reported.
-func (p *passDriver) explain(ctx context.Context, st *unitState, u *schedtypes.Unit, f *schedtypes.Failure) (*schedv1alpha1.QueueUnit, *schedtypes.Failure) {
-	p.cache.mu.Lock()
-	defer p.cache.mu.Unlock()
-	if !f.Inferred || st.reason == f.Reason {
-		return st.obj, f
-	}
-	info := st.info(u)
-	status := p.fw.Filter(ctx, info)
-	if status.IsSuccess() || status.Reason != f.Reason {
-		// Usage moved since the pass; the next pass tells the unit again.
-		return st.obj, f
-	}
-	own := *f
-	own.Message, own.Inferred = status.Message, false
-	return st.obj, &own
+func (p *passDriver) explain(ctx context.Context, u *schedtypes.Unit, f *schedtypes.Failure) (obj *schedv1alpha1.QueueUnit, told *schedtypes.Failure) {
+	told = f
+	p.cache.inspect(u.Object, func(st *unitState) {
+		obj = st.obj
+		if !f.Inferred || st.report.says(f.Reason) {
+			return
+		}
+		status := p.fw.Filter(ctx, st.info(u))
+		if status.IsSuccess() || status.Reason != f.Reason {
+			// Usage moved since the pass; the next pass tells the unit again.
+			return
+		}
+		own := *f
+		own.Message, own.Inferred = status.Message, false
+		told = &own
+	})
+	return obj, told
 }
 
 func failureOf(s *framework.Status) *schedtypes.Failure {
@@ -278,8 +279,7 @@ func (p *passDriver) admitted(ctx context.Context, info *framework.UnitInfo, wri
 		// Deciding again at once would be refused again, in a hot loop: the
 		// unit waits out a backoff of its own (the writer told why in an
 		// event) while the others move.
-		n := 0
-		p.cache.update(key, func(st *unitState) { st.refusals++; n = st.refusals })
+		n := p.cache.refused(key)
 		// In a goroutine of its own, as with the real clock: a fake clock
 		// runs the function while it holds its lock.
 		p.clock.AfterFunc(refusalBackoff(n), func() { go p.intake.replay(key) })

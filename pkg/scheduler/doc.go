@@ -30,8 +30,14 @@ limitations under the License.
 //     reports to the usage plugins;
 //   - queueRegistry and queueSync (queues.go): the served Queues, their
 //     priority ceilings and settings, and the Queues' status;
-//   - intake (units.go): the QueueUnit informer's handlers, which put pending
-//     units in their queues or say why they cannot be there;
+//   - intake (units.go): the QueueUnit informer's handlers. Each event is
+//     one update of the cache, which yields a typed change (unitChange,
+//     change.go: pending, admitted, deleting, deleted, ... with the old and
+//     new object); intake.apply hands it to each part that follows units,
+//     each acting on it in one method, unitChanged: the reporter (events),
+//     the arrivals metric, the preemptor (nominations), the lifecycle, and
+//     last the intake itself, which puts pending units in their queues or
+//     says why they cannot be there;
 //   - passDriver (cycle.go): the passes, the decision on each unit, the
 //     admission writes and how many of them are in flight (the admission
 //     window);
@@ -60,6 +66,14 @@ limitations under the License.
 //  3. the plugins' locks (framework calls made under 2), the preemptor's,
 //     queueRegistry.mu, nodes.mu, wakeups.mu and statusWriter.mu: leaves,
 //     none of which calls back into 1 or 2 while held.
+//
+// Each lock is taken only by its owner's methods. The other parts reach a
+// unit's state through the cache's doors, which take 2 for them: decide (a
+// pass's decision, which assumes an admitted unit), inspect, update and
+// each; inside decide, evictingLocked and candidateLocked. Each unitState
+// field has one owner (cache.go lists them), and only the owner's methods
+// change it: the reporter's fields are its waitReport, the node check's is
+// fit, all others are the cache's.
 //
 // The queue manager's Freed and Invalidate take no lock of 1 (they bump
 // epochs), so they may be called from anywhere.

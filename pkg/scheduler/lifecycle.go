@@ -31,6 +31,7 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
+	"github.com/koordinator-sh/koord-queue/pkg/features"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
@@ -79,8 +80,15 @@ func (l *lifecycle) needs(u *schedv1alpha1.QueueUnit) bool {
 	return false
 }
 
-// add looks at unit key soon.
-func (l *lifecycle) add(key schedtypes.UnitKey) { l.queue.Add(key) }
+var _ unitFollower = (*lifecycle)(nil)
+
+// unitChanged looks at a changed unit soon when there is something to watch
+// on it.
+func (l *lifecycle) unitChanged(ch unitChange) {
+	if ch.seen() && l.needs(ch.new) {
+		l.queue.Add(ch.key)
+	}
+}
 
 // admissionCheckHandlers look again at every reserved unit when an
 // AdmissionCheck changes.
@@ -95,9 +103,9 @@ func (l *lifecycle) admissionCheckHandlers() toolscache.ResourceEventHandler {
 // recheckReserved looks again at every reserved unit (an AdmissionCheck changed).
 func (l *lifecycle) recheckReserved() {
 	var keys []schedtypes.UnitKey
-	l.cache.each(func(key schedtypes.UnitKey, st *unitState) {
-		if st.obj.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved {
-			keys = append(keys, key)
+	l.cache.each(func(r unitRecord) {
+		if r.obj.Status.Phase == schedv1alpha1.QueueUnitPhaseReserved {
+			keys = append(keys, r.key)
 		}
 	})
 	for _, k := range keys {
@@ -227,16 +235,7 @@ func (l *lifecycle) reconcileReserved(ctx context.Context, u *schedv1alpha1.Queu
 		return 0
 	}
 	if len(d.Missing) > 0 {
-		report := false
-		l.cache.update(keyOf(u), func(st *unitState) {
-			if !st.checkMissingTold {
-				// Whatever wait is reported next is written anew.
-				st.checkMissingTold, st.reason, report = true, schedtypes.Reason{}, true
-			}
-		})
-		if report && l.leader() {
-			l.recorder.Event(u, corev1.EventTypeWarning, "AdmissionCheckNotFound", d.Message)
-		}
+		l.reports.checkMissing(u, d.Message)
 	}
 	if u.Status.Message != d.Message {
 		msg := d.Message
@@ -262,11 +261,11 @@ func (l *lifecycle) reconcileBackoff(u *schedv1alpha1.QueueUnit, now time.Time) 
 	return 0
 }
 
-// budgetUsedUp reports whether a unit may not run again: its execution
-// budget is spent (feature gate MaximumExecutionTime).
-func (l *lifecycle) budgetUsedUp(u *schedv1alpha1.QueueUnit) bool {
+// budgetUsedUp reports whether a unit may not run again at now: its
+// execution budget is spent (feature gate MaximumExecutionTime).
+func budgetUsedUp(g features.Gates, u *schedv1alpha1.QueueUnit, now time.Time) bool {
 	b := queueunit.Budget(u)
-	return l.opts.Gates.MaximumExecutionTime && b > 0 && queueunit.ExecutionUsed(u, l.clock.Now()) >= b
+	return g.MaximumExecutionTime && b > 0 && queueunit.ExecutionUsed(u, now) >= b
 }
 
 // evictionTimeout is the configured evictionTimeout (0: off).

@@ -36,14 +36,14 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 	for name, st := range s.env.queues.Stats() {
 		snap.Queues = append(snap.Queues, metrics.QueueState{Name: string(name), Active: st.Active, Backoff: st.Backoff})
 	}
-	s.cache.each(func(_ schedtypes.UnitKey, st *unitState) {
-		u := st.obj
+	s.cache.each(func(r unitRecord) {
+		u := r.obj
 		kind := ""
 		if u.Spec.ConsumerRef != nil {
 			kind = u.Spec.ConsumerRef.Kind
 		}
 		snap.UnitsByJobType[[2]string{u.Namespace, kind}]++
-		if !st.holding {
+		if !r.holding {
 			return
 		}
 		byRes := snap.UsageByNamespace[u.Namespace]
@@ -70,4 +70,19 @@ func floats(r schedtypes.Resources) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// arrivals counts the units that come to the scheduler and those that
+// finish (metrics.Recorder.Coming); nil records nothing.
+type arrivals struct{ m *metrics.Recorder }
+
+var _ unitFollower = arrivals{}
+
+func (a arrivals) unitChanged(ch unitChange) {
+	switch {
+	case ch.created():
+		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusCreated)
+	case ch.finished():
+		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusFinished)
+	}
 }

@@ -119,12 +119,12 @@ func (p *preemptor) preempt(ctx context.Context, info *framework.UnitInfo, cohor
 	p.opts.Metrics.Evicted(kind, string(info.Quota), len(victims))
 	names := make([]string, 0, len(victims))
 	for _, h := range victims {
-		st := p.cache.evictingLocked(h)
-		if st == nil {
+		obj := p.cache.evictingLocked(h)
+		if obj == nil {
 			continue
 		}
 		names = append(names, string(h.Key))
-		p.reports.evict(st.obj, schedv1alpha1.ReasonPreempted,
+		p.reports.evict(obj, schedv1alpha1.ReasonPreempted,
 			fmt.Sprintf("Preempted to admit %s (priority %d) in quota %s", info.Key, info.Priority, info.Quota))
 	}
 	return &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitPreempting, Subject: string(info.Quota)}, Preempting: true,
@@ -146,6 +146,16 @@ func (p *preemptor) unnominate(key schedtypes.UnitKey) {
 	p.mu.Unlock()
 	if cohort != "" {
 		p.queues.Freed(cohort)
+	}
+}
+
+var _ unitFollower = (*preemptor)(nil)
+
+// unitChanged ends the nomination of a unit that no longer waits.
+func (p *preemptor) unitChanged(ch unitChange) {
+	switch ch.kind {
+	case changeAdmitted, changeDeleting, changeDeleted:
+		p.unnominate(ch.key)
 	}
 }
 

@@ -275,9 +275,9 @@ func (qs *queueSync) updateStatuses(ctx context.Context) {
 		return
 	}
 	admitted := map[schedtypes.QueueName]int32{}
-	qs.cache.each(func(_ schedtypes.UnitKey, st *unitState) {
-		if st.holding || st.inflight {
-			admitted[st.queue]++
+	qs.cache.each(func(r unitRecord) {
+		if r.holding || r.inflight {
+			admitted[r.queue]++
 		}
 	})
 	for _, obj := range qs.registry.list() {

@@ -42,12 +42,53 @@ const (
 // reporter is the status writer's only client: it turns what the other
 // parts decide (a first phase, why a unit waits, an eviction, a lifecycle
 // move) into writes, and owns what the scheduler knows each unit's status
-// says of its wait (unitState.reason, wanted, shown). Nothing is written on
-// a follower.
+// says of its wait (unitState.report). Nothing is written on a follower.
 type reporter struct {
 	*env
 	cache  *unitCache
 	writer *statusWriter
+}
+
+// waitReport is what the reporter knows of one unit's wait. It lives in the
+// unit's state, under the cache's lock, and only the reporter's methods and
+// those below change it.
+type waitReport struct {
+	// reason is the waiting reason last reported (status and event), and
+	// wanted its failure; shown is the reason whose report the API carries,
+	// with its message, as far as the scheduler knows.
+	reason       schedtypes.Reason
+	wanted       *schedtypes.Failure
+	shown        schedtypes.Reason
+	shownMessage string
+	// checkMissingTold is true once a missing admission check of the
+	// unit's reservation was told (checkMissing).
+	checkMissingTold bool
+}
+
+// says reports whether r is the reason last reported.
+func (w *waitReport) says(r schedtypes.Reason) bool { return w.reason == r }
+
+// admitted forgets the wait of a unit just admitted (the cache's
+// admissionDone): whatever it waits for next is reported anew.
+func (w *waitReport) admitted() {
+	w.reason, w.wanted, w.checkMissingTold = schedtypes.Reason{}, nil, false
+}
+
+var _ unitFollower = (*reporter)(nil)
+
+// unitChanged records the events of a change: a new quota label ignored
+// while the unit holds another quota, and a unit's quota given back.
+func (r *reporter) unitChanged(ch unitChange) {
+	if !r.leader() {
+		return
+	}
+	if ch.relabelled != "" {
+		r.recorder.Eventf(ch.new, corev1.EventTypeWarning, "QuotaChangeIgnored",
+			"the unit stays charged to quota %s while it holds quota; quota %s applies when it is queued again", ch.quota, ch.relabelled)
+	}
+	if ch.released() {
+		r.recorder.Eventf(ch.new, corev1.EventTypeNormal, "Reclaimed", "Resources released; the unit is back in queue %s", ch.queue)
+	}
 }
 
 // markEnqueued gives a new unit its first phase. The write waits a moment: a
@@ -80,13 +121,14 @@ func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *schedtypes.Failu
 	var base *schedv1alpha1.QueueUnit
 	var shown, told bool
 	r.cache.update(key, func(st *unitState) {
-		if st.inflight || st.reason == f.Reason {
+		w := &st.report
+		if st.inflight || w.reason == f.Reason {
 			return
 		}
-		st.reason, st.wanted, st.checkMissingTold = f.Reason, f, false
+		w.reason, w.wanted, w.checkMissingTold = f.Reason, f, false
 		base = st.obj
-		shown = st.shown == f.Reason && base.Status.Message == st.shownMessage
-		told = st.shown != schedtypes.Reason{} && base.Status.Message == st.shownMessage
+		shown = w.shown == f.Reason && base.Status.Message == w.shownMessage
+		told = w.shown != schedtypes.Reason{} && base.Status.Message == w.shownMessage
 	})
 	if base == nil {
 		return false
@@ -163,12 +205,27 @@ func (r *reporter) shown(key schedtypes.UnitKey, f *schedtypes.Failure) {
 	var wanted *schedtypes.Failure
 	var base *schedv1alpha1.QueueUnit
 	r.cache.update(key, func(st *unitState) {
-		st.shown, st.shownMessage = f.Reason, f.Message
-		wanted, base = st.wanted, st.obj
+		st.report.shown, st.report.shownMessage = f.Reason, f.Message
+		wanted, base = st.report.wanted, st.obj
 	})
 	if wanted != nil && wanted.Reason != f.Reason {
 		// A write already waiting is newer than what was read here.
 		r.writer.enqueueUnlessPending(key, r.waitingWrite(key, base, wanted), waitingWriteDelay)
+	}
+}
+
+// checkMissing tells, once per reservation, that an admission check u's
+// queue requires does not exist: an event, and whatever wait is reported
+// next is written anew.
+func (r *reporter) checkMissing(u *schedv1alpha1.QueueUnit, message string) {
+	first := false
+	r.cache.update(keyOf(u), func(st *unitState) {
+		if w := &st.report; !w.checkMissingTold {
+			w.checkMissingTold, w.reason, first = true, schedtypes.Reason{}, true
+		}
+	})
+	if first && r.leader() {
+		r.recorder.Event(u, corev1.EventTypeWarning, "AdmissionCheckNotFound", message)
 	}
 }
 

@@ -157,23 +157,22 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 		return nil, err
 	}
 	e.fw = fw
-	e.queues = queue.NewManager(fw.Less())
-	e.queues.SetClock(e.clock.Now)
+	queueOpts := []queue.Option{queue.WithClock(e.clock.Now)}
 	if sharer := fw.Sharer(); sharer != nil {
 		// Queues are named like the quota that pays for their units.
-		e.queues.SetShareOrder(func(q schedtypes.QueueName) float64 { return sharer.Share(schedtypes.QuotaName(q)) }, sharer.Sharing)
-		e.queues.SetGuaranteedFirst(func(q schedtypes.QueueName) bool { return sharer.BelowMin(schedtypes.QuotaName(q)) })
+		queueOpts = append(queueOpts,
+			queue.WithShareOrder(func(q schedtypes.QueueName) float64 { return sharer.Share(schedtypes.QuotaName(q)) }, sharer.Sharing),
+			queue.WithGuaranteedFirst(func(q schedtypes.QueueName) bool { return sharer.BelowMin(schedtypes.QuotaName(q)) }))
 	}
 	if fw.PriorityMajor() {
-		e.queues.DeclarePriorityMajor()
+		queueOpts = append(queueOpts, queue.WithPriorityMajor())
 	}
+	e.queues = queue.NewManager(fw.Less(), queueOpts...)
 	s.cache = newUnitCache(s.registry, fw.SetUsage, fw.UnitGone)
-	s.writer = newStatusWriter(e.client, e.reader)
-	s.writer.fence = opts.Fence
-	s.writer.refused = func(u *schedv1alpha1.QueueUnit, err error) {
+	s.writer = newStatusWriter(e.client, e.reader, opts.Fence, func(u *schedv1alpha1.QueueUnit, err error) {
 		e.recorder.Eventf(u, corev1.EventTypeWarning, "StatusWriteRefused",
 			"the API server refuses the unit's status write: %v; it is made again with a backoff", err)
-	}
+	})
 	s.wakeups = newWakeups(e.clock, e.queues.Freed)
 	if opts.NodeFitCheck {
 		s.nodes = newNodes(e.queues.Invalidate)
@@ -181,7 +180,7 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 	s.reports = &reporter{env: e, cache: s.cache, writer: s.writer}
 	s.lifecycle = newLifecycle(e, s.cache, s.reports)
 	s.preemptor = &preemptor{env: e, cache: s.cache, reports: s.reports, wakeups: s.wakeups, nominated: newNominations()}
-	s.intake = &intake{env: e, cache: s.cache, registry: s.registry, preemptor: s.preemptor, lifecycle: s.lifecycle, reports: s.reports}
+	s.intake = newIntake(e, s.cache, s.registry, s.reports, s.reports, arrivals{opts.Metrics}, s.preemptor, s.lifecycle)
 	s.queueSync = &queueSync{env: e, registry: s.registry, cache: s.cache, intake: s.intake, reports: s.reports}
 	s.pass = &passDriver{env: e, cache: s.cache, registry: s.registry, preemptor: s.preemptor, reports: s.reports,
 		intake: s.intake, writer: s.writer, wakeups: s.wakeups, nodes: s.nodes}

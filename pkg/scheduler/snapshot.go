@@ -24,7 +24,7 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queue"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
-	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
+	"github.com/koordinator-sh/koord-queue/pkg/view"
 )
 
 // snapshot answers the read-only APIs with copies (view.Reader).

@@ -17,14 +17,10 @@ limitations under the License.
 package scheduler
 
 import (
-	"maps"
-
-	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
-	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
@@ -33,16 +29,28 @@ func keyOf(u *schedv1alpha1.QueueUnit) schedtypes.UnitKey {
 	return schedtypes.NewUnitKey(u.Namespace, u.Name)
 }
 
-// intake follows the QueueUnit informer: it records each change in the
-// cache, puts pending units in their queues (or says why they cannot be
-// there), and hands units with deadlines to the lifecycle controller.
+// intake follows the QueueUnit informer: each event is one update of the
+// cache, whose change (unitChange) every part that follows units then acts
+// on, in one place each (apply). Its own part is the queues: it puts pending
+// units in them (or says why they cannot be there) and takes the others
+// out.
 type intake struct {
 	*env
-	cache     *unitCache
-	registry  *queueRegistry
-	preemptor *preemptor
-	lifecycle *lifecycle
-	reports   *reporter
+	cache    *unitCache
+	registry *queueRegistry
+	reports  *reporter
+	// followers act on each change, in this order; the intake is last.
+	followers []unitFollower
+}
+
+var _ unitFollower = (*intake)(nil)
+
+// newIntake follows units for the followers, in their order, then for the
+// queues.
+func newIntake(e *env, cache *unitCache, registry *queueRegistry, reports *reporter, followers ...unitFollower) *intake {
+	in := &intake{env: e, cache: cache, registry: registry, reports: reports}
+	in.followers = append(followers, in)
+	return in
 }
 
 func (in *intake) onUnit(obj any) {
@@ -50,55 +58,52 @@ func (in *intake) onUnit(obj any) {
 	if !ok {
 		return
 	}
-	key := keyOf(u)
 	mappedQueue, mappedQuota := in.fw.Map(u)
-	o := in.cache.observe(key, u, mappedQueue, mappedQuota)
-	if o.stale {
-		klog.Background().WithName("scheduler").V(2).Info("Ignoring an older version of a unit", "unit", key, "resourceVersion", u.ResourceVersion)
+	in.apply(in.cache.observe(keyOf(u), u, mappedQueue, mappedQuota))
+}
+
+func (in *intake) onUnitDelete(obj any) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*schedv1alpha1.QueueUnit)
+	if !ok {
 		return
 	}
-	queueName := o.queue
-	if o.relabelled != "" && in.leader() {
-		in.recorder.Eventf(u, corev1.EventTypeWarning, "QuotaChangeIgnored",
-			"the unit stays charged to quota %s while it holds quota; quota %s applies when it is queued again", o.quota, o.relabelled)
-	}
-	if o.inflight {
-		// The admission write in flight decides what happens next.
+	in.apply(in.cache.remove(keyOf(u)))
+}
+
+// apply hands a change of the cache to every follower; a stale version
+// changes nothing.
+func (in *intake) apply(ch unitChange) {
+	if ch.kind == changeStale {
+		klog.Background().WithName("scheduler").V(2).Info("Ignoring an older version of a unit", "unit", ch.key, "resourceVersion", ch.new.ResourceVersion)
 		return
 	}
-	if o.prev == nil && u.Status.Phase == schedv1alpha1.QueueUnitPhaseNone {
-		in.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusCreated)
+	for _, f := range in.followers {
+		f.unitChanged(ch)
 	}
-	if o.prev != nil && queueunit.IsFinished(u.Status.Phase) && !queueunit.IsFinished(o.prev.Status.Phase) {
-		in.opts.Metrics.Coming(u.Namespace, jobType(u), metrics.StatusFinished)
-	}
-	if !queueunit.IsPending(u.Status.Phase) || u.DeletionTimestamp != nil {
-		in.preemptor.unnominate(key)
-	}
-	if in.lifecycle.needs(u) {
-		in.lifecycle.add(key)
-	}
-	phase := u.Status.Phase
-	switch {
-	case u.DeletionTimestamp != nil:
-		in.queues.Delete(key)
-		in.queues.PodsRunning(key)
-	case queueunit.IsPending(phase):
-		if o.wasHolding && in.leader() {
-			in.recorder.Eventf(u, corev1.EventTypeNormal, "Reclaimed", "Resources released; the unit is back in queue %s", queueName)
+}
+
+// unitChanged keeps the queues in step with a change: a pending unit is in
+// its queue, any other is not.
+func (in *intake) unitChanged(ch unitChange) {
+	switch ch.kind {
+	case changeDeleting, changeDeleted:
+		in.queues.Delete(ch.key)
+		in.queues.PodsRunning(ch.key)
+	case changePending:
+		if ch.wasHolding {
+			in.queues.PodsRunning(ch.key)
 		}
-		if o.wasHolding {
-			in.queues.PodsRunning(key)
-		}
-		changed := o.prev == nil || o.prev.Generation != u.Generation || !maps.Equal(o.prev.Labels, u.Labels)
-		in.enqueue(u, o.st, queueName, o.quota, changed)
-	default:
-		in.queues.Delete(key)
-		if phase == schedv1alpha1.QueueUnitPhaseReserved || phase == schedv1alpha1.QueueUnitPhaseDequeued {
+		in.enqueue(ch.new, ch.st, ch.queue, ch.quota, ch.specChanged())
+	case changeAdmitted:
+		in.queues.Delete(ch.key)
+		if p := ch.new.Status.Phase; p == schedv1alpha1.QueueUnitPhaseReserved || p == schedv1alpha1.QueueUnitPhaseDequeued {
 			// Rebuilt from the API, so wait-for-pods-running survives a restart.
-			in.queues.AdmittedNotRunning(queueName, key)
+			in.queues.AdmittedNotRunning(ch.queue, ch.key)
 		} else {
-			in.queues.PodsRunning(key)
+			in.queues.PodsRunning(ch.key)
 		}
 	}
 }
@@ -120,7 +125,7 @@ func (in *intake) enqueue(u *schedv1alpha1.QueueUnit, st *unitState, queueName s
 		return
 	case in.refuseInvalid(u, qu.Key):
 		return
-	case in.lifecycle.budgetUsedUp(u):
+	case budgetUsedUp(in.opts.Gates, u, in.clock.Now()):
 		in.queues.Delete(qu.Key)
 		in.reports.reportWaiting(u, &schedtypes.Failure{Reason: schedtypes.Reason{Kind: schedtypes.WaitBudgetUsedUp},
 			Message: "execution budget used up: raise spec.maximumExecutionTimeSeconds to run it again"})
@@ -154,21 +159,6 @@ func (in *intake) refuseInvalid(u *schedv1alpha1.QueueUnit, key schedtypes.UnitK
 	return true
 }
 
-func (in *intake) onUnitDelete(obj any) {
-	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	u, ok := obj.(*schedv1alpha1.QueueUnit)
-	if !ok {
-		return
-	}
-	key := keyOf(u)
-	in.cache.remove(key)
-	in.preemptor.unnominate(key)
-	in.queues.Delete(key)
-	in.queues.PodsRunning(key)
-}
-
 // replay puts a waiting unit back in its queue (the end of a backoff).
 func (in *intake) replay(key schedtypes.UnitKey) {
 	if st, u := in.cache.entry(key); u != nil {
@@ -188,6 +178,7 @@ func (in *intake) resyncAll() {
 	}
 }
 
+// jobType is the kind of the unit's job ("" when it names none).
 func jobType(u *schedv1alpha1.QueueUnit) string {
 	if u.Spec.ConsumerRef == nil {
 		return ""

@@ -146,16 +146,18 @@ const (
 	drainLimit = 10 * time.Second
 )
 
-// newStatusWriter writes through c. Its delays and backoffs pace writes for
-// the API's sake; they are not deadlines a user waits for, and they run on
-// the real clock, so a scheduler on a fake clock (tests) still writes.
-func newStatusWriter(c client.Client, reader client.Reader) *statusWriter {
+// newStatusWriter writes through c, while fence allows (nil: always), and
+// tells refused (may be nil) of permanent refusals. Its delays and backoffs
+// pace writes for the API's sake; they are not deadlines a user waits for,
+// and they run on the real clock, so a scheduler on a fake clock (tests)
+// still writes.
+func newStatusWriter(c client.Client, reader client.Reader, fence func() bool, refused func(*schedv1alpha1.QueueUnit, error)) *statusWriter {
 	q := func(name string) workqueue.TypedRateLimitingInterface[schedtypes.UnitKey] {
 		// Per unit: 5 ms doubling up to 5 minutes, for writes that fail.
 		limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[schedtypes.UnitKey](5*time.Millisecond, 5*time.Minute)
 		return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[schedtypes.UnitKey]{Name: name})
 	}
-	return &statusWriter{c: c, reader: reader, decide: q("queueunit-status"), inform: q("queueunit-status-info"),
+	return &statusWriter{c: c, reader: reader, fence: fence, refused: refused, decide: q("queueunit-status"), inform: q("queueunit-status-info"),
 		idle: make(chan struct{}, 1), pending: map[schedtypes.UnitKey]*write{}, told: map[schedtypes.UnitKey]string{}}
 }
 

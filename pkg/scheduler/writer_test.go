@@ -327,7 +327,7 @@ func faultyFixture(t *testing.T, fail func(n int, obj client.Object) error, objs
 				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 			},
 		}).Build()
-	f.w = newStatusWriter(f.c, f.c)
+	f.w = newStatusWriter(f.c, f.c, nil, nil)
 	return f
 }
 

@@ -36,10 +36,10 @@ limitations under the License.
 //
 // It owns no scheduling state. It reads the scheduler's memory through the
 // small Source interface (FromScheduler adapts the scheduler's read-only
-// view, pkg/scheduler/view), and owns only its listener, its serving certificate and the delegated authentication
-// and authorization machinery (requests are authenticated from the front-proxy
-// headers or by TokenReview, and authorized by SubjectAccessReview, both
-// answered by kube-apiserver).
+// view, pkg/view), and owns only its listener, its serving certificate and
+// the delegated authentication and authorization machinery (requests are
+// authenticated from the front-proxy headers or by TokenReview, and
+// authorized by SubjectAccessReview, both answered by kube-apiserver).
 //
 // Consistency: the server runs on every replica, leader or not. The pending
 // queues of every replica are fed by the same informers (units, queues,

@@ -28,7 +28,7 @@ import (
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
-	"github.com/koordinator-sh/koord-queue/pkg/scheduler/view"
+	"github.com/koordinator-sh/koord-queue/pkg/view"
 )
 
 // schedulerSource reads a scheduler's pending queues, its quota tree and its

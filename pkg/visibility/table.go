@@ -20,16 +20,14 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
+	"github.com/koordinator-sh/koord-queue/pkg/util/columns"
 )
 
 // format is the answer's shape chosen from the Accept header and the
@@ -107,7 +105,7 @@ func toTable(s *visibilityv1alpha1.QueueUnitsSummary, f format, now time.Time) *
 		it := &s.Items[i]
 		row := metav1.TableRow{Cells: []any{
 			it.Namespace, it.Name, int64(it.PositionInQueue), int64(it.Priority), it.Phase, it.Queue, it.Quota,
-			FormatResources(it.Request), Age(it.CreationTimestamp, now), it.Message,
+			columns.Resources(it.Request), columns.Age(it.CreationTimestamp, now), it.Message,
 		}}
 		switch f.include {
 		case metav1.IncludeObject:
@@ -135,28 +133,4 @@ type unitObject struct {
 
 func (u *unitObject) DeepCopyObject() runtime.Object {
 	return &unitObject{TypeMeta: u.TypeMeta, QueueUnitSummary: *u.DeepCopy()}
-}
-
-// Age formats the time since t as kubectl does ("5m", "3h2m"); "<unknown>"
-// for a zero time.
-func Age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
-}
-
-// FormatResources writes a resource list as "cpu=4,memory=8Gi", names sorted.
-func FormatResources(rl corev1.ResourceList) string {
-	names := make([]string, 0, len(rl))
-	for n := range rl {
-		names = append(names, string(n))
-	}
-	sort.Strings(names)
-	parts := make([]string, 0, len(names))
-	for _, n := range names {
-		q := rl[corev1.ResourceName(n)]
-		parts = append(parts, n+"="+q.String())
-	}
-	return strings.Join(parts, ",")
 }

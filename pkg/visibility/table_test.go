@@ -25,8 +25,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -138,25 +136,6 @@ func TestTableOutput(t *testing.T) {
 			t.Errorf("includeObject=All: %d %s", rec.Code, rec.Body.String())
 		}
 	})
-}
-
-func TestFormatResourcesAndAge(t *testing.T) {
-	rl := corev1.ResourceList{"memory": resource.MustParse("8Gi"), "cpu": resource.MustParse("500m"), "nvidia.com/gpu": resource.MustParse("1")}
-	if got, want := FormatResources(rl), "cpu=500m,memory=8Gi,nvidia.com/gpu=1"; got != want {
-		t.Errorf("FormatResources = %q, want %q", got, want)
-	}
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		ago  time.Duration
-		want string
-	}{{30 * time.Second, "30s"}, {5 * time.Minute, "5m"}, {3*time.Hour + 2*time.Minute, "3h2m"}, {50 * time.Hour, "2d2h"}} {
-		if got := Age(metav1.NewTime(now.Add(-tc.ago)), now); got != tc.want {
-			t.Errorf("Age(%s) = %q, want %q", tc.ago, got, tc.want)
-		}
-	}
-	if got := Age(metav1.Time{}, now); got != "<unknown>" {
-		t.Errorf("Age(zero) = %q", got)
-	}
 }
 
 func TestFeatureGates(t *testing.T) {

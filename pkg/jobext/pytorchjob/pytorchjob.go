@@ -20,7 +20,7 @@ import (
 	kfv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/kubeflow"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/internal/kubeflow"
 )
 
 // Name is the extension's name.

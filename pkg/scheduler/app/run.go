@@ -21,11 +21,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -42,6 +44,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/nodefit"
 	"github.com/koordinator-sh/koord-queue/pkg/quota/foreign"
+	"github.com/koordinator-sh/koord-queue/pkg/quotaqueues"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
@@ -129,6 +132,9 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := addQuotaQueues(ctx, mgr, schedCfg, writes, events); err != nil {
+		return err
+	}
 	if err := metrics.Register(reg, rec, s); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
@@ -137,6 +143,26 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	}
 	log.Info("Starting koord-queue", "metrics", o.MetricsBindAddress, "metricsSecure", o.MetricsSecure, "leaderElection", o.LeaderElect, "plugins", o.Config.Plugins)
 	return mgr.Start(ctx)
+}
+
+// addQuotaQueues adds the controller that keeps one Queue per ElasticQuota
+// (pkg/quotaqueues) when the ElasticQuotaV2 plugin is enabled. It writes
+// through writes, the fenced client of a leader (nil: the manager's).
+func addQuotaQueues(ctx context.Context, mgr manager.Manager, cfg *configv1.KoordQueueConfiguration, writes client.Client, events record.EventRecorder) error {
+	if !slices.ContainsFunc(cfg.Plugins, func(p configv1.Plugin) bool { return p.Name == configv1.PluginElasticQuotaV2 }) {
+		return nil
+	}
+	if writes == nil {
+		writes = mgr.GetClient()
+	}
+	c := quotaqueues.New(writes, events)
+	if err := c.Watch(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
+	if err := mgr.Add(c); err != nil {
+		return fmt.Errorf("add the Queues of the ElasticQuotas: %w", err)
+	}
+	return nil
 }
 
 // newEventRecorder builds the recorder of koord-queue's events, with a

@@ -17,9 +17,9 @@ limitations under the License.
 // Package elasticquota is the ElasticQuotaV2 plugin. It owns the quota tree
 // (pkg/quota) built from Koordinator ElasticQuotas and the usage charged to
 // it, maps each unit to its queue and quota, admits a unit only when it fits
-// its quota and every ancestor, and keeps one Queue per ElasticQuota in
-// namespace koord-queue (same name, priority 1000, policy from the
-// koord-queue/queue-policy label, koord-queue/* annotations copied).
+// its quota and every ancestor, and says in Warning events what it cannot
+// read of an ElasticQuota as asked. It only reads the quotas: their Queues
+// are kept by pkg/quotaqueues, a controller of its own.
 //
 // Its settings are its own arguments, configv1.ElasticQuotaArgs: sharedQuotas
 // (tenancy), oversellRate (the factor on every max) and

@@ -41,6 +41,9 @@ type Plugin struct {
 
 	mu   sync.Mutex
 	tree *quota.Tree
+	// victims and heldRoom read the tree, under mu.
+	victims  *quota.VictimSelector
+	heldRoom *quota.HeldRoom
 	// charged is what each unit holds, and where; byQuota indexes it.
 	charged map[schedtypes.UnitKey]schedtypes.Holding
 	byQuota map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}
@@ -61,7 +64,7 @@ type Plugin struct {
 	// quotas are the ElasticQuotas seen, by name: of two of one name in
 	// different namespaces, the one that counts (sameName).
 	quotas   map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota
-	sameName *sameNames
+	sameName *quota.SameNames
 	// sameNameReported is the warning last given to each ignored quota of a
 	// name used twice (namespace/name), so it is given once.
 	sameNameReported map[string]string
@@ -77,13 +80,13 @@ type Plugin struct {
 	// foreign is the usage of pods koord-queue does not manage (pods.go).
 	foreign *foreignPods
 
-	// follow builds the tree from the ElasticQuotas and keeps their Queues.
+	// follow builds the tree from the ElasticQuotas and reports on them.
 	follow *follower
 }
 
-// follower follows the ElasticQuotas and the Queues for the plugin: it
-// builds the quota tree from the objects (under the plugin's lock), says
-// what is wrong with them in events, and keeps one Queue per quota.
+// follower follows the ElasticQuotas for the plugin: it builds the quota
+// tree from the objects (under the plugin's lock) and says what is wrong
+// with them in events. Their Queues are pkg/quotaqueues'.
 type follower struct {
 	p             *Plugin
 	queue         workqueue.TypedRateLimitingInterface[string]
@@ -140,14 +143,15 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
 		versions: map[schedtypes.CohortName]uint64{}, noVictims: map[schedtypes.QuotaName]victimSearch{},
 		quotas: map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[schedtypes.QuotaName]string{}, minReported: map[schedtypes.QuotaName]string{},
-		foreign: newForeignPods(), sameName: newSameNames(), sameNameReported: map[string]string{},
+		foreign: newForeignPods(), sameName: quota.NewSameNames(), sameNameReported: map[string]string{},
 	}
+	p.victims, p.heldRoom = quota.NewVictimSelector(p.tree), quota.NewHeldRoom(p.tree)
 	p.follow = &follower{p: p, queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-queues"})}
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "elasticquota-reports"})}
 	return p
 }
 
-// watch registers the handlers of ElasticQuotas and Queues.
+// watch registers the handlers of ElasticQuotas.
 func (s *follower) watch(ctx context.Context) error {
 	eqInformer, err := s.p.h.Cache().GetInformer(ctx, &eqv1alpha1.ElasticQuota{})
 	if err != nil {
@@ -162,17 +166,6 @@ func (s *follower) watch(ctx context.Context) error {
 		return err
 	}
 	s.registrations = append(s.registrations, reg)
-	queueInformer, err := s.p.h.Cache().GetInformer(ctx, &schedv1alpha1.Queue{})
-	if err != nil {
-		return fmt.Errorf("watch Queues: %w", err)
-	}
-	if _, err := queueInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.onQueue(obj) },
-		UpdateFunc: func(_, obj any) { s.onQueue(obj) },
-		DeleteFunc: s.onQueue,
-	}); err != nil {
-		return err
-	}
 	return nil
 }
 
@@ -212,7 +205,7 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 	}
 	s := p.tree.Check(u.Quota, u.Request)
 	if s == nil {
-		if h := p.tree.CheckBeside(u.Quota, u.Request, u.Beside); h != nil {
+		if h := p.heldRoom.Check(u.Quota, u.Request, u.Beside); h != nil {
 			return framework.NewStatus(framework.Unschedulable, h.Reason(), h.Message())
 		}
 		return nil
@@ -356,7 +349,7 @@ type victimSearch struct {
 // make units eligible (the reclaim protection period ends).
 const noVictimsTTL = time.Second
 
-// Preempt selects victims for a unit that did not fit (see quota.SelectVictims).
+// Preempt selects victims for a unit that did not fit (see quota.VictimSelector).
 // A search that found nobody is not repeated for a unit of no higher priority
 // and no smaller request in the same quota until what units hold in the
 // cohort changes: it could only find a subset of the same candidates.
@@ -375,12 +368,12 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		return schedtypes.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
 	}
 	held := p.cohortHoldingsLocked(cohort, u.Key, skip)
-	v := p.tree.SelectVictims(quota.Preemption{
+	v := p.victims.Select(quota.Preemption{
 		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
 		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now,
 	}, held)
 	if len(v.Units) == 0 && !v.Waiting {
-		v.Reachable = p.tree.CouldFit(u.Quota, u.Request, lowerThan(u.Priority, held))
+		v.Reachable = p.heldRoom.CouldFit(u.Quota, u.Request, lowerThan(u.Priority, held))
 		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now,
 			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim, reachable: v.Reachable}
 	}

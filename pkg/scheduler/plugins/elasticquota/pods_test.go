@@ -30,7 +30,6 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota/foreign"
@@ -269,24 +268,15 @@ func TestKoordinatorsOwnAndParentQuotasAdmitNoUnit(t *testing.T) {
 	}
 }
 
-func TestNoQueueForKoordinatorsOwnQuotas(t *testing.T) {
+func TestNoReportsOnKoordinatorsOwnQuotas(t *testing.T) {
 	root := utiltesting.MakeElasticQuota(eqv1alpha1.RootQuotaName).Namespace(eqv1alpha1.SystemQuotaNamespace).Obj()
-	// A Queue made by an earlier version goes.
-	old := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Namespace: schedv1alpha1.QueueNamespace, Name: eqv1alpha1.DefaultQuotaName,
-		Labels: map[string]string{CreatedByLabel: eqv1alpha1.SystemQuotaNamespace}}}
+	// Under the root, with children's min above its own: not said.
 	def := utiltesting.MakeElasticQuota(eqv1alpha1.DefaultQuotaName).Namespace(eqv1alpha1.SystemQuotaNamespace).
-		Parent(eqv1alpha1.RootQuotaName).Max(corev1.ResourceCPU, "1000").Obj()
-	h := newTestHandle(old)
-	p := newPlugin(&configv1.ElasticQuotaArgs{}, h)
-	t.Cleanup(p.follow.queue.ShutDown)
+		Parent(eqv1alpha1.RootQuotaName).Max(corev1.ResourceCPU, "1000").Annotation(eqv1alpha1.SharedWeightAnnotation, "lots").Obj()
+	kid := utiltesting.MakeElasticQuota("kid").Parent(eqv1alpha1.RootQuotaName).Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "1").Obj()
+	p, h := newTestPlugin(t, nil, root, def, kid)
 	for _, q := range []*quotaObj{root, def} {
-		p.follow.onQuota(q)
-		if err := p.follow.syncQueue(context.Background(), q.Name); err != nil {
-			t.Fatal(err)
-		}
-		if q := getQueue(t, h, q.Name); q != nil {
-			t.Errorf("Koordinator's quota %s has a Queue", q.Name)
-		}
+		p.follow.report(q.Name)
 	}
 	if ev := h.events(); len(ev) > 0 {
 		t.Errorf("events on Koordinator's own quotas: %v; want none", ev)

@@ -23,33 +23,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/quota"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
-)
-
-const (
-	// DefaultQueuePriority is the priority of a Queue made for an ElasticQuota.
-	DefaultQueuePriority int32 = 1000
-	// CreatedByLabel marks a Queue made for an ElasticQuota; its value is the
-	// quota's namespace.
-	CreatedByLabel = "scheduling.x-k8s.io/created-by-elasticquota"
-	// CopiedAnnotationsAnnotation lists, comma-separated and sorted, the
-	// koord-queue/* annotations of a Queue that were copied from its
-	// ElasticQuota: those go when the quota drops them; the others were
-	// written on the Queue by hand and stay.
-	CopiedAnnotationsAnnotation = "scheduling.x-k8s.io/copied-annotations"
 )
 
 func (s *follower) onQuota(obj any) {
@@ -60,7 +40,7 @@ func (s *follower) onQuota(obj any) {
 	s.p.mu.Lock()
 	old := s.p.quotas[schedtypes.QuotaName(eq.Name)]
 	// Quota names are cluster-wide: of two of one name, the oldest counts.
-	eq = s.p.sameName.add(eq)
+	eq = s.p.sameName.Add(eq)
 	s.p.quotas[schedtypes.QuotaName(eq.Name)] = eq
 	changed := old == nil || !equalSpec(old, eq) || old.Namespace != eq.Namespace
 	var recheck []schedtypes.QuotaName
@@ -70,7 +50,7 @@ func (s *follower) onQuota(obj any) {
 		// charged to them (quota.Tree.Problem), and the root's max is the
 		// cluster, which the node fit check bounds.
 		if !quota.IsSystem(schedtypes.QuotaName(eq.Name)) {
-			// A cycle is refused by the tree and reported by syncQueue.
+			// A cycle is refused by the tree and reported by report.
 			_ = s.p.tree.Upsert(specOf(eq))
 		}
 		recheck = s.treeChangedLocked()
@@ -108,7 +88,7 @@ func (s *follower) syncParents(quotas ...*eqv1alpha1.ElasticQuota) {
 }
 
 // treeChangedLocked lists the quotas whose tree problem may have appeared or
-// gone with a change of the tree, for syncQueue to report.
+// gone with a change of the tree, for report to say.
 func (s *follower) treeChangedLocked() []schedtypes.QuotaName {
 	var out []schedtypes.QuotaName
 	for name := range s.p.quotas {
@@ -173,7 +153,7 @@ func (s *follower) onQuotaDelete(obj any) {
 	}
 	s.p.mu.Lock()
 	var recheck []schedtypes.QuotaName
-	next := s.p.sameName.remove(eq)
+	next := s.p.sameName.Remove(eq)
 	delete(s.p.sameNameReported, eq.Namespace+"/"+eq.Name)
 	if cur, ok := s.p.quotas[schedtypes.QuotaName(eq.Name)]; ok && cur.Namespace == eq.Namespace && next != nil {
 		// Another quota of the name counts now.
@@ -202,18 +182,7 @@ func (s *follower) onQuotaDelete(obj any) {
 	s.syncParents(eq)
 }
 
-func (s *follower) onQueue(obj any) {
-	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
-	}
-	q, ok := obj.(*schedv1alpha1.Queue)
-	if !ok || q.Namespace != schedv1alpha1.QueueNamespace {
-		return
-	}
-	s.queue.Add(q.Name)
-}
-
-// Start runs the worker that keeps one Queue per ElasticQuota.
+// Start runs the worker that says what is wrong with the ElasticQuotas.
 func (p *Plugin) Start(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
@@ -230,37 +199,20 @@ func (s *follower) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer s.queue.Done(name)
-	if err := s.syncQueue(ctx, name); err != nil {
-		klog.FromContext(ctx).Error(err, "Failed to sync the Queue of an ElasticQuota", "quota", name)
-		s.queue.AddRateLimited(name)
-		return true
-	}
-	s.queue.Forget(name)
+	s.report(name)
 	return true
 }
 
-// syncQueue makes the Queue named like an ElasticQuota match it.
-func (s *follower) syncQueue(ctx context.Context, name string) error {
-	c := s.p.h.Client()
+// report records a Warning event on the ElasticQuota of name for each
+// thing the plugin cannot read as asked: its place in the tree, its
+// children's min, a second quota of its name, its shared weight, its
+// namespaces. Koordinator's own quotas are not reported on.
+func (s *follower) report(name string) {
 	s.p.mu.Lock()
 	eq := s.p.quotas[schedtypes.QuotaName(name)]
 	s.p.mu.Unlock()
-
-	q := &schedv1alpha1.Queue{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: schedv1alpha1.QueueNamespace, Name: name}, q)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get queue: %w", err)
-	}
-	exists := err == nil
 	if eq == nil || quota.IsSystem(schedtypes.QuotaName(name)) {
-		// No quota, or one of Koordinator's own: no Queue (one made before
-		// this rule goes).
-		if exists && q.Labels[CreatedByLabel] != "" {
-			if err := c.Delete(ctx, q); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete queue of deleted quota: %w", err)
-			}
-		}
-		return nil
+		return
 	}
 	s.reportTree(eq)
 	s.reportChildrenMin(eq)
@@ -271,54 +223,6 @@ func (s *follower) syncQueue(ctx context.Context, name string) error {
 	if _, err := namespacesOf(eq); err != nil {
 		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidNamespaces", "%v", err)
 	}
-	policy, policyErr := policyOf(eq)
-	switch {
-	case policyErr != nil:
-		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQueuePolicy", "%v", policyErr)
-	case policy == "":
-		// No label: the default, also when a label was removed.
-		policy = schedv1alpha1.QueuePolicyPriority
-	}
-	if !exists {
-		if err := s.ensureNamespace(ctx); err != nil {
-			return err
-		}
-		if policy == "" {
-			policy = schedv1alpha1.QueuePolicyPriority
-		}
-		q = &schedv1alpha1.Queue{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: schedv1alpha1.QueueNamespace,
-				Labels:      map[string]string{CreatedByLabel: eq.Namespace},
-				Annotations: queueAnnotations(nil, eq),
-			},
-			Spec: schedv1alpha1.QueueSpec{QueuePolicy: policy, Priority: ptr.To(DefaultQueuePriority)},
-		}
-		if err := c.Create(ctx, q); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				s.queue.AddAfter(name, 100*time.Millisecond)
-				return nil
-			}
-			return fmt.Errorf("create queue: %w", err)
-		}
-		return nil
-	}
-	if q.Labels[CreatedByLabel] == "" {
-		// A Queue written by hand keeps its own settings.
-		return nil
-	}
-	want := q.DeepCopy()
-	if policy != "" {
-		want.Spec.QueuePolicy = policy
-	}
-	want.Annotations = queueAnnotations(q.Annotations, eq)
-	if want.Spec.QueuePolicy == q.Spec.QueuePolicy && maps.Equal(want.Annotations, q.Annotations) {
-		return nil
-	}
-	if err := c.Patch(ctx, want, client.MergeFromWithOptions(q, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("update queue: %w", err)
-	}
-	return nil
 }
 
 // reportTree records a Warning event InvalidQuotaTree on a quota whose place
@@ -384,66 +288,4 @@ func (s *follower) reportChildrenMin(eq *eqv1alpha1.ElasticQuota) {
 	if report {
 		s.p.h.Recorder().Eventf(eq, corev1.EventTypeWarning, "InvalidQuotaMin", "%s", msg)
 	}
-}
-
-func (s *follower) ensureNamespace(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: schedv1alpha1.QueueNamespace}}
-	if err := s.p.h.Client().Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", schedv1alpha1.QueueNamespace, err)
-	}
-	return nil
-}
-
-// policyOf reads the koord-queue/queue-policy label: "" when absent.
-func policyOf(eq *eqv1alpha1.ElasticQuota) (schedv1alpha1.QueuePolicy, error) {
-	v, ok := eq.Labels[schedv1alpha1.QueuePolicyLabel]
-	if !ok || v == "" {
-		return "", nil
-	}
-	switch p := schedv1alpha1.QueuePolicy(v); p {
-	case schedv1alpha1.QueuePolicyPriority, schedv1alpha1.QueuePolicyBlock, schedv1alpha1.QueuePolicyIntelligent:
-		return p, nil
-	}
-	return "", fmt.Errorf("label %s=%q on ElasticQuota %s/%s is not a queue policy (Priority, Block or Intelligent); the Queue keeps its policy",
-		schedv1alpha1.QueuePolicyLabel, v, eq.Namespace, eq.Name)
-}
-
-// queueAnnotations is what the annotations of a Queue made for eq should be,
-// given its current ones: the quota's koord-queue/* annotations win; a
-// koord-queue/* key the quota copied before and dropped since goes; any
-// other key stays (a koord-queue/* one written on the Queue by hand too).
-// CopiedAnnotationsAnnotation records the copied keys. A Queue without that
-// record predates it, when every koord-queue/* key came from the quota.
-func queueAnnotations(current map[string]string, eq *eqv1alpha1.ElasticQuota) map[string]string {
-	copied := copiedAnnotations(eq)
-	out := maps.Clone(current)
-	if out == nil {
-		out = map[string]string{}
-	}
-	before, recorded := current[CopiedAnnotationsAnnotation]
-	for k := range current {
-		if !strings.HasPrefix(k, schedv1alpha1.AnnotationPrefix) {
-			continue
-		}
-		if _, still := copied[k]; !still && (!recorded || slices.Contains(strings.Split(before, ","), k)) {
-			delete(out, k)
-		}
-	}
-	maps.Copy(out, copied)
-	keys := slices.Sorted(maps.Keys(copied))
-	out[CopiedAnnotationsAnnotation] = strings.Join(keys, ",")
-	return out
-}
-
-func copiedAnnotations(eq *eqv1alpha1.ElasticQuota) map[string]string {
-	var out map[string]string
-	for k, v := range eq.Annotations {
-		if strings.HasPrefix(k, schedv1alpha1.AnnotationPrefix) {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
-		}
-	}
-	return out
 }

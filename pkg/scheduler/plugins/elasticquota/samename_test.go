@@ -37,23 +37,16 @@ func TestTheOldestQuotaOfANameCounts(t *testing.T) {
 	// The newer one arrives second, and again first: the older counts both ways.
 	for _, order := range [][]*quotaObj{{older, newer}, {newer, older}} {
 		p, h := newTestPlugin(t, nil, order...)
-		if err := p.follow.syncQueue(context.Background(), "dup"); err != nil {
-			t.Fatal(err)
-		}
+		p.follow.report("dup")
 		if s := p.Filter(context.Background(), unitIn("ns-b", "u", "dup", 0, 4)); s.IsSuccess() || !strings.Contains(s.Message, "max 2") && !strings.Contains(s.Message, "at most 2") {
 			t.Errorf("a 4-CPU unit of dup was judged by %+v; want the older quota's max of 2", s)
-		}
-		if q := getQueue(t, h, "dup"); q == nil || q.Labels[CreatedByLabel] != "ns-b" {
-			t.Errorf("the Queue of dup = %+v; want one made for ns-b/dup", q)
 		}
 		ev := h.events()
 		if len(ev) != 1 || !strings.Contains(ev[0], "DuplicateQuotaName") || !strings.Contains(ev[0], "ns-b/dup") {
 			t.Errorf("events = %q; want one DuplicateQuotaName naming ns-b/dup, the quota that counts", ev)
 		}
 		// Said once.
-		if err := p.follow.syncQueue(context.Background(), "dup"); err != nil {
-			t.Fatal(err)
-		}
+		p.follow.report("dup")
 		if ev := h.events(); len(ev) != 0 {
 			t.Errorf("events on a second sync = %q; want none", ev)
 		}

@@ -50,7 +50,7 @@ func tenancyLocked(p *Plugin, u *framework.UnitInfo) *framework.Status {
 }
 
 // allowedNamespaces reads the namespaces annotation: a JSON array of names.
-// A malformed value allows nobody more (syncQueue reports it).
+// A malformed value allows nobody more (report says so).
 func allowedNamespaces(eq *eqv1alpha1.ElasticQuota) []string {
 	names, _ := namespacesOf(eq)
 	return names

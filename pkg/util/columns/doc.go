@@ -14,8 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package view declares what the read-only APIs (pkg/visibility,
-// pkg/debugapi) may see of the scheduler: copies of its pending queues and
-// quotas, taken under the scheduler's own locks, never its live objects.
-// pkg/scheduler implements Reader (Scheduler.View).
-package view
+// Package columns formats the cells that both the visibility API's tables
+// (pkg/visibility) and the kubectl plugin (pkg/kubectlplugin) print, so the
+// plugin shows what the server shows without linking the server.
+package columns
