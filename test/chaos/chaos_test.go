@@ -268,14 +268,20 @@ func TestChaos(t *testing.T) {
 			f.PeakHeld["org-a"][corev1.ResourceCPU].UsedMilli, f.PeakHeld["org-b"][corev1.ResourceCPU].UsedMilli)
 	}
 	if report.Audit != nil {
-		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers, report.Audit.Writes, report.Audit.RefusedWrites, len(report.Audit.Uncertain))
+		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, of unknown outcome %v, unread %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers,
+			report.Audit.Writes, report.Audit.RefusedWrites, report.Audit.UnknownOutcome, report.Audit.Unread, len(report.Audit.Uncertain))
+	}
+	// The stream, the burst and the preemption fault's jobs: what the test
+	// itself created, counted as each create was answered.
+	want := int(r.created.Load())
+	if want < m.steadyJobs+m.burstJobs {
+		t.Errorf("%d jobs created, the mode asks for %d and more", want, m.steadyJobs+m.burstJobs)
 	}
 	if m.mutation != "" {
-		judgeMutated(t, m.mutation, report, m.steadyJobs+m.burstJobs)
+		judgeMutated(t, m.mutation, report, want)
 		return
 	}
 	// Samples first: a checker that saw nothing proves nothing.
-	want := m.steadyJobs + m.burstJobs
 	switch {
 	case report.JobsCreated != want:
 		t.Errorf("the checker counted %d jobs, %d were created", report.JobsCreated, want)

@@ -18,6 +18,7 @@ package invariants
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -59,6 +60,10 @@ type AuditFigures struct {
 	// a timeout): they may have landed, so they are judged like writes
 	// and count as writes of their unit.
 	UnknownOutcome map[string]int `json:"unknownOutcome,omitempty"`
+	// Unread are writes whose request body the API server could not read
+	// (the client had given up and reset the stream before its held bytes
+	// arrived): answered 500 before decoding, they changed nothing.
+	Unread map[string]int `json:"unread,omitempty"`
 	// Uncertain are writes received before another replica's takeover was
 	// committed and answered after it: which came first in etcd is unknown,
 	// so they are listed, not counted as violations.
@@ -97,7 +102,7 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 	for _, w := range o.Writers {
 		writers[w] = true
 	}
-	fig := &AuditFigures{Writes: map[string]int{}, RefusedWrites: map[string]int{}, UnknownOutcome: map[string]int{}, Tolerance: o.Tolerance.String(), written: map[string]bool{}}
+	fig := &AuditFigures{Writes: map[string]int{}, RefusedWrites: map[string]int{}, UnknownOutcome: map[string]int{}, Unread: map[string]int{}, Tolerance: o.Tolerance.String(), written: map[string]bool{}}
 	var leases []leaseWrite
 	var writes []*auditv1.Event
 	userOf := map[string]string{} // holder identity -> user
@@ -132,6 +137,9 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 	for _, ev := range writes {
 		user := ev.User.Username
 		switch code := responseCode(ev); {
+		case bodyUnread(ev):
+			fig.Unread[user]++
+			continue
 		case code >= 500 || code == 0:
 			// A timeout or server error: the API server gave up waiting,
 			// which does not take back what etcd may commit after (seen:
@@ -161,6 +169,20 @@ func responseCode(ev *auditv1.Event) int32 {
 		return 0
 	}
 	return ev.ResponseStatus.Code
+}
+
+// unreadBody are the errors the API server's handlers answer (500, with the
+// error as the message) when reading a request's body fails: HTTP/2's for a
+// stream the client reset, and a connection that ended mid-body. They come
+// before the body is decoded, so before admission and storage.
+var unreadBody = []string{"body closed by handler", "client disconnected", "unexpected EOF"}
+
+// bodyUnread says whether ev was answered with a failure to read its body.
+func bodyUnread(ev *auditv1.Event) bool {
+	if ev.ResponseStatus == nil || ev.ResponseStatus.Code != 500 {
+		return false
+	}
+	return slices.Contains(unreadBody, ev.ResponseStatus.Message)
 }
 
 // sameReplica says whether the writer of ev is the process whose identity

@@ -275,16 +275,22 @@ func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
 			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
 			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
 	}
-	write := func(s int, user, unit string, code int) string {
+	writeSaying := func(s int, user, unit string, code int, message string) string {
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
 			`"user":{"username":"` + user + `"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
-			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `,"message":"` + message + `"},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
 	}
+	write := func(s int, user, unit string, code int) string { return writeSaying(s, user, unit, code, "") }
 	log := strings.Join([]string{
 		lease(0, "kq-0"),
 		write(1, "kq-0", "u1", 504), // the leader's, landed or not: a write of u1
 		write(2, "kq-1", "u2", 504), // a follower's that may have landed
 		write(3, "kq-1", "u3", 403), // refused: nothing
+		// A deposed replica's held request, its stream reset by the client
+		// before the bytes arrived: the body was never read.
+		writeSaying(4, "kq-1", "u4", 500, "body closed by handler"),
+		// Any other server error may have landed.
+		writeSaying(5, "kq-1", "u5", 500, "etcdserver: request timed out"),
 	}, "\n") + "\n"
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
@@ -297,14 +303,14 @@ func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
 	if fig.LeaseWrites != 1 {
 		t.Fatalf("read %d lease writes, want 1: the fixture does not parse", fig.LeaseWrites)
 	}
-	if !fig.written["chaos/u1"] || !fig.written["chaos/u2"] || fig.written["chaos/u3"] {
-		t.Errorf("units written %v, want chaos/u1 and chaos/u2", fig.written)
+	if !fig.written["chaos/u1"] || !fig.written["chaos/u2"] || fig.written["chaos/u3"] || fig.written["chaos/u4"] || !fig.written["chaos/u5"] {
+		t.Errorf("units written %v, want chaos/u1, chaos/u2 and chaos/u5", fig.written)
 	}
-	if fig.UnknownOutcome["kq-0"] != 1 || fig.UnknownOutcome["kq-1"] != 1 || fig.RefusedWrites["kq-1"] != 1 {
-		t.Errorf("unknown outcome %v, refused %v", fig.UnknownOutcome, fig.RefusedWrites)
+	if fig.UnknownOutcome["kq-0"] != 1 || fig.UnknownOutcome["kq-1"] != 2 || fig.RefusedWrites["kq-1"] != 1 || fig.Unread["kq-1"] != 1 {
+		t.Errorf("unknown outcome %v, refused %v, unread %v", fig.UnknownOutcome, fig.RefusedWrites, fig.Unread)
 	}
-	if len(vs) != 1 || !strings.Contains(vs[0].Message, "chaos/u2") {
-		t.Errorf("violations %+v, want one, the follower's write of u2", vs)
+	if len(vs) != 2 || !strings.Contains(vs[0].Message, "chaos/u2") || !strings.Contains(vs[1].Message, "chaos/u5") {
+		t.Errorf("violations %+v, want two, the follower's writes of u2 and u5", vs)
 	}
 }
 
