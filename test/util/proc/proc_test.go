@@ -81,7 +81,7 @@ func TestStartLogsExitStatusAndTimes(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("Wait = %v, want exit status 3", err)
 	}
-	if gone, eerr := p.Exited(); !gone || eerr != err {
+	if gone, eerr := p.Exited(); !gone || !errors.Is(eerr, err) {
 		t.Errorf("Exited = %v, %v", gone, eerr)
 	}
 	if p.Wall() <= 0 || p.State() == nil || p.State().ExitCode() != 3 {
