@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -34,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // Tools are the binaries the cluster needs from Options.ToolsDir.
@@ -259,7 +259,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		for _, p := range procs {
-			if gone, perr := p.exited(); gone {
+			if gone, perr := p.Exited(); gone {
 				return false, fmt.Errorf("%s exited (%w) while waiting for %s; last lines of %s:\n%s", p.ref.Name, perr, what, p.ref.Log, tail(p.ref.Log, 20))
 			}
 		}
@@ -282,18 +282,7 @@ func (c *Cluster) Stop() error {
 	var errs []error
 	defer func() { _ = c.closeLinks() }()
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		p := c.procs[i]
-		if gone, _ := p.exited(); gone {
-			continue
-		}
-		_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot stop
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+		c.procs[i].Stop(10 * time.Second)
 	}
 	c.procs = nil
 	if err := waitPortsFree(&c.opts.Ports, 10*time.Second); err != nil {
@@ -327,12 +316,12 @@ func Down(stateDir string, log interface{ Write([]byte) (int, error) }) error {
 	for i := len(s.Processes) - 1; i >= 0; i-- {
 		ref := s.Processes[i]
 		koordScheduler = koordScheduler || ref.Name == "koord-scheduler"
-		if !alive(ref) {
+		if !proc.Alive(ref.PID, ref.Binary) {
 			continue
 		}
 		fmt.Fprintf(log, "cluster: stopping %s (pid %d)\n", ref.Name, ref.PID)
-		if err := stopRef(ref, 15*time.Second); err != nil {
-			errs = append(errs, err)
+		if err := proc.StopPID(ref.PID, ref.Binary, 15*time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ref.Name, err))
 		}
 	}
 	if err := waitPortsFree(&s.Ports, 15*time.Second); err != nil {

@@ -28,4 +28,5 @@ limitations under the License.
 //
 // The control-plane binaries come from hack/tools.sh (Options.ToolsDir); the
 // stage documents kwok plays are this package's own (stages/*.yaml).
+// Processes are started and stopped through test/util/proc.
 package cluster

@@ -72,7 +72,7 @@ func (c *Cluster) Exited(name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	gone, _ := p.exited()
+	gone, _ := p.Exited()
 	return gone, nil
 }
 
@@ -82,13 +82,12 @@ func (c *Cluster) Kill(name string) error {
 	if err != nil {
 		return err
 	}
-	if gone, _ := p.exited(); gone {
+	if gone, _ := p.Exited(); gone {
 		return nil
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Kill(); err != nil {
 		return fmt.Errorf("kill %s: %w", name, err)
 	}
-	<-p.done
 	return nil
 }
 
@@ -107,10 +106,11 @@ func (c *Cluster) ExitError(name string) error {
 	if err != nil {
 		return err
 	}
-	if gone, _ := p.exited(); !gone {
+	gone, exitErr := p.Exited()
+	if !gone {
 		return fmt.Errorf("%s still runs", name)
 	}
-	return p.err
+	return exitErr
 }
 
 // Resume continues a paused process with SIGCONT.
@@ -121,10 +121,10 @@ func (c *Cluster) signal(name string, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
-	if gone, _ := p.exited(); gone {
+	if gone, _ := p.Exited(); gone {
 		return fmt.Errorf("%s has exited: cannot send %s", name, sig)
 	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	if err := p.Signal(sig); err != nil {
 		return fmt.Errorf("send %s to %s: %w", sig, name, err)
 	}
 	return nil
@@ -140,16 +140,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if gone, _ := old.exited(); !gone {
-		_ = old.cmd.Process.Signal(syscall.SIGCONT)
-		_ = old.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-old.done:
-		case <-time.After(10 * time.Second):
-			_ = old.cmd.Process.Kill()
-			<-old.done
-		}
-	}
+	old.Stop(10 * time.Second)
 	p, err := startProcessEnv(c.opts.StateDir, name, old.ref.Binary, old.env, old.args, c.opts.DieWithParent)
 	if err != nil {
 		return err

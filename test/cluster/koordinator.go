@@ -34,6 +34,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // Koordinator runs Koordinator v1.7.0 beside koord-queue: its CRDs (its
@@ -160,7 +162,7 @@ func (c *Cluster) startKoordinator(ctx context.Context) error {
 	if err := c.installKoordinatorWebhooks(ctx); err != nil {
 		return err
 	}
-	ports, err := freePorts(4)
+	ports, err := proc.FreePorts(4)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // The koord-queue binaries, as built from cmd/.
@@ -219,7 +220,7 @@ func replicaPort(i, fixed int) (int, error) {
 	if i == 0 {
 		return fixed, nil
 	}
-	p, err := freePorts(1)
+	p, err := proc.FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
@@ -253,7 +254,7 @@ func (c *Cluster) startQueueReplica(ctx context.Context, i int) (*process, error
 	}
 	if kq.DebugAPI {
 		// A port of its own, kept by Restart (which reuses the arguments).
-		port, err := freePorts(1)
+		port, err := proc.FreePorts(1)
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,6 +34,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // Operator names a stock job operator that the cluster can run as a process
@@ -183,7 +184,7 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 	if err := c.installCRDFiles(ctx, files); err != nil {
 		return err
 	}
-	ports, err := freePorts(3)
+	ports, err := proc.FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -290,20 +291,6 @@ func httpOK(url string) func(context.Context) (bool, error) {
 		}
 		return true, nil
 	}
-}
-
-// freePorts picks n unused loopback ports.
-func freePorts(n int) ([]int, error) {
-	out := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		defer l.Close() // keep each open until all are picked, so none repeats
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }
 
 // installCRDFiles applies the CRDs of files and waits until they are served.

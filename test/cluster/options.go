@@ -17,14 +17,13 @@ limitations under the License.
 package cluster
 
 import (
-	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/koordinator-sh/koord-queue/pkg/util/mutation"
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // Ports are the TCP ports the cluster listens on, all on 127.0.0.1. The
@@ -78,13 +77,13 @@ type portUse struct {
 // other clusters.
 func FreePorts() (Ports, error) {
 	var p Ports
-	for _, u := range p.uses() {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return p, fmt.Errorf("find a free port: %w", err)
-		}
-		defer l.Close() // keep each open until all are picked, so none repeats
-		*u.port = l.Addr().(*net.TCPAddr).Port
+	uses := p.uses()
+	free, err := proc.FreePorts(len(uses))
+	if err != nil {
+		return p, err
+	}
+	for i, u := range uses {
+		*u.port = free[i]
 	}
 	return p, nil
 }

@@ -21,12 +21,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // state is what state.json records: enough for another program to find and
@@ -74,134 +74,31 @@ func writeState(dir string, s *state) error {
 
 // process is a child started by this program.
 type process struct {
-	ref  procRef
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // exit status, valid after done
+	*proc.Process
+	ref procRef
 	// env and args are what it was started with, so it can be started again.
 	env, args []string
 }
 
 // startProcessEnv runs binary with args and env added to the caller's
-// environment, its output appended to logs/<name>.log. The child gets its
-// own session so a Ctrl-C on the caller's terminal does not reach it; with
-// dieWithParent it is killed when the caller dies.
+// environment, its output appended to logs/<name>.log (proc.Start: its own
+// session, so a Ctrl-C on the caller's terminal does not reach it; with
+// dieWithParent it is killed when the caller dies).
 func startProcessEnv(stateDir, name, binary string, env, args []string, dieWithParent bool) (*process, error) {
-	closeInheritedOnExec()
 	if _, err := os.Stat(binary); err != nil {
 		return nil, fmt.Errorf("%s: binary %s not found: build it with 'hack/tools.sh %s'", name, binary, filepath.Base(binary))
 	}
 	logPath := filepath.Join(stateDir, "logs", name+".log")
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return nil, err
-	}
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := proc.Start(binary, args, proc.Options{Log: logPath, Append: true, Dir: stateDir, Env: env, DieWithParent: dieWithParent})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	defer logFile.Close()
-	fmt.Fprintf(logFile, "### %s %s %s\n", time.Now().Format(time.RFC3339), binary, strings.Join(args, " "))
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = stateDir
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if dieWithParent {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &process{
-		ref:  procRef{Name: name, PID: cmd.Process.Pid, Binary: binary, Log: logPath},
-		cmd:  cmd,
-		done: make(chan struct{}),
-		env:  env,
-		args: args,
-	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// closeInheritedOnExec marks every descriptor above stderr close-on-exec.
-// Go opens its own files so, but one this program inherited (the lock of a
-// caller's `flock`, say) would otherwise pass to the cluster's processes and
-// be held for as long as they run.
-func closeInheritedOnExec() {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			syscall.CloseOnExec(fd)
-		}
-	}
-}
-
-// exited reports whether the process has ended, and how.
-func (p *process) exited() (bool, error) {
-	select {
-	case <-p.done:
-		return true, p.err
-	default:
-		return false, nil
-	}
-}
-
-// alive reports whether ref's process still runs (a zombie counts as gone).
-func alive(ref procRef) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ref.PID))
-	if err != nil {
-		return false
-	}
-	// The state letter follows the command name in parentheses.
-	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
-		if s := stat[i+2]; s == 'Z' || s == 'X' {
-			return false
-		}
-	}
-	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ref.PID))
-	if err != nil {
-		// Not ours to inspect: trust the PID only if the command line matches.
-		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ref.PID))
-		return err == nil && strings.HasPrefix(string(cmdline), ref.Binary)
-	}
-	return strings.TrimSuffix(exe, " (deleted)") == ref.Binary
-}
-
-// stopRef sends SIGTERM, waits up to grace for the process to exit, then
-// kills it and waits again. It returns an error only if the process outlives
-// SIGKILL.
-func stopRef(ref procRef, grace time.Duration) error {
-	if !alive(ref) {
-		return nil
-	}
-	_ = syscall.Kill(ref.PID, syscall.SIGTERM)
-	if waitGone(ref, grace) {
-		return nil
-	}
-	_ = syscall.Kill(ref.PID, syscall.SIGKILL)
-	if waitGone(ref, 10*time.Second) {
-		return nil
-	}
-	return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", ref.Name, ref.PID)
-}
-
-func waitGone(ref procRef, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if !alive(ref) {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return !alive(ref)
+	return &process{
+		Process: p,
+		ref:     procRef{Name: name, PID: p.PID(), Binary: binary, Log: logPath},
+		env:     env,
+		args:    args,
+	}, nil
 }
 
 // checkPortsFree fails with a message naming the first port in use and the

@@ -19,7 +19,6 @@ package jobext
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"testing"
 
@@ -40,6 +39,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/workflow"
 	itframework "github.com/koordinator-sh/koord-queue/test/integration/framework"
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // allExtensions are every extension, each served by the webhook.
@@ -56,16 +56,6 @@ type webhookCluster struct {
 	selector string
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startWebhook runs koord-queue-controllers with the webhook on a free port
 // and waits until a dry-run creation of a labelled Job comes back suspended
 // (extensions must include job).
@@ -80,7 +70,10 @@ func startWebhookWith(t *testing.T, restConfig *rest.Config, extensions []string
 	t.Helper()
 	c := k8s(t)
 	ctx := context.Background()
-	port := freePort(t)
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := &webhookCluster{c: c, release: createNamespace(t, c, nil)}
 	w.config = "kq-test-" + w.release
 	failIgnore := admissionregistrationv1.Ignore

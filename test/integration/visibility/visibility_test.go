@@ -21,7 +21,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,6 +47,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/app"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 var env *framework.Env
@@ -61,17 +61,6 @@ const (
 	otherNS   = "visibility-b"
 	unitsPath = "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/team-a/queueunits"
 )
-
-// freePort returns a loopback port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 func startScheduler(t *testing.T, visibilityPort, debugPort int, mutate ...func(*app.Options)) {
 	t.Helper()
@@ -204,7 +193,11 @@ func entries(s visibilityv1alpha1.QueueUnitsSummary) []entry {
 }
 
 func TestQueueUnitsThroughTheAggregator(t *testing.T) {
-	visibilityPort, debugPort := freePort(t), freePort(t)
+	ports, err := proc.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	visibilityPort, debugPort := ports[0], ports[1]
 	startScheduler(t, visibilityPort, debugPort)
 	registerAPIService(t, visibilityPort)
 
@@ -410,8 +403,12 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		if err := env.Client.Create(ctx, lease); err != nil {
 			t.Fatal(err)
 		}
-		followerPort := freePort(t)
-		startScheduler(t, followerPort, freePort(t), func(o *app.Options) { o.LeaderElect = true })
+		followerPorts, err := proc.FreePorts(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		followerPort, followerDebugPort := followerPorts[0], followerPorts[1]
+		startScheduler(t, followerPort, followerDebugPort, func(o *app.Options) { o.LeaderElect = true })
 		_, admin, err := env.UserKubeconfig("admin-follower", "system:masters")
 		if err != nil {
 			t.Fatal(err)

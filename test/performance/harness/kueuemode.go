@@ -150,8 +150,9 @@ func kueueTimeToAdmitMs(firstSeen, lastAdmitted time.Time) int64 {
 	return lastAdmitted.Sub(firstSeen).Milliseconds()
 }
 
-// fillKueue computes KueueFigures from the timeline and the exited process.
-func (s *Summary) fillKueue(cfg *Config, tl timeline, p *process, lifetime []sample) {
+// fillKueue computes KueueFigures from the timeline and the exited
+// process's wall time and state.
+func (s *Summary) fillKueue(cfg *Config, tl timeline, wall time.Duration, st *os.ProcessState, lifetime []sample) {
 	k := &KueueFigures{TimeToAdmission: map[string]KueueWait{}}
 	byClass := map[string][]int64{}
 	for _, u := range tl.units {
@@ -163,14 +164,12 @@ func (s *Summary) fillKueue(cfg *Config, tl timeline, p *process, lifetime []sam
 	for _, c := range cfg.Classes {
 		k.TimeToAdmission[c.Name] = KueueWaitStats(byClass[c.Name])
 	}
-	if !p.exitedAt.IsZero() {
-		k.WallSeconds = secs(p.exitedAt.Sub(p.started))
-	}
+	k.WallSeconds = secs(wall)
 	if k.WallSeconds > 0 {
 		k.AdmissionsPerSecond = round(float64(k.Admissions)/k.WallSeconds, 3)
 		k.WallToIdeal = round(k.WallSeconds/s.Ideal.Seconds, 3)
 	}
-	if st := processState(p); st != nil {
+	if st != nil {
 		k.UserCPUSeconds, k.SystemCPUSeconds = round(st.UserTime().Seconds(), 3), round(st.SystemTime().Seconds(), 3)
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 			k.MaxRSSMiB = round(float64(ru.Maxrss)/1024, 1) // Linux: KiB
@@ -214,11 +213,4 @@ func generateKueue(ctx context.Context, c client.Client, cfg *Config, rec *Recor
 	return generateUnits(ctx, cfg, rec,
 		func(k Class, _ int) time.Duration { return k.Interval.Duration },
 		func(ctx context.Context, u *schedv1alpha1.QueueUnit) error { return c.Create(ctx, u) })
-}
-
-func processState(p *process) *os.ProcessState {
-	if p.cmd == nil {
-		return nil
-	}
-	return p.cmd.ProcessState
 }

@@ -55,7 +55,6 @@ func TestFillKueue(t *testing.T) {
 		// Never seen: not counted.
 		{class: "large"},
 	}}
-	p := &process{started: at(-1000), exitedAt: at(9000)}
 	scrape := `rest_client_requests_total{code="200",method="GET"} 100
 rest_client_requests_total{code="200",method="PATCH"} 28
 rest_client_requests_total{code="409",method="PATCH"} 2
@@ -67,7 +66,7 @@ rest_client_requests_total{code="200",method="PUT"} 3
 		t.Fatal(err)
 	}
 	s := &Summary{Ideal: Ideal{Seconds: 4}}
-	s.fillKueue(cfg, tl, p, samples)
+	s.fillKueue(cfg, tl, at(9000).Sub(at(-1000)), nil, samples)
 	want := &KueueFigures{
 		// exit - start = 10 s; 3 admissions; ideal 4 s.
 		WallSeconds: 10, WallToIdeal: 2.5, Admissions: 3, AdmissionsPerSecond: 0.3,

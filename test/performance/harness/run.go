@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +41,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 	"github.com/koordinator-sh/koord-queue/test/integration/framework"
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // Options are the knobs of one run.
@@ -72,35 +71,52 @@ func (o *Options) logf(format string, args ...any) {
 	}
 }
 
-// Run performs one run and writes its results into o.OutputDir. The summary
-// is returned (and written) even when units did not all finish in time.
-func Run(ctx context.Context, o Options) (*Summary, error) {
-	cfg := o.Config
+// stopGrace is how long koord-queue has to exit after SIGTERM.
+const stopGrace = 10 * time.Second
+
+func (o *Options) defaults() {
 	if o.ExtensionWorkers < 1 {
 		o.ExtensionWorkers = 16
 		if o.kueue() {
 			o.ExtensionWorkers = KueueExtensionWorkers
 		}
 	}
-	if err := os.MkdirAll(o.OutputDir, 0o755); err != nil {
-		return nil, err
-	}
-	root := framework.RepoRoot()
-	if err := ensureAssets(root); err != nil {
-		return nil, err
-	}
-	bin := o.Binary
-	if bin == "" {
-		bin = filepath.Join(o.OutputDir, "koord-queue")
-		began := time.Now()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/koord-queue")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build ./cmd/koord-queue: %w\n%s", err, out)
-		}
-		o.logf("built koord-queue in %s", time.Since(began).Round(100*time.Millisecond))
-	}
+}
 
+// run carries one run through its steps.
+type run struct {
+	Options
+	cfg       *Config
+	root, bin string
+	env       *framework.Env
+	// hcfg and c are the harness's own, never the bottleneck.
+	hcfg       *rest.Config
+	c          client.Client
+	args       []string
+	metricsURL string
+	kq         *proc.Process
+	rec        *Recorder
+	ext        *extension
+	s          *Summary
+	// The measured window: from origin to end, with readings at both.
+	origin, end               time.Time
+	before, after             []sample
+	cpuBefore, cpuAfter       cpuReading
+	writesBefore, writesAfter float64
+	writesOK                  bool
+	ps                        procStats
+	events                    map[string]int
+	evWait                    eventWait
+}
+
+// Run performs one run and writes its results into o.OutputDir. The summary
+// is returned (and written) even when units did not all finish in time.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	o.defaults()
+	r := &run{Options: o, cfg: o.Config}
+	if err := r.prepare(ctx); err != nil {
+		return nil, err
+	}
 	env, err := framework.Start(o.frameworkOptions()...)
 	if err != nil {
 		return nil, err
@@ -110,186 +126,260 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			o.logf("stop control plane: %v", err)
 		}
 	}()
-	kubeconfig := filepath.Join(o.OutputDir, "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+	if err := r.setUp(ctx, env); err != nil {
 		return nil, err
 	}
-	schedCfg := filepath.Join(o.OutputDir, "koord-queue-config.yaml")
-	if err := os.WriteFile(schedCfg, []byte(cfg.SchedulerConfig()), 0o644); err != nil {
+	if err := r.startKoordQueue(); err != nil {
 		return nil, err
 	}
-
-	// The harness's own client must never be the bottleneck.
-	hcfg := rest.CopyConfig(env.Config)
-	hcfg.QPS, hcfg.Burst = 100000, 100000
-	if o.kueue() {
-		hcfg.QPS, hcfg.Burst = kueueHarnessQPS, kueueHarnessBurst
-	}
-	hcfg.UserAgent = "koord-queue-perf-harness"
-	c, err := client.New(hcfg, client.Options{Scheme: scheme.New()})
-	if err != nil {
+	defer r.kq.Stop(stopGrace)
+	if err := r.awaitKoordQueue(ctx); err != nil {
 		return nil, err
 	}
-	if err := createQuotas(ctx, c, cfg); err != nil {
-		return nil, err
-	}
-
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	args := append([]string{
-		"--kubeconfig", kubeconfig, "--leader-elect=false",
-		// Loopback only: the harness scrapes plain HTTP without a token.
-		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--metrics-secure=false",
-		"--qps", strconv.FormatFloat(float64(o.QPS), 'f', -1, 32), "--burst", strconv.Itoa(o.Burst),
-		"--config", schedCfg,
-	}, o.ExtraArgs...)
-	kq, err := startProcess(bin, args, filepath.Join(o.OutputDir, "koord-queue.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer kq.stop()
-	if err := waitFor(ctx, time.Minute, kq, func() error { _, err := scrape(metricsURL); return err }); err != nil {
-		return nil, fmt.Errorf("koord-queue /metrics never answered (log in %s): %w", o.OutputDir, err)
-	}
-	if err := waitFor(ctx, time.Minute, kq, func() error { return queuesReady(ctx, c, cfg) }); err != nil {
-		return nil, fmt.Errorf("auto-created Queues: %w", err)
-	}
-	o.logf("koord-queue (pid %d) is up, %d quotas and their queues exist", kq.cmd.Process.Pid, cfg.Parents.Count*(1+cfg.Children.Count))
-
-	rec := newRecorder(cfg)
-	ext := newExtension(c, rec)
-	ext.kueue = o.kueue()
 	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ca, err := cache.New(hcfg, cache.Options{Scheme: scheme.New(), DefaultNamespaces: map[string]cache.Config{cfg.Namespace: {}}})
-	if err != nil {
-		return nil, err
-	}
-	if err := ext.start(runCtx, ca); err != nil {
-		return nil, err
-	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() { _ = ca.Start(runCtx) })
-	if !ca.WaitForCacheSync(runCtx) {
-		return nil, errors.New("harness cache did not sync")
-	}
-	wg.Go(func() { ext.run(runCtx, o.ExtensionWorkers) })
-
-	before, err := scrape(metricsURL)
-	if err != nil {
+	if err := r.observe(runCtx, &wg); err != nil {
 		return nil, err
 	}
-	s := &Summary{Config: cfg.Name, Setup: Setup{
-		QPS: o.QPS, Burst: o.Burst, ExtensionWorkers: o.ExtensionWorkers, KoordQueueArgs: args[2:],
-		Commit: gitCommit(root), ServerVersion: env.ServerVersion, Machine: describeMachine(runtime.NumCPU()), StartedAt: time.Now().UTC().Truncate(time.Second),
-		LoadAverageStart: loadAverage(), Mode: string(o.Mode), APIServerInflight: o.inflight(),
+	if err := r.begin(runCtx); err != nil {
+		return nil, err
+	}
+	if err := r.measure(runCtx, &wg); err != nil {
+		return nil, err
+	}
+	if err := r.collect(ctx); err != nil {
+		return nil, err
+	}
+	cancel()
+	return r.summarise()
+}
+
+func (r *run) path(name string) string { return filepath.Join(r.OutputDir, name) }
+
+// prepare makes the output folder, finds the control plane's binaries and
+// builds koord-queue unless a binary was given.
+func (r *run) prepare(ctx context.Context) error {
+	if err := os.MkdirAll(r.OutputDir, 0o755); err != nil {
+		return err
+	}
+	r.root = framework.RepoRoot()
+	if err := ensureAssets(r.root); err != nil {
+		return err
+	}
+	if r.bin = r.Binary; r.bin != "" {
+		return nil
+	}
+	r.bin = r.path("koord-queue")
+	began := time.Now()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", r.bin, "./cmd/koord-queue")
+	cmd.Dir = r.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/koord-queue: %w\n%s", err, out)
+	}
+	r.logf("built koord-queue in %s", time.Since(began).Round(100*time.Millisecond))
+	return nil
+}
+
+// setUp writes the kubeconfig and koord-queue's config, makes the harness's
+// client and creates the quotas.
+func (r *run) setUp(ctx context.Context, env *framework.Env) error {
+	r.env = env
+	if err := env.WriteKubeconfig(r.path("kubeconfig")); err != nil {
+		return err
+	}
+	if err := os.WriteFile(r.path("koord-queue-config.yaml"), []byte(r.cfg.SchedulerConfig()), 0o644); err != nil {
+		return err
+	}
+	r.hcfg = rest.CopyConfig(env.Config)
+	r.hcfg.QPS, r.hcfg.Burst = 100000, 100000
+	if r.kueue() {
+		r.hcfg.QPS, r.hcfg.Burst = kueueHarnessQPS, kueueHarnessBurst
+	}
+	r.hcfg.UserAgent = "koord-queue-perf-harness"
+	var err error
+	if r.c, err = client.New(r.hcfg, client.Options{Scheme: scheme.New()}); err != nil {
+		return err
+	}
+	return createQuotas(ctx, r.c, r.cfg)
+}
+
+// startKoordQueue starts koord-queue with its metrics on a free port. Its
+// own session keeps a Ctrl-C for the runner from reaching it (the runner
+// still scrapes it then); it dies with the runner.
+func (r *run) startKoordQueue() error {
+	port, err := proc.FreePort()
+	if err != nil {
+		return err
+	}
+	r.metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	r.args = append([]string{
+		"--kubeconfig", r.path("kubeconfig"), "--leader-elect=false",
+		// Loopback only: the harness scrapes plain HTTP without a token.
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--metrics-secure=false",
+		"--qps", strconv.FormatFloat(float64(r.QPS), 'f', -1, 32), "--burst", strconv.Itoa(r.Burst),
+		"--config", r.path("koord-queue-config.yaml"),
+	}, r.ExtraArgs...)
+	r.kq, err = proc.Start(r.bin, r.args, proc.Options{Log: r.path("koord-queue.log"), DieWithParent: true})
+	return err
+}
+
+// awaitKoordQueue waits until koord-queue serves /metrics and has created
+// the Queue of every child quota.
+func (r *run) awaitKoordQueue(ctx context.Context) error {
+	if err := waitFor(ctx, time.Minute, r.kq, func() error { _, err := scrape(r.metricsURL); return err }); err != nil {
+		return fmt.Errorf("koord-queue /metrics never answered (log in %s): %w", r.OutputDir, err)
+	}
+	if err := waitFor(ctx, time.Minute, r.kq, func() error { return queuesReady(ctx, r.c, r.cfg) }); err != nil {
+		return fmt.Errorf("auto-created Queues: %w", err)
+	}
+	r.logf("koord-queue (pid %d) is up, %d quotas and their queues exist", r.kq.PID(), r.cfg.Parents.Count*(1+r.cfg.Children.Count))
+	return nil
+}
+
+// observe starts the recorder and the fake extension on a cache of the
+// run's namespace; both stop with ctx.
+func (r *run) observe(ctx context.Context, wg *sync.WaitGroup) error {
+	r.rec = newRecorder(r.cfg)
+	r.ext = newExtension(r.c, r.rec)
+	r.ext.kueue = r.kueue()
+	ca, err := cache.New(r.hcfg, cache.Options{Scheme: scheme.New(), DefaultNamespaces: map[string]cache.Config{r.cfg.Namespace: {}}})
+	if err != nil {
+		return err
+	}
+	if err := r.ext.start(ctx, ca); err != nil {
+		return err
+	}
+	wg.Go(func() { _ = ca.Start(ctx) })
+	if !ca.WaitForCacheSync(ctx) {
+		return errors.New("harness cache did not sync")
+	}
+	wg.Go(func() { r.ext.run(ctx, r.ExtensionWorkers) })
+	return nil
+}
+
+// begin takes the readings the run is measured from and records the setup.
+func (r *run) begin(ctx context.Context) error {
+	var err error
+	if r.before, err = scrape(r.metricsURL); err != nil {
+		return err
+	}
+	r.s = &Summary{Config: r.cfg.Name, Setup: Setup{
+		QPS: r.QPS, Burst: r.Burst, ExtensionWorkers: r.ExtensionWorkers, KoordQueueArgs: r.args[2:],
+		Commit: gitCommit(r.root), ServerVersion: r.env.ServerVersion, Machine: describeMachine(runtime.NumCPU()), StartedAt: time.Now().UTC().Truncate(time.Second),
+		LoadAverageStart: loadAverage(), Mode: string(r.Mode), APIServerInflight: r.inflight(),
 	}}
-	cpuBefore := machineCPU(kq.cmd.Process.Pid)
-	writesBefore, writesOK := apiServerWrites(runCtx, hcfg)
-	origin := time.Now()
-	o.logf("creating %d units (%s)", cfg.Units(), cfg.Name)
+	r.cpuBefore = machineCPU(r.kq.PID())
+	r.writesBefore, r.writesOK = apiServerWrites(ctx, r.hcfg)
+	r.origin = time.Now()
+	return nil
+}
+
+// measure creates the units and waits until every one is done, the
+// config's timeout passes or ctx ends (an interrupt: what was measured so
+// far is still written). It fails when creating fails or koord-queue exits.
+func (r *run) measure(ctx context.Context, wg *sync.WaitGroup) error {
+	r.logf("creating %d units (%s)", r.cfg.Units(), r.cfg.Name)
 	createErr := make(chan error, 1)
 	wg.Go(func() {
-		if o.kueue() {
-			createErr <- generateKueue(runCtx, c, cfg, rec)
+		if r.kueue() {
+			createErr <- generateKueue(ctx, r.c, r.cfg, r.rec)
 			return
 		}
-		createErr <- generate(runCtx, c, cfg, rec, origin)
+		createErr <- generate(ctx, r.c, r.cfg, r.rec, r.origin)
 	})
-
-	deadline := time.NewTimer(cfg.Timeout.Duration)
+	deadline := time.NewTimer(r.cfg.Timeout.Duration)
 	defer deadline.Stop()
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
-wait:
 	for {
 		select {
-		case <-rec.allDone:
-			break wait
+		case <-r.rec.allDone:
+			return nil
 		case <-deadline.C:
-			s.TimedOut = true
-			break wait
+			r.s.TimedOut = true
+			return nil
 		case err := <-createErr:
 			if err != nil {
-				cancel()
-				return nil, fmt.Errorf("create units: %w", err)
+				return fmt.Errorf("create units: %w", err)
 			}
-		case <-kq.exited:
-			return nil, fmt.Errorf("koord-queue exited during the run: %w (log in %s)", kq.err, o.OutputDir)
+		case <-r.kq.Done():
+			return fmt.Errorf("koord-queue exited during the run: %w (log in %s)", r.kq.Wait(), r.OutputDir)
 		case <-tick.C:
-			done, running, pending := rec.progress()
-			o.logf("%5.0fs done %d, admitted %d, pending %d", time.Since(origin).Seconds(), done, running, pending)
+			done, running, pending := r.rec.progress()
+			r.logf("%5.0fs done %d, admitted %d, pending %d", time.Since(r.origin).Seconds(), done, running, pending)
 		case <-ctx.Done():
-			// Interrupted: still write what was measured so far.
-			s.TimedOut, s.Interrupted = true, true
-			break wait
+			r.s.TimedOut, r.s.Interrupted = true, true
+			return nil
 		}
 	}
-	end := time.Now()
-	// The final reads must work after an interrupt too.
-	fin, finCancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer finCancel()
-	// koord-queue writes its events at its own pace: count them once none waits.
-	evWait := waitEventsWritten(context.WithoutCancel(ctx), metricsURL)
-	after, err := scrape(metricsURL)
-	if err != nil {
-		return nil, fmt.Errorf("final scrape: %w", err)
-	}
-	ps, err := readProc(kq.cmd.Process.Pid)
-	if err != nil {
-		return nil, fmt.Errorf("read koord-queue's /proc: %w", err)
-	}
-	cpuAfter := machineCPU(kq.cmd.Process.Pid)
-	if o.kueue() {
-		// Kueue's wall time and rusage end with the scheduler's exit.
-		kq.stop()
-	}
-	writesAfter, writesAfterOK := apiServerWrites(fin, hcfg)
-	events, err := countEvents(fin, c, cfg.Namespace)
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
-	}
-	s.Setup.LoadAverageEnd = loadAverage()
-	if s.TimedOut {
-		if s.Unfinished, err = unfinished(fin, c, cfg.Namespace); err != nil {
-			return nil, fmt.Errorf("list unfinished units: %w", err)
-		}
-	}
-	cancel()
+}
 
-	tl := rec.freeze(end)
-	s.fill(cfg, tl, end)
-	s.fillProcess(before, after, ps)
-	if o.kueue() {
-		s.fillKueue(cfg, tl, kq, after)
+// collect takes the final readings; they must work after an interrupt too.
+func (r *run) collect(ctx context.Context) error {
+	r.end = time.Now()
+	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	// koord-queue writes its events at its own pace: count them once none waits.
+	r.evWait = waitEventsWritten(context.WithoutCancel(ctx), r.metricsURL)
+	var err error
+	if r.after, err = scrape(r.metricsURL); err != nil {
+		return fmt.Errorf("final scrape: %w", err)
 	}
-	s.CPU = cpuAfter.minus(cpuBefore, end.Sub(origin).Seconds(), s.Setup.Machine.NProc)
-	if writesOK && writesAfterOK {
-		s.CPU.apiBound(writesAfter-writesBefore, s.Units, s.Setup.Machine.NProc, s.WallSeconds)
+	if r.ps, err = readProc(r.kq.PID()); err != nil {
+		return fmt.Errorf("read koord-queue's /proc: %w", err)
 	}
-	s.API.UnitStatusWrites = ext.schedulerUnitWrites()
-	s.API.EventsByReason = events
-	for _, n := range events {
+	r.cpuAfter = machineCPU(r.kq.PID())
+	if r.kueue() {
+		// Kueue's wall time and rusage end with the scheduler's exit.
+		r.kq.Stop(stopGrace)
+	}
+	writesAfter, ok := apiServerWrites(fin, r.hcfg)
+	r.writesAfter, r.writesOK = writesAfter, r.writesOK && ok
+	if r.events, err = countEvents(fin, r.c, r.cfg.Namespace); err != nil {
+		return fmt.Errorf("list events: %w", err)
+	}
+	r.s.Setup.LoadAverageEnd = loadAverage()
+	if r.s.TimedOut {
+		if r.s.Unfinished, err = unfinished(fin, r.c, r.cfg.Namespace); err != nil {
+			return fmt.Errorf("list unfinished units: %w", err)
+		}
+	}
+	return nil
+}
+
+// summarise computes the figures from the readings and writes them.
+func (r *run) summarise() (*Summary, error) {
+	s := r.s
+	tl := r.rec.freeze(r.end)
+	s.fill(r.cfg, tl, r.end)
+	s.fillProcess(r.before, r.after, r.ps)
+	if r.kueue() {
+		s.fillKueue(r.cfg, tl, r.kq.Wall(), r.kq.State(), r.after)
+	}
+	s.CPU = r.cpuAfter.minus(r.cpuBefore, r.end.Sub(r.origin).Seconds(), s.Setup.Machine.NProc)
+	if r.writesOK {
+		s.CPU.apiBound(r.writesAfter-r.writesBefore, s.Units, s.Setup.Machine.NProc, s.WallSeconds)
+	}
+	s.API.UnitStatusWrites = r.ext.schedulerUnitWrites()
+	s.API.EventsByReason = r.events
+	for _, n := range r.events {
 		s.API.Events += n
 	}
-	s.Events = checkEvents(s, events, evWait)
+	s.Events = checkEvents(s, r.events, r.evWait)
 	if s.Admissions > 0 {
 		s.API.UnitStatusWritesPerAdmission = round(float64(s.API.UnitStatusWrites)/float64(s.Admissions), 3)
 		s.API.EventsPerAdmission = round(float64(s.API.Events)/float64(s.Admissions), 3)
 	}
-	s.HarnessWriteErrors, err = ext.errors()
-	if err != nil {
+	var err error
+	if s.HarnessWriteErrors, err = r.ext.errors(); err != nil {
 		s.HarnessLastError = err.Error()
 	}
-	if err := s.write(o.OutputDir, tl, origin); err != nil {
+	if err := s.write(r.OutputDir, tl, r.origin); err != nil {
 		return s, err
 	}
-	o.logf("wrote %s", filepath.Join(o.OutputDir, "summary.yaml"))
+	r.logf("wrote %s", r.path("summary.yaml"))
 	return s, nil
 }
 
@@ -449,58 +539,8 @@ func createWithRetry(ctx context.Context, c client.Client, u *schedv1alpha1.Queu
 	}
 }
 
-// process is koord-queue running as a child.
-type process struct {
-	cmd    *exec.Cmd
-	log    *os.File
-	exited chan struct{}
-	err    error
-	// started is just after the process started; exitedAt when its exit
-	// was seen.
-	started, exitedAt time.Time
-}
-
-func startProcess(bin string, args []string, logPath string) (*process, error) {
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	// Its own process group keeps a Ctrl-C for the runner from reaching it
-	// (the runner still scrapes it then); it dies with the runner.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	p := &process{cmd: cmd, log: f, exited: make(chan struct{}), started: time.Now()}
-	go func() {
-		p.err = cmd.Wait()
-		p.exitedAt = time.Now()
-		f.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-// stop sends SIGTERM, then SIGKILL after 10s, and waits for the exit.
-func (p *process) stop() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-func waitFor(ctx context.Context, timeout time.Duration, p *process, cond func() error) error {
+// waitFor polls cond until it holds, failing early when p exits.
+func waitFor(ctx context.Context, timeout time.Duration, p *proc.Process, cond func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := cond()
@@ -508,8 +548,8 @@ func waitFor(ctx context.Context, timeout time.Duration, p *process, cond func()
 			return nil
 		}
 		select {
-		case <-p.exited:
-			return fmt.Errorf("koord-queue exited: %w", p.err)
+		case <-p.Done():
+			return fmt.Errorf("koord-queue exited: %w", p.Wait())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -518,15 +558,6 @@ func waitFor(ctx context.Context, timeout time.Duration, p *process, cond func()
 			return err
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // ensureAssets points KUBEBUILDER_ASSETS at the tools folder when unset.

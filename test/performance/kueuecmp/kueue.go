@@ -35,6 +35,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
 // Module is Kueue's module path; DefaultVersion the pinned release.
@@ -165,19 +167,23 @@ func (k *Kueue) Run(ctx context.Context, generator, out, assets string, timeout 
 		"--metricsScrapeInterval=5s",
 		"--timeout", timeout.String(),
 	}
-	f, err := os.Create(filepath.Join(out, "runner.log"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, k.Runner, args...)
-	cmd.Env = append(os.Environ(), "KUBEBUILDER_ASSETS="+assets)
-	cmd.Stdout, cmd.Stderr = f, f
+	logPath := filepath.Join(out, "runner.log")
 	if log != nil {
 		fmt.Fprintf(log, "perf-compare: Kueue %s runner %s\n", k.Version, strings.Join(args, " "))
 	}
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("kueue runner: %w (log in %s)", err, f.Name())
+	p, err := proc.Start(k.Runner, args, proc.Options{Log: logPath, Env: []string{"KUBEBUILDER_ASSETS=" + assets}, DieWithParent: true})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		// SIGTERM first: the runner handles it and winds down its children.
+		p.Stop(10 * time.Second)
+		return fmt.Errorf("kueue runner: %w (log in %s)", ctx.Err(), logPath)
+	}
+	if err := p.Wait(); err != nil {
+		return fmt.Errorf("kueue runner: %w (log in %s)", err, logPath)
 	}
 	return nil
 }
