@@ -215,6 +215,9 @@ func TestFreePorts(t *testing.T) {
 		if port <= 0 || seen[port] {
 			t.Errorf("ports %v: %d is invalid or repeated", ports, port)
 		}
+		if port >= ephemeralLow() {
+			t.Errorf("port %d is in the kernel's ephemeral range (from %d): an outgoing connection may take it", port, ephemeralLow())
+		}
 		seen[port] = true
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
