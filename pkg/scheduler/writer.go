@@ -473,7 +473,10 @@ func (w *statusWriter) apply(ctx context.Context, wr *write) (*schedv1alpha1.Que
 		if err == nil {
 			return obj, nil
 		}
-		if !apierrors.IsConflict(err) || !wr.retryOnConflict || attempt >= 3 {
+		// Planted bug: an admission that conflicts is made again on the
+		// fresh object instead of being decided again.
+		retry := wr.retryOnConflict || (wr.done != nil && mutation.On(mutation.DoubleAdmission))
+		if !apierrors.IsConflict(err) || !retry || attempt >= 3 {
 			return nil, err
 		}
 		fresh := &schedv1alpha1.QueueUnit{}

@@ -37,6 +37,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -73,7 +74,7 @@ var modes = map[string]mode{
 }
 
 // faultsPerRound is the length of the fault schedule (the burst apart).
-const faultsPerRound = 12
+const faultsPerRound = 13
 
 // caughtBy names the rules each planted bug breaks: a mutated run passes
 // only if the checker found a violation of at least one of them.
@@ -82,7 +83,7 @@ var caughtBy = map[mutation.Mutation][]string{
 	mutation.NoCatchUp:         {"quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},
 	mutation.LostAdmission:     {"lost"},
 	mutation.EvictionKeepsPods: {"running-without-admission", "quota-exceeded"},
-	mutation.DoubleAdmission:   {"quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},
+	mutation.DoubleAdmission:   {"admitted-again", "quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},
 }
 
 func repoRoot() string {
@@ -248,6 +249,7 @@ func TestChaos(t *testing.T) {
 		r.fault(ctx, "cut leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.QueueBinary) })
 		r.fault(ctx, "cut follower, leader killed, heal at its lease's end", func() error { return r.cutFollowerKillLeader(ctx) })
 		r.fault(ctx, "cut controllers leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.ControllersBinary) })
+		r.fault(ctx, "webhook down while unsuspended jobs are created", func() error { return r.webhookDown(ctx, maker) })
 		if round == m.rounds-1 {
 			r.fault(ctx, "burst", func() error { return r.burst(ctx, maker, m.burstJobs) })
 		}
@@ -547,6 +549,41 @@ func (r *run) pauseLeader(ctx context.Context, binary string) error {
 		return gone, nil
 	})
 	return nil
+}
+
+// webhookDown kills the replica of koord-queue-controllers that serves the
+// admission webhook, creates unheldJobs jobs unsuspended in unheldLeaf (the
+// API server, failurePolicy Ignore, stores them as written, so their pods
+// may start), and starts the replica again. The backstop must suspend them
+// and queue them (the checker bounds how long they run unadmitted:
+// backstop-late); the drain, that they are admitted and finish.
+func (r *run) webhookDown(ctx context.Context, maker *jobMaker) error {
+	const server = cluster.ControllersBinary // replica 0 holds the webhook's port
+	r.checker.RecordFault("webhook down", server)
+	if err := r.c.Kill(server); err != nil {
+		return err
+	}
+	var names []string
+	for range unheldJobs {
+		j := maker.named(unheldLeaf, 1, 0, 2*time.Second)
+		j.Spec.Suspend = ptr.To(false)
+		if err := createJob(ctx, r.c.Client, j); err != nil {
+			return err
+		}
+		r.created.Add(1)
+		names = append(names, j.Name)
+	}
+	// The fault proves something only if the webhook missed them.
+	for _, name := range names {
+		j := &batchv1.Job{}
+		if err := r.c.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, j); err != nil {
+			return err
+		}
+		if _, stamped := j.Annotations[schedv1alpha1.CreatedAtAnnotation]; stamped {
+			r.t.Errorf("job %s was stamped by the webhook, which should have been down", name)
+		}
+	}
+	return r.c.Restart(ctx, server)
 }
 
 // preemptLeaf opts into preemption (LowerPriority); the preemption fault

@@ -35,7 +35,10 @@ const (
 	EvictionKeepsPods Mutation = "eviction-keeps-pods"
 	// DoubleAdmission: the answer of one landed admission in Every is taken
 	// for a conflict, and the conflict for a refusal: the unit, admitted on
-	// the API, is given back its quota and decided again.
+	// the API, is given back its quota and decided again; and an admission
+	// that conflicts is made again on the object read afresh (as the other
+	// writes are) instead of being decided again, so the second decision
+	// lands on the unit already admitted.
 	DoubleAdmission Mutation = "double-admission"
 )
 

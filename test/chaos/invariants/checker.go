@@ -63,6 +63,7 @@ type Checker struct {
 	// streams with an exact frontier; Jobs and quotas are only looked up.
 	podStream, unitStream      *stream
 	jobInformer, quotaInformer cache.SharedIndexInformer
+	jobs                       cache.Store // the job informer's
 
 	mu      sync.Mutex
 	buffer  []event // watch events not yet applied, any order
@@ -87,9 +88,13 @@ type Checker struct {
 	// leavingSince is when each quota's resource went above max counting
 	// its pods being deleted (the start of an episode still open).
 	leavingSince map[string]time.Time
-	admitted     []time.Time
-	report       Report
-	finished     bool // Finish ran: the report is the caller's now
+	// unheldSince is when each job the webhook never saw (no created-at
+	// stamp) began running with no unit holding quota, until the backstop
+	// suspends it or its unit is admitted.
+	unheldSince map[string]time.Time
+	admitted    []time.Time
+	report      Report
+	finished    bool // Finish ran: the report is the caller's now
 	// frontierFunc replaces the watches' frontier in tests.
 	frontierFunc func() int64
 }
@@ -132,10 +137,11 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
-		leavingSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
+		leavingSince: map[string]time.Time{}, unheldSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
 	}
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace))
 	c.jobInformer = typed.Batch().V1().Jobs().Informer()
+	c.jobs = c.jobInformer.GetStore()
 	pods := cs.CoreV1().Pods(opts.Namespace)
 	c.podStream = newStream("pods",
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
@@ -253,7 +259,7 @@ func (c *Checker) addHandlers() error {
 
 // jobQuota is the quota label of a Job (for pods that do not carry it).
 func (c *Checker) jobQuota(key string) string {
-	obj, ok, _ := c.jobInformer.GetStore().GetByKey(key)
+	obj, ok, _ := c.jobs.GetByKey(key)
 	if !ok {
 		return ""
 	}
@@ -482,6 +488,13 @@ func (c *Checker) applyUnit(ev event) {
 		if holdsQuota(ev.unit.phase) && (!had || !holdsQuota(old.phase)) {
 			c.admitted = append(c.admitted, ev.seen)
 		}
+		if had && holdsQuota(old.phase) && holdsQuota(ev.unit.phase) && ev.unit.attempts > old.attempts && !c.inBlind(ev.rv) {
+			// Only an admission adds an attempt to a unit holding quota: it
+			// was admitted again without leaving its admission.
+			c.report.addViolation(Violation{Kind: "admitted-again", At: ev.seen, ResourceVersion: ev.rv,
+				Message: fmt.Sprintf("unit %s, holding quota (%s, attempt %d), was admitted again (%s, attempt %d) without leaving its admission",
+					ev.key, old.phase, old.attempts, ev.unit.phase, ev.unit.attempts)})
+		}
 		if had && holdsQuota(old.phase) && !holdsQuota(ev.unit.phase) && !finished(ev.unit.phase) {
 			// Evicted (preempted, reclaimed, out of time): back to waiting.
 			c.report.Evictions++
@@ -518,12 +531,60 @@ func (c *Checker) checkJob(job string, ev event) {
 		}
 	}
 	sort.Strings(holding)
-	c.episode(c.running[job] > 0 && len(holding) == 0, "running-without-admission", job, ev,
+	unadmitted := c.running[job] > 0 && len(holding) == 0
+	missed := c.missedByWebhook(job)
+	c.episode(unadmitted && !missed, "running-without-admission", job, ev,
 		fmt.Sprintf("job %s has %d running pods and no unit holding quota (event of %s)", job, c.running[job], ev.key))
+	c.checkUnheld(job, unadmitted && missed, ev.seen, ev)
 	c.episode(len(holding) > 1, "admitted-twice", job, ev,
 		fmt.Sprintf("job %s has %d units holding quota at once: %v", job, len(holding), holding))
 	c.episode(len(holding) == 1 && int64(c.live[job]) > replicas, "more-pods-than-admitted", job, ev,
 		fmt.Sprintf("job %s has %d live pods, its unit %s was admitted with %d", job, c.live[job], holding, replicas))
+}
+
+// UnheldBound is how long a job the webhook never saw (created while it was
+// down: failurePolicy Ignore lets the API server store it as written) may
+// run with no unit holding quota before the backstop has suspended it: the
+// controllers' leader may be the replica that went down, so a lease (15 s)
+// and a start pass before the backstop runs, then the pods' deletion.
+const UnheldBound = time.Minute
+
+// missedByWebhook: job carries no stamp of the admission webhook, which
+// stamps every job it holds; one the checker has not seen is taken as
+// stamped, so it is judged strictly.
+func (c *Checker) missedByWebhook(job string) bool {
+	obj, ok, _ := c.jobs.GetByKey(job)
+	if !ok {
+		return false
+	}
+	_, stamped := obj.(*batchv1.Job).Annotations[schedv1alpha1.CreatedAtAnnotation]
+	return !stamped
+}
+
+// checkUnheld counts the jobs the webhook missed that ran unadmitted
+// (allowed: the price of failurePolicy Ignore), and records a violation
+// (backstop-late) when one runs so for longer than UnheldBound.
+func (c *Checker) checkUnheld(job string, unheld bool, at time.Time, ev event) {
+	since, ok := c.unheldSince[job]
+	switch {
+	case unheld && !ok:
+		c.report.UnheldJobs++
+		c.unheldSince[job], since, ok = at, at, true
+	case !unheld:
+		delete(c.unheldSince, job)
+		ok = false
+	}
+	c.episode(ok && at.Sub(since) > UnheldBound, "backstop-late", job, ev,
+		fmt.Sprintf("job %s, created while the webhook was down, has run with no unit holding quota since %s, longer than %s",
+			job, since.Format(time.RFC3339), UnheldBound))
+}
+
+// judgeUnheldAtEnd judges the jobs still running unadmitted at the end.
+func (c *Checker) judgeUnheldAtEnd() {
+	for job, since := range c.unheldSince {
+		c.episode(c.report.Ended.Sub(since) > UnheldBound, "backstop-late", job, event{seen: c.report.Ended},
+			fmt.Sprintf("job %s, created while the webhook was down, ran with no unit holding quota from %s to the end of the run", job, since.Format(time.RFC3339)))
+	}
 }
 
 // episode records a violation when cond becomes true for (kind, subject),
@@ -686,6 +747,7 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 	}
 	c.report.Admissions = len(c.admitted)
 	c.judgeLeavingAtEnd()
+	c.judgeUnheldAtEnd()
 	c.report.Faults = faultFigures(c.faults, c.admitted, c.report.Ended)
 	for i := range c.report.Faults {
 		c.report.Faults[i].PeakHeld, c.report.Faults[i].PeakUse = c.faultPeaks[i].held, c.faultPeaks[i].used

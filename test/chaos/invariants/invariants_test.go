@@ -27,9 +27,11 @@ import (
 	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"k8s.io/client-go/tools/cache"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
@@ -40,6 +42,7 @@ func newModel() *Checker {
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
 		leavingSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
+		unheldSince: map[string]time.Time{}, jobs: cache.NewStore(cache.MetaNamespaceKeyFunc),
 	}
 }
 
@@ -57,6 +60,12 @@ func pod(job, quota string, cpu int64, phase corev1.PodPhase, deleting bool) *po
 		live: !finished && !deleting, terminating: !finished && deleting,
 		running: !finished && !deleting && phase == corev1.PodRunning,
 	}
+}
+
+// attempt sets the unit's status.attempts.
+func attempt(u *unitState, n int64) *unitState {
+	u.attempts = n
+	return u
 }
 
 func unit(job string, phase string, replicas int64) *unitState {
@@ -130,6 +139,18 @@ func TestModel(t *testing.T) {
 				{rv: 5, key: "ns/p2", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodPending, false)},
 			},
 			want: map[string]int{"admitted-twice": 1, "more-pods-than-admitted": 1},
+		},
+		{
+			name: "a unit admitted again while it holds quota; and once more after an eviction (allowed)",
+			events: []event{
+				{rv: 1, key: "ns/a", unit: attempt(unit("ns/j1", "Dequeued", 1), 1)},
+				{rv: 2, key: "ns/a", unit: attempt(unit("ns/j1", "Running", 1), 1)},
+				{rv: 3, key: "ns/a", unit: attempt(unit("ns/j1", "Dequeued", 1), 2)},
+				{rv: 4, key: "ns/a", unit: attempt(unit("ns/j1", "Enqueued", 0), 2)},
+				{rv: 5, key: "ns/a", unit: attempt(unit("ns/j1", "Enqueued", 0), 3)},
+				{rv: 6, key: "ns/a", unit: attempt(unit("ns/j1", "Dequeued", 1), 4)},
+			},
+			want: map[string]int{"admitted-again": 1},
 		},
 	}
 	for _, tc := range cases {
@@ -213,6 +234,60 @@ func TestTerminatingExcessIsBounded(t *testing.T) {
 			}
 			if c.report.OverMaxWithPodsBeingDeleted != 1 {
 				t.Errorf("over max with pods being deleted %d times, want 1", c.report.OverMaxWithPodsBeingDeleted)
+			}
+		})
+	}
+}
+
+// A job the webhook never stamped may run unadmitted until the backstop
+// suspends it, for UnheldBound at most; a stamped one may not at all.
+func TestUnheldJobsAreBounded(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		stamped   bool
+		lastEvent time.Duration // after its pod began running
+		gone      bool          // the last event deletes the pod
+		end       time.Duration
+		want      map[string]int
+	}{
+		{name: "missed, suspended within the bound", lastEvent: UnheldBound / 2, gone: true, end: 2 * UnheldBound, want: map[string]int{}},
+		{name: "missed, running at an event past the bound", lastEvent: UnheldBound + time.Second, end: UnheldBound + 2*time.Second,
+			want: map[string]int{"backstop-late": 1}},
+		{name: "missed, running at the end past the bound", lastEvent: time.Second, end: UnheldBound + time.Second,
+			want: map[string]int{"backstop-late": 1}},
+		{name: "stamped", stamped: true, lastEvent: time.Second, gone: true, end: time.Minute,
+			want: map[string]int{"running-without-admission": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newModel()
+			c.quotas["leaf"] = quotaNode{max: amounts{corev1.ResourceCPU: 4000}}
+			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j1"}}
+			if tc.stamped {
+				j.Annotations = map[string]string{schedv1alpha1.CreatedAtAnnotation: t0.Format(time.RFC3339Nano)}
+			}
+			if err := c.jobs.Add(j); err != nil {
+				t.Fatal(err)
+			}
+			last := event{rv: 3, seq: 3, seen: t0.Add(tc.lastEvent), key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)}
+			if tc.gone {
+				last.pod = nil
+			}
+			c.buffer = []event{
+				{rv: 1, seq: 1, seen: t0, key: "ns/j1", unit: unit("ns/j1", "Enqueued", 1)},
+				{rv: 2, seq: 2, seen: t0, key: "ns/p1", isPod: true, pod: pod("ns/j1", "leaf", 1000, corev1.PodRunning, false)},
+				last,
+			}
+			c.apply(true)
+			c.report.Ended = t0.Add(tc.end)
+			c.judgeUnheldAtEnd()
+			for _, kind := range []string{"backstop-late", "running-without-admission"} {
+				if got := c.report.ViolationCounts[kind]; got != tc.want[kind] {
+					t.Errorf("%s: %d, want %d (%v)", kind, got, tc.want[kind], c.report.Violations)
+				}
+			}
+			if want := 1; !tc.stamped && c.report.UnheldJobs != want {
+				t.Errorf("unheld jobs %d, want %d", c.report.UnheldJobs, want)
 			}
 		})
 	}

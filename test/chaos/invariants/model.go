@@ -91,10 +91,13 @@ type unitState struct {
 	// set's replicas times the resources of one.
 	quota  string
 	charge amounts
+	// attempts is status.attempts: an admission adds one, and so does a
+	// pending unit's refusal; nothing else does.
+	attempts int64
 }
 
 func unitStateOf(u *schedv1alpha1.QueueUnit) unitState {
-	s := unitState{phase: u.Status.Phase, quota: u.Status.Quota, charge: amounts{}}
+	s := unitState{phase: u.Status.Phase, quota: u.Status.Quota, charge: amounts{}, attempts: u.Status.Attempts}
 	if s.quota == "" {
 		s.quota = u.Labels[schedv1alpha1.QuotaNameLabel]
 	}

@@ -52,6 +52,9 @@ type Report struct {
 	// PodEvents and UnitEvents are the watch events applied: the samples.
 	PodEvents  int `json:"podEvents"`
 	UnitEvents int `json:"unitEvents"`
+	// UnheldJobs counts the jobs the webhook never saw that ran with no unit
+	// holding quota before the backstop caught them (UnheldBound).
+	UnheldJobs int `json:"unheldJobs,omitempty"`
 	// OverMaxWithPodsBeingDeleted counts the times a quota's live pods plus
 	// its pods being deleted went above its max (allowed, reported apart).
 	OverMaxWithPodsBeingDeleted int `json:"overMaxWithPodsBeingDeleted"`
