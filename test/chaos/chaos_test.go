@@ -187,6 +187,10 @@ func TestChaos(t *testing.T) {
 			Log: c.AuditLog(), Writers: c.Replicas(cluster.QueueBinary),
 			LeaseName: cluster.QueueBinary, LeaseNamespace: cluster.Namespace,
 		},
+		ControllersAudit: invariants.AuditOptions{
+			Log: c.AuditLog(), Writers: c.Replicas(cluster.ControllersBinary), Resources: []string{"queueunits", "jobs"},
+			LeaseName: cluster.ControllersBinary, LeaseNamespace: cluster.Namespace,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +277,10 @@ func TestChaos(t *testing.T) {
 		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, of unknown outcome %v, unread %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers,
 			report.Audit.Writes, report.Audit.RefusedWrites, report.Audit.UnknownOutcome, report.Audit.Unread, len(report.Audit.Uncertain))
 	}
+	if a := report.ControllersAudit; a != nil {
+		t.Logf("controllers' audit: %d lease writes, %d takeovers, writes %v, refused %v, of unknown outcome %v, unread %v, uncertain %d", a.LeaseWrites, a.Takeovers,
+			a.Writes, a.RefusedWrites, a.UnknownOutcome, a.Unread, len(a.Uncertain))
+	}
 	// The stream, the burst and the preemption fault's jobs: what the test
 	// itself created, counted as each create was answered.
 	want := int(r.created.Load())
@@ -300,6 +308,9 @@ func TestChaos(t *testing.T) {
 	// restarts of the API server may or may not cost a lease).
 	case report.Audit == nil || report.Audit.Takeovers < 4*m.rounds || sum(report.Audit.Writes) < want:
 		t.Errorf("the audit check read too little: %+v", report.Audit)
+	// The controllers create every unit and resume every job.
+	case report.ControllersAudit == nil || report.ControllersAudit.Takeovers < 4*m.rounds || sum(report.ControllersAudit.Writes) < 2*want:
+		t.Errorf("the controllers' audit check read too little: %+v", report.ControllersAudit)
 	case appr.approved.Load() == 0:
 		t.Errorf("no admission check was answered: the checked queue %s saw no unit", checkedLeaf)
 	case report.Evictions < m.rounds:

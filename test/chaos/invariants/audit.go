@@ -33,8 +33,12 @@ type AuditOptions struct {
 	// Log is the kube-apiserver audit log (test/cluster's policy: Lease
 	// writes with their response, QueueUnit writes at Metadata level).
 	Log string
-	// Writers are the API users of the koord-queue replicas, one each.
+	// Writers are the API users of the replicas of one binary, one each.
 	Writers []string
+	// Resources are the resources whose writes are judged: "queueunits"
+	// (its status included) unless set; "jobs" for the controllers, which
+	// resume and suspend them.
+	Resources []string
 	// LeaseName and LeaseNamespace name koord-queue's leader Lease.
 	LeaseName, LeaseNamespace string
 	// Tolerance is how long after its last renewal a leader may still
@@ -98,6 +102,10 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	resources := o.Resources
+	if len(resources) == 0 {
+		resources = []string{"queueunits"}
+	}
 	writers := map[string]bool{}
 	for _, w := range o.Writers {
 		writers[w] = true
@@ -122,7 +130,7 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 			leases = append(leases, w)
 			continue
 		}
-		if ev.ObjectRef != nil && ev.ObjectRef.Resource == "queueunits" && writers[ev.User.Username] && ev.Verb != "get" {
+		if ev.ObjectRef != nil && slices.Contains(resources, ev.ObjectRef.Resource) && writers[ev.User.Username] && ev.Verb != "get" {
 			writes = append(writes, ev)
 		}
 	}
@@ -152,7 +160,9 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 		default:
 			fig.Writes[user]++
 		}
-		fig.written[ev.ObjectRef.Namespace+"/"+ev.ObjectRef.Name] = true
+		if ev.ObjectRef.Resource == "queueunits" {
+			fig.written[ev.ObjectRef.Namespace+"/"+ev.ObjectRef.Name] = true
+		}
 		if v, uncertain := judgeWrite(ev, leases, userOf, o.Tolerance); v != "" {
 			out = append(out, Violation{Kind: "write-by-non-leader", At: ev.RequestReceivedTimestamp.Time, Message: v})
 		} else if uncertain != "" {
@@ -206,7 +216,11 @@ func sameReplica(ev *auditv1.Event, holder string, userOf map[string]string) boo
 func judgeWrite(ev *auditv1.Event, leases []leaseWrite, userOf map[string]string, tolerance time.Duration) (violation, uncertain string) {
 	user := ev.User.Username
 	received, answered := ev.RequestReceivedTimestamp.Time, ev.StageTimestamp.Time
-	what := fmt.Sprintf("%s of queueunits/%s %s/%s by %s received %s", ev.Verb, ev.ObjectRef.Subresource,
+	resource := ev.ObjectRef.Resource
+	if ev.ObjectRef.Subresource != "" {
+		resource += "/" + ev.ObjectRef.Subresource
+	}
+	what := fmt.Sprintf("%s of %s %s/%s by %s received %s", ev.Verb, resource,
 		ev.ObjectRef.Namespace, ev.ObjectRef.Name, user, received.Format(time.RFC3339Nano))
 	// The last lease write answered before the write arrived.
 	i := sort.Search(len(leases), func(i int) bool { return leases[i].at.After(received) }) - 1

@@ -52,6 +52,10 @@ type Options struct {
 	Namespace string
 	// Audit, when its Log is set, adds the check of QueueUnit writers.
 	Audit AuditOptions
+	// ControllersAudit, when its Log is set, judges the writes of
+	// koord-queue-controllers' replicas (Jobs and QueueUnits) against their
+	// own Lease the same way.
+	ControllersAudit AuditOptions
 }
 
 // Checker watches a cluster and records every broken invariant.
@@ -762,6 +766,16 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 			c.report.addViolation(v)
 		}
 		c.judgeRanWithoutWrite(audit.written)
+	}
+	if c.opts.ControllersAudit.Log != "" {
+		audit, vs, err := CheckAudit(c.opts.ControllersAudit)
+		if err != nil {
+			return nil, err
+		}
+		c.report.ControllersAudit = audit
+		for _, v := range vs {
+			c.report.addViolation(v)
+		}
 	}
 	r := c.report
 	return &r, nil

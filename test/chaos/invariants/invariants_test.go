@@ -389,6 +389,48 @@ func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
 	}
 }
 
+// The controllers' writes of Jobs are judged only when asked for.
+func TestCheckAuditJudgesTheResourcesNamed(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(s int) string { return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00") }
+	lease := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
+		`"user":{"username":"kqc-0"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue-controllers"},` +
+		`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue-controllers","namespace":"koord-queue"},` +
+		`"spec":{"holderIdentity":"kqc-0_1","renewTime":"` + ts(0) + `"}},"requestReceivedTimestamp":"` + ts(0) + `","stageTimestamp":"` + ts(0) + `"}`
+	job := func(s int, user string) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
+			`"user":{"username":"` + user + `"},"objectRef":{"resource":"jobs","namespace":"chaos","name":"j1"},` +
+			`"responseStatus":{"code":200},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(strings.Join([]string{lease, job(1, "kqc-0"), job(2, "kqc-1")}, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := AuditOptions{Log: path, Writers: []string{"kqc-0", "kqc-1"}, LeaseName: "koord-queue-controllers", LeaseNamespace: "koord-queue"}
+	if fig, vs, err := CheckAudit(o); err != nil || len(vs) != 0 || sum(fig.Writes) != 0 {
+		t.Errorf("queueunits only: writes %v, violations %+v, err %v; want none", fig.Writes, vs, err)
+	}
+	o.Resources = []string{"queueunits", "jobs"}
+	fig, vs, err := CheckAudit(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.Writes["kqc-0"] != 1 || fig.Writes["kqc-1"] != 1 {
+		t.Errorf("writes %v, want one by each replica", fig.Writes)
+	}
+	if len(vs) != 1 || !strings.Contains(vs[0].Message, "patch of jobs chaos/j1 by kqc-1") {
+		t.Errorf("violations %+v, want one: the follower's write of the job", vs)
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
 func TestFaultFigures(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }

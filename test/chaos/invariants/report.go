@@ -79,6 +79,8 @@ type Report struct {
 	PeakHeld map[string]map[corev1.ResourceName]Peak `json:"peakHeld,omitempty"`
 	Faults   []FaultFigures                          `json:"faults"`
 	Audit    *AuditFigures                           `json:"audit,omitempty"`
+	// ControllersAudit is the same check of koord-queue-controllers.
+	ControllersAudit *AuditFigures `json:"controllersAudit,omitempty"`
 	// ViolationCounts counts every violation by kind; Violations lists the
 	// first ones.
 	ViolationCounts map[string]int `json:"violationCounts"`
