@@ -26,7 +26,7 @@ UNIT_PKGS = $(shell go list ./... | grep -v -e /test/)
 
 .PHONY: help
 help: ## List the targets.
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: tools
 tools: ## Build every tool from Go modules into the cache (skips what is there).
