@@ -26,7 +26,7 @@ UNIT_PKGS = $(shell go list ./... | grep -v -e /test/)
 
 .PHONY: help
 help: ## List the targets.
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: tools
 tools: ## Build every tool from Go modules into the cache (skips what is there).
@@ -147,6 +147,15 @@ test-e2e-koordinator: ## Only the second e2e run: the guide and quota cases besi
 	@hack/tools.sh $(OPERATOR_TOOLS) >/dev/null
 	@hack/tools.sh $(KOORDINATOR_TOOLS) >/dev/null
 	E2E_KOORDINATOR=1 go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) -v -run '$(E2E_KOORDINATOR_RUN)' ./test/e2e/
+
+# The Chinese guide holds the English guide's blocks (a unit test of package
+# docs, in `make test`), so playing it plays the same; this target does, apart
+# from `make test`.
+.PHONY: test-e2e-guide-zh
+test-e2e-guide-zh: ## Play the Chinese user guide (docs/user-guide.zh.md) on a fresh local cluster, as test-e2e plays the English one.
+	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
+	@hack/tools.sh $(OPERATOR_TOOLS) >/dev/null
+	KOORD_QUEUE_GUIDE=docs/user-guide.zh.md go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) -v -run '^TestUserGuide$$' ./test/e2e/
 
 # The chaos run (test/chaos, docs/reliability.md): two replicas of each
 # binary on the local cluster, a fault schedule, and the invariant checker of

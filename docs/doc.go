@@ -15,10 +15,12 @@ limitations under the License.
 */
 
 // Package docs holds the checks that keep the user guide (user-guide.md)
-// true: Blocks splits it into its fenced blocks and says which ones the
-// end-to-end suite plays (test/e2e plays them on the local cluster), and the
-// package's tests fail when a label, annotation, flag, feature gate, metric,
-// event reason or configuration field the code knows is missing from the
-// guide, or when one of the original guide's YAML examples is not in it
-// verbatim. It owns no state.
+// and its Chinese translation (user-guide.zh.md) true: Blocks splits a guide
+// into its fenced blocks and says which ones the end-to-end suite plays
+// (test/e2e plays them on the local cluster), CompareBlocks finds where the
+// two guides' blocks differ, and the package's tests fail when a label,
+// annotation, flag, feature gate, metric, event reason or configuration field
+// the code knows is missing from either guide, when one of the original
+// guide's YAML examples is not in it verbatim, or when the translation's
+// blocks are not the English guide's. It owns no state.
 package docs

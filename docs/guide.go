@@ -20,11 +20,16 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // GuideFile is the user guide, relative to the repository root.
 const GuideFile = "docs/user-guide.md"
+
+// GuideFileZH is the user guide in Chinese: its prose is translated, its
+// fenced blocks are GuideFile's, in the same order (CompareBlocks).
+const GuideFileZH = "docs/user-guide.zh.md"
 
 // Markers in a fenced block's info string (the words after the backticks).
 const (
@@ -48,6 +53,8 @@ var markedLangs = map[string]bool{"sh": true, "bash": true, "console": true, "ya
 type Block struct {
 	// Line is the 1-based line of the opening fence.
 	Line int
+	// Info is the info string as written after the backticks.
+	Info string
 	// Lang is the first word of the info string (sh, yaml, text, ...).
 	Lang string
 	// Play is true for blocks marked e2e.
@@ -118,7 +125,7 @@ func Blocks(markdown []byte) ([]Block, error) {
 
 func openBlock(info string, line int) (Block, error) {
 	fields := strings.Fields(info)
-	b := Block{Line: line}
+	b := Block{Line: line, Info: info}
 	if len(fields) == 0 {
 		return b, nil
 	}
@@ -168,6 +175,50 @@ func checkOutputPlace(before []Block, out Block) error {
 		return fmt.Errorf("line %d: %s block must follow a played command block, not the block of line %d", out.Line, MarkOutput, prev.Line)
 	}
 	return nil
+}
+
+// CompareBlocks returns an error naming the first block where a (of the
+// guide nameA) and b (of nameB) differ in info string or body, with both
+// lines, or the first block one of them has beyond the other; nil when the
+// two sequences are the same.
+func CompareBlocks(nameA string, a []Block, nameB string, b []Block) error {
+	for i := range min(len(a), len(b)) {
+		x, y := a[i], b[i]
+		where := fmt.Sprintf("block %d, %s:%d and %s:%d", i+1, nameA, x.Line, nameB, y.Line)
+		if x.Info != y.Info {
+			return fmt.Errorf("%s: the info strings differ: %q and %q", where, x.Info, y.Info)
+		}
+		if x.Body != y.Body {
+			n, lx, ly := firstDiffLine(x.Body, y.Body)
+			return fmt.Errorf("%s: the bodies differ at line %d of the block: %s and %s", where, n, lx, ly)
+		}
+	}
+	switch {
+	case len(a) > len(b):
+		return fmt.Errorf("%s has %d blocks, %s %d: block %d (%s:%d) is missing from %s", nameA, len(a), nameB, len(b), len(b)+1, nameA, a[len(b)].Line, nameB)
+	case len(b) > len(a):
+		return fmt.Errorf("%s has %d blocks, %s %d: block %d (%s:%d) is missing from %s", nameA, len(a), nameB, len(b), len(a)+1, nameB, b[len(a)].Line, nameA)
+	}
+	return nil
+}
+
+// firstDiffLine returns the 1-based number of the first line where x and y
+// differ, and that line of each, quoted, or "no line" past the end.
+func firstDiffLine(x, y string) (int, string, string) {
+	xs := strings.Split(strings.TrimSuffix(x, "\n"), "\n")
+	ys := strings.Split(strings.TrimSuffix(y, "\n"), "\n")
+	i := 0
+	for i < len(xs) && i < len(ys) && xs[i] == ys[i] {
+		i++
+	}
+	return i + 1, lineAt(xs, i), lineAt(ys, i)
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return strconv.Quote(lines[i])
+	}
+	return "no line"
 }
 
 // MissingOutput returns the lines of want (an e2e-output block) that got

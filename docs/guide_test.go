@@ -39,9 +39,13 @@ import (
 // root is the repository root, seen from this package's folder.
 const root = ".."
 
-func readGuide(t *testing.T) string {
+// guideFiles are the guides the name checks read: the English one and its
+// translation, which must name the same things.
+func guideFiles() []string { return []string{GuideFile, GuideFileZH} }
+
+func readGuide(t *testing.T, file string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, GuideFile))
+	data, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,15 +59,19 @@ func mentions(guide, s string) bool {
 	return re.MatchString(guide)
 }
 
-func requireAll(t *testing.T, guide, what string, names []string, min int, form func(string) string) {
+// requireAll fails when a guide does not mention every name.
+func requireAll(t *testing.T, what string, names []string, min int, form func(string) string) {
 	t.Helper()
 	if len(names) < min {
 		t.Fatalf("found only %d %s in the code, want at least %d: is the scan still finding them?", len(names), what, min)
 	}
 	t.Logf("%d %s in the code: %s", len(names), what, strings.Join(names, " "))
-	for _, n := range names {
-		if !mentions(guide, form(n)) {
-			t.Errorf("%s does not document the %s %s", GuideFile, what, form(n))
+	for _, file := range guideFiles() {
+		guide := readGuide(t, file)
+		for _, n := range names {
+			if !mentions(guide, form(n)) {
+				t.Errorf("%s does not document the %s %s", file, what, form(n))
+			}
 		}
 	}
 }
@@ -71,7 +79,7 @@ func requireAll(t *testing.T, guide, what string, names []string, min int, form 
 func same(s string) string { return s }
 
 func TestGuideBlocksAreMarked(t *testing.T) {
-	blocks, err := Blocks([]byte(readGuide(t)))
+	blocks, err := Blocks([]byte(readGuide(t, GuideFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +102,11 @@ func TestBlocksMarkers(t *testing.T) {
 		name: "played and not played",
 		md:   "# A\n```sh e2e\nkubectl get qu\n```\n```text e2e-output\nx\n```\n## B\n```yaml e2e file=q.yaml\na: 1\n```\n```yaml no-e2e\nb: 2\n```\n```go\nx := 1\n```\n",
 		want: []Block{
-			{Line: 2, Lang: "sh", Play: true, Section: "A", Body: "kubectl get qu\n"},
-			{Line: 5, Lang: "text", Output: true, Section: "A", Body: "x\n"},
-			{Line: 9, Lang: "yaml", Play: true, File: "q.yaml", Section: "B", Body: "a: 1\n"},
-			{Line: 12, Lang: "yaml", Section: "B", Body: "b: 2\n"},
-			{Line: 15, Lang: "go", Section: "B", Body: "x := 1\n"},
+			{Line: 2, Info: "sh e2e", Lang: "sh", Play: true, Section: "A", Body: "kubectl get qu\n"},
+			{Line: 5, Info: "text e2e-output", Lang: "text", Output: true, Section: "A", Body: "x\n"},
+			{Line: 9, Info: "yaml e2e file=q.yaml", Lang: "yaml", Play: true, File: "q.yaml", Section: "B", Body: "a: 1\n"},
+			{Line: 12, Info: "yaml no-e2e", Lang: "yaml", Section: "B", Body: "b: 2\n"},
+			{Line: 15, Info: "go", Lang: "go", Section: "B", Body: "x := 1\n"},
 		},
 	}, {
 		name: "unmarked command", md: "```sh\nls\n```\n", wantErr: "line 1: a sh block must be marked e2e",
@@ -156,7 +164,7 @@ func TestGuideNamesEveryKey(t *testing.T) {
 			return true
 		})
 	}
-	requireAll(t, readGuide(t), "label or annotation", sortedKeys(keys), 20, same)
+	requireAll(t, "label or annotation", sortedKeys(keys), 20, same)
 }
 
 // TestGuideNamesEveryMetric fails when a metric the scheduler or the
@@ -183,7 +191,7 @@ func TestGuideNamesEveryMetric(t *testing.T) {
 			return true
 		})
 	}
-	requireAll(t, readGuide(t), "metric", sortedKeys(names), 15, same)
+	requireAll(t, "metric", sortedKeys(names), 15, same)
 }
 
 // TestGuideNamesEveryEvent fails when an event reason the code records, or a
@@ -241,7 +249,7 @@ func TestGuideNamesEveryEvent(t *testing.T) {
 			reasons[v] = true
 		}
 	}
-	requireAll(t, readGuide(t), "event or condition reason", sortedKeys(reasons), 40, same)
+	requireAll(t, "event or condition reason", sortedKeys(reasons), 40, same)
 }
 
 // reasonRE matches an event reason: one CamelCase word.
@@ -278,11 +286,11 @@ func TestGuideNamesEveryFlag(t *testing.T) {
 		}
 		return "--" + name
 	}
-	requireAll(t, readGuide(t), "flag", sortedKeys(flags), 25, form)
+	requireAll(t, "flag", sortedKeys(flags), 25, form)
 }
 
 func TestGuideNamesEveryFeatureGate(t *testing.T) {
-	requireAll(t, readGuide(t), "feature gate", features.Known, 3, same)
+	requireAll(t, "feature gate", features.Known, 3, same)
 }
 
 // TestGuideNamesEveryConfigField fails when a field of either configuration
@@ -299,8 +307,8 @@ func TestGuideNamesEveryConfigField(t *testing.T) {
 			}
 		}
 	}
-	guide := readGuide(t)
-	requireAll(t, guide, "configuration field", fields, 12, func(s string) string { return s + ":" })
+	requireAll(t, "configuration field", fields, 12, func(s string) string { return s + ":" })
+	guide := readGuide(t, GuideFile)
 	for _, kind := range []string{configv1.KindKoordQueueConfiguration, configv1.KindKoordQueueControllersConfiguration} {
 		if !mentions(guide, "kind: "+kind) {
 			t.Errorf("%s has no example of a %s file", GuideFile, kind)
@@ -312,7 +320,7 @@ func TestGuideNamesEveryConfigField(t *testing.T) {
 // guide (test/testdata/guide, kept verbatim) in the guide, as the same
 // objects (comments may differ).
 func TestGuideHasTheOriginalExamples(t *testing.T) {
-	blocks, err := Blocks([]byte(readGuide(t)))
+	blocks, err := Blocks([]byte(readGuide(t, GuideFile)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func waitTable() string {
 // code's (schedtypes.WaitTable); go test ./docs -run TestGuideWaitTable
 // -update rewrites it.
 func TestGuideWaitTable(t *testing.T) {
-	guide := readGuide(t)
+	guide := readGuide(t, GuideFile)
 	start := strings.Index(guide, waitTableHead)
 	if start < 0 {
 		t.Fatalf("%s has no table starting %q", GuideFile, waitTableHead)

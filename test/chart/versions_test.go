@@ -90,16 +90,21 @@ func TestKubernetesVersions(t *testing.T) {
 	}
 }
 
-// TestKubernetesMinimumDocumented checks that the README, the user guide and
-// the chart README state the minimum.
+// TestKubernetesMinimumDocumented checks that the README, the user guide (in
+// both languages) and the chart README state the minimum.
 func TestKubernetesMinimumDocumented(t *testing.T) {
-	for _, f := range []string{"README.md", "docs/user-guide.md", "charts/koord-queue/README.md"} {
-		data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), f))
+	for _, doc := range []struct{ file, says string }{
+		{"README.md", "Kubernetes " + minKubernetes + " or later"},
+		{"docs/user-guide.md", "Kubernetes " + minKubernetes + " or later"},
+		{"docs/user-guide.zh.md", "Kubernetes " + minKubernetes + " 或更高版本"},
+		{"charts/koord-queue/README.md", "Kubernetes " + minKubernetes + " or later"},
+	} {
+		data, err := os.ReadFile(filepath.Join(framework.RepoRoot(), doc.file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(data), "Kubernetes "+minKubernetes+" or later") {
-			t.Errorf("%s does not say \"Kubernetes %s or later\"", f, minKubernetes)
+		if !strings.Contains(string(data), doc.says) {
+			t.Errorf("%s does not say %q", doc.file, doc.says)
 		}
 	}
 }

@@ -47,20 +47,38 @@ const minPlayedBlocks = 30
 // commands carry shorter timeouts.
 const blockTimeout = 3 * time.Minute
 
-// TestUserGuide plays docs/user-guide.md from top to bottom on the local
-// cluster: YAML blocks marked e2e are applied with kubectl (or saved under
-// their file= name for a later command), command blocks marked e2e run in
-// bash with the suite's kubectl and kubeconfig, and an e2e-output block after
-// a command lists lines its output must contain. The guide's own kubectl wait
-// commands are its checks; any failing command fails the test.
+// guideEnv names the guide TestUserGuide plays, relative to the repository
+// root; unset, docs.GuideFile. make test-e2e-guide-zh sets docs.GuideFileZH,
+// whose blocks are the same (a unit test of package docs says so).
+const guideEnv = "KOORD_QUEUE_GUIDE"
+
+func guideFile() string {
+	if f := os.Getenv(guideEnv); f != "" {
+		return f
+	}
+	return docs.GuideFile
+}
+
+// TestUserGuide plays the user guide (docs/user-guide.md, or the one
+// KOORD_QUEUE_GUIDE names) from top to bottom on the local cluster: YAML
+// blocks marked e2e are applied with kubectl (or saved under their file= name
+// for a later command), command blocks marked e2e run in bash with the
+// suite's kubectl and kubeconfig, and an e2e-output block after a command
+// lists lines its output must contain. The guide's own kubectl wait commands
+// are its checks; any failing command fails the test.
 func TestUserGuide(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(), docs.GuideFile))
+	file := guideFile()
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(repoRoot(), file)
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks, err := docs.Blocks(data)
 	if err != nil {
-		t.Fatalf("%s: %v", docs.GuideFile, err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	played := 0
 	for _, b := range blocks {
@@ -69,7 +87,7 @@ func TestUserGuide(t *testing.T) {
 		}
 	}
 	if played < minPlayedBlocks {
-		t.Fatalf("%s has %d blocks marked %s, want at least %d: a marker typo?", docs.GuideFile, played, docs.MarkPlay, minPlayedBlocks)
+		t.Fatalf("%s has %d blocks marked %s, want at least %d: a marker typo?", file, played, docs.MarkPlay, minPlayedBlocks)
 	}
 
 	work := t.TempDir()
@@ -94,14 +112,14 @@ func TestUserGuide(t *testing.T) {
 
 	// Other tests of the suite apply some of the same examples: start from
 	// a cluster without the guide's objects.
-	removeGuideObjects(t, blocks)
+	removeGuideObjects(t, file, blocks)
 
 	began := time.Now()
 	for i, b := range blocks {
 		if !b.Play {
 			continue
 		}
-		where := fmt.Sprintf("%s:%d (%s)", docs.GuideFile, b.Line, b.Section)
+		where := fmt.Sprintf("%s:%d (%s)", file, b.Line, b.Section)
 		switch {
 		case b.Lang == "yaml" && b.File != "":
 			if err := os.WriteFile(filepath.Join(work, b.File), []byte(b.Body), 0o644); err != nil {
@@ -122,7 +140,7 @@ func TestUserGuide(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("played %d blocks of %s in %s", played, docs.GuideFile, time.Since(began).Round(time.Second))
+	t.Logf("played %d blocks of %s in %s", played, file, time.Since(began).Round(time.Second))
 }
 
 // runBlock runs a block in bash (errexit, pipefail) in dir and returns its
@@ -181,7 +199,7 @@ func indent(s string) string {
 // until they are gone. Quotas and Queues go last, children before parents, once the
 // pods charged to them are gone: koord-manager's webhook refuses to delete
 // a quota that pods use or that has children.
-func removeGuideObjects(t *testing.T, blocks []docs.Block) {
+func removeGuideObjects(t *testing.T, file string, blocks []docs.Block) {
 	t.Helper()
 	// Queues go with the quotas: a Queue named like a quota that still
 	// exists comes back, and a hand-written one stays when its quota goes.
@@ -192,7 +210,7 @@ func removeGuideObjects(t *testing.T, blocks []docs.Block) {
 		}
 		decoded, err := cluster.DecodeObjects([]byte(b.Body))
 		if err != nil {
-			t.Fatalf("%s:%d: %v", docs.GuideFile, b.Line, err)
+			t.Fatalf("%s:%d: %v", file, b.Line, err)
 		}
 		for _, o := range decoded {
 			if o.GetNamespace() == "" && o.GetKind() != "Namespace" {
