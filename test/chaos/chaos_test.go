@@ -80,7 +80,7 @@ const faultsPerRound = 13
 // only if the checker found a violation of at least one of them.
 var caughtBy = map[mutation.Mutation][]string{
 	mutation.NoFence:           {"write-by-non-leader"},
-	mutation.NoCatchUp:         {"quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},
+	mutation.NoCatchUp:         {"decided-on-stale-cache", "quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},
 	mutation.LostAdmission:     {"lost"},
 	mutation.EvictionKeepsPods: {"running-without-admission", "quota-exceeded"},
 	mutation.DoubleAdmission:   {"admitted-again", "quota-overcharged", "quota-exceeded", "admitted-twice", "more-pods-than-admitted"},

@@ -17,9 +17,11 @@ limitations under the License.
 package invariants
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +43,12 @@ type AuditOptions struct {
 	Resources []string
 	// LeaseName and LeaseNamespace name koord-queue's leader Lease.
 	LeaseName, LeaseNamespace string
+	// UnitVersionAt, when set, is the resourceVersion a unit
+	// ("namespace/name") had at revision rev as far as the caller saw it (0
+	// when it saw none): an admission written on an older version than the
+	// unit had when its writer took the Lease was decided on a cache that
+	// had not caught up (decided-on-stale-cache).
+	UnitVersionAt func(unit string, rev int64) int64
 	// Tolerance is how long after its last renewal a leader may still
 	// write: the leader elector's renew deadline plus its retry period
 	// (10 s + 2 s, controller-runtime's defaults) unless set.
@@ -82,6 +90,7 @@ type leaseWrite struct {
 	user, holder string
 	at           time.Time // when the API server answered the write
 	renew        time.Time
+	rv           int64 // the Lease's resourceVersion after the write: etcd's revision then
 }
 
 // CheckAudit reads the whole audit log and returns a violation for every
@@ -124,6 +133,7 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 			if l.Spec.RenewTime != nil {
 				w.renew = l.Spec.RenewTime.Time
 			}
+			w.rv, _ = strconv.ParseInt(l.ResourceVersion, 10, 64)
 			if w.holder != "" {
 				userOf[w.holder] = w.user
 			}
@@ -144,6 +154,12 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 	var out []Violation
 	for _, ev := range writes {
 		user := ev.User.Username
+		if o.UnitVersionAt != nil && !bodyUnread(ev) {
+			// Refused or not, an admission was decided.
+			if v := judgeBase(ev, leases, userOf, o.UnitVersionAt); v != "" {
+				out = append(out, Violation{Kind: "decided-on-stale-cache", At: ev.RequestReceivedTimestamp.Time, Message: v})
+			}
+		}
 		switch code := responseCode(ev); {
 		case bodyUnread(ev):
 			fig.Unread[user]++
@@ -170,6 +186,52 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 		}
 	}
 	return fig, out, nil
+}
+
+// judgeBase returns why admission ev, by the replica that held the Lease
+// when it arrived, was decided on a version of its unit older than the one
+// the unit had when that replica took the Lease; "" when it was not, or ev
+// is not an admission. An admission is a status patch that sets
+// lastAllocateTime; its base is the resourceVersion it carries (the
+// writer's optimistic lock), its answer does not matter: a refused one was
+// decided all the same.
+func judgeBase(ev *auditv1.Event, leases []leaseWrite, userOf map[string]string, versionAt func(string, int64) int64) string {
+	if ev.ObjectRef.Subresource != "status" || ev.Verb != "patch" || ev.RequestObject == nil {
+		return ""
+	}
+	var patch struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Status map[string]json.RawMessage `json:"status"`
+	}
+	if err := json.Unmarshal(ev.RequestObject.Raw, &patch); err != nil {
+		return ""
+	}
+	if _, admits := patch.Status["lastAllocateTime"]; !admits {
+		return ""
+	}
+	base, err := strconv.ParseInt(patch.Metadata.ResourceVersion, 10, 64)
+	if err != nil {
+		return ""
+	}
+	received := ev.RequestReceivedTimestamp.Time
+	i := sort.Search(len(leases), func(i int) bool { return leases[i].at.After(received) }) - 1
+	if i < 0 || !sameReplica(ev, leases[i].holder, userOf) {
+		return "" // not the leader's: judged as such
+	}
+	// The start of the holder's term: the first of its run of lease writes.
+	start := i
+	for start > 0 && leases[start-1].holder == leases[i].holder {
+		start--
+	}
+	term := leases[start]
+	unit := ev.ObjectRef.Namespace + "/" + ev.ObjectRef.Name
+	if v := versionAt(unit, term.rv); base < v {
+		return fmt.Sprintf("admission of %s by %s received %s was made on version %d; the unit was at version %d when %q took the Lease (revision %d, %s)",
+			unit, ev.User.Username, received.Format(time.RFC3339Nano), base, v, term.holder, term.rv, term.at.Format(time.RFC3339Nano))
+	}
+	return ""
 }
 
 // responseCode is the HTTP status the API server answered ev with; 0 when

@@ -96,9 +96,11 @@ type Checker struct {
 	// stamp) began running with no unit holding quota, until the backstop
 	// suspends it or its unit is admitted.
 	unheldSince map[string]time.Time
-	admitted    []time.Time
-	report      Report
-	finished    bool // Finish ran: the report is the caller's now
+	// versions are the resourceVersions each unit was seen at, in order.
+	versions map[string][]int64
+	admitted []time.Time
+	report   Report
+	finished bool // Finish ran: the report is the caller's now
 	// frontierFunc replaces the watches' frontier in tests.
 	frontierFunc func() int64
 }
@@ -141,7 +143,7 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
-		leavingSince: map[string]time.Time{}, unheldSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
+		leavingSince: map[string]time.Time{}, unheldSince: map[string]time.Time{}, versions: map[string][]int64{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
 	}
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace))
 	c.jobInformer = typed.Batch().V1().Jobs().Informer()
@@ -465,6 +467,9 @@ func (c *Checker) checkQuota(q string, ev event) {
 
 func (c *Checker) applyUnit(ev event) {
 	c.report.UnitEvents++
+	if ev.unit != nil {
+		c.versions[ev.key] = append(c.versions[ev.key], ev.rv)
+	}
 	old, had := c.units[ev.key]
 	if had && holdsQuota(old.phase) {
 		c.hold(old, -1)
@@ -630,10 +635,22 @@ func (c *Checker) checkLeaving(q string, r corev1.ResourceName, over bool, at ti
 			q, r, at.Sub(since).Round(time.Second), since.Format(time.RFC3339), TerminatingBound))
 }
 
+// versionAt is the last resourceVersion unit was seen at up to revision
+// rev (0 if none): a lower bound of the version it had then, as a relisted
+// window may hide versions, never one it did not have yet.
+func (c *Checker) versionAt(unit string, rev int64) int64 {
+	vs := c.versions[unit]
+	i := sort.Search(len(vs), func(i int) bool { return vs[i] > rev })
+	if i == 0 {
+		return 0
+	}
+	return vs[i-1]
+}
+
 // judgeRanWithoutWrite: a job whose pods ran was resumed because its unit
 // was admitted, and only a koord-queue replica admits: some unit of the job
 // must have a write of a replica in the audit log (what chaos/j-00286 of an
-// earlier run lacked, docs/reliability.md).
+// earlier run lacked, docs/reliability.md); unless the webhook missed it.
 func (c *Checker) judgeRanWithoutWrite(written map[string]bool) {
 	jobs := make([]string, 0, len(c.ran))
 	for job := range c.ran {
@@ -641,7 +658,9 @@ func (c *Checker) judgeRanWithoutWrite(written map[string]bool) {
 	}
 	sort.Strings(jobs)
 	for _, job := range jobs {
-		ok := false
+		// A job the webhook missed may run, even to its end, before the
+		// backstop sees it: UnheldBound judges how long.
+		ok := c.missedByWebhook(job)
 		for key := range c.unitsOf[job] {
 			ok = ok || written[key]
 		}
@@ -757,7 +776,11 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 		c.report.Faults[i].PeakHeld, c.report.Faults[i].PeakUse = c.faultPeaks[i].held, c.faultPeaks[i].used
 	}
 	if c.opts.Audit.Log != "" {
-		audit, vs, err := CheckAudit(c.opts.Audit)
+		o := c.opts.Audit
+		if o.UnitVersionAt == nil {
+			o.UnitVersionAt = c.versionAt
+		}
+		audit, vs, err := CheckAudit(o)
 		if err != nil {
 			return nil, err
 		}

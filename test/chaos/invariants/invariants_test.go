@@ -42,7 +42,7 @@ func newModel() *Checker {
 		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
 		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
 		leavingSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
-		unheldSince: map[string]time.Time{}, jobs: cache.NewStore(cache.MetaNamespaceKeyFunc),
+		unheldSince: map[string]time.Time{}, jobs: cache.NewStore(cache.MetaNamespaceKeyFunc), versions: map[string][]int64{},
 	}
 }
 
@@ -328,11 +328,25 @@ func TestRanWithoutAdmissionWrite(t *testing.T) {
 		{rv: 3, seq: 3, key: "ns/u2", unit: unit("ns/j2", "Running", 1)},
 		{rv: 4, seq: 4, key: "ns/p2", isPod: true, pod: pod("ns/j2", "leaf", 1000, corev1.PodRunning, false)},
 		{rv: 5, seq: 5, key: "ns/u3", unit: unit("ns/j3", "Enqueued", 0)},
+		// Created while the webhook was down, it ran to its end before
+		// the backstop saw it: no unit at all.
+		{rv: 6, seq: 6, key: "ns/p4", isPod: true, pod: pod("ns/j4", "leaf", 1000, corev1.PodRunning, false)},
+		{rv: 7, seq: 7, key: "ns/p4", isPod: true, pod: pod("ns/j4", "leaf", 1000, corev1.PodSucceeded, false)},
+	}
+	stamped := map[string]string{schedv1alpha1.CreatedAtAnnotation: "2026-01-01T00:00:00Z"}
+	for _, j := range []*batchv1.Job{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j1", Annotations: stamped}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j2", Annotations: stamped}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j4"}},
+	} {
+		if err := c.jobs.Add(j); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c.apply(true)
 	c.judgeRanWithoutWrite(map[string]bool{"ns/u1": true})
 	if got := c.report.ViolationCounts["ran-without-admission-write"]; got != 1 || !strings.Contains(c.report.Violations[0].Message, "ns/j2") {
-		t.Fatalf("violations %+v, want one for ns/j2 (ns/j1 was written, ns/j3 never ran)", c.report.Violations)
+		t.Fatalf("violations %+v, want one for ns/j2 (ns/j1 was written, ns/j3 never ran, the webhook missed ns/j4)", c.report.Violations)
 	}
 }
 
@@ -392,7 +406,9 @@ func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
 // The controllers' writes of Jobs are judged only when asked for.
 func TestCheckAuditJudgesTheResourcesNamed(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ts := func(s int) string { return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00") }
+	ts := func(s int) string {
+		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
+	}
 	lease := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
 		`"user":{"username":"kqc-0"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue-controllers"},` +
 		`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue-controllers","namespace":"koord-queue"},` +
@@ -420,6 +436,67 @@ func TestCheckAuditJudgesTheResourcesNamed(t *testing.T) {
 	}
 	if len(vs) != 1 || !strings.Contains(vs[0].Message, "patch of jobs chaos/j1 by kqc-1") {
 		t.Errorf("violations %+v, want one: the follower's write of the job", vs)
+	}
+}
+
+// An admission made by a new leader on a version of its unit older than the
+// one the unit had when that leader took the Lease was decided on a cache
+// that had not caught up.
+func TestDecidedOnStaleCache(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(s int) string {
+		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
+	}
+	lease := func(s int, holder string, rv int) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
+			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
+			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue","resourceVersion":"` + strconv.Itoa(rv) + `"},` +
+			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
+			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	patch := func(s int, user, unit string, base int, admits bool, code int) string {
+		status := `{"podState":{"running":1}}`
+		if admits {
+			status = `{"phase":"Dequeued","lastAllocateTime":"` + ts(s) + `"}`
+		}
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
+			`"user":{"username":"` + user + `"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
+			`"requestObject":{"metadata":{"resourceVersion":"` + strconv.Itoa(base) + `"},"status":` + status + `},` +
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	log := strings.Join([]string{
+		lease(0, "kq-0", 10),
+		patch(1, "kq-0", "u1", 5, true, 200),    // its term began at 10, u1 was at 5: fine
+		lease(2, "kq-0", 20),                    // a renewal: the same term
+		patch(3, "kq-0", "u1", 5, true, 200),    // still fine
+		lease(20, "kq-1", 50),                   // a takeover at revision 50
+		patch(21, "kq-1", "u2", 40, true, 409),  // u2 was at 45 then: stale, refused or not
+		patch(22, "kq-1", "u3", 45, true, 200),  // u3 was at 45: fine
+		patch(23, "kq-1", "u2", 30, false, 200), // not an admission
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newModel()
+	for i, ev := range []event{
+		{rv: 5, key: "chaos/u1", unit: unit("", "Enqueued", 0)},
+		{rv: 40, key: "chaos/u2", unit: unit("", "Enqueued", 0)},
+		{rv: 45, key: "chaos/u2", unit: unit("", "Enqueued", 0)},
+		{rv: 45, key: "chaos/u3", unit: unit("", "Enqueued", 0)},
+		{rv: 60, key: "chaos/u3", unit: unit("", "Enqueued", 0)},
+	} {
+		ev.seq = int64(i)
+		c.buffer = append(c.buffer, ev)
+	}
+	c.apply(true)
+	_, vs, err := CheckAudit(AuditOptions{Log: path, Writers: []string{"kq-0", "kq-1"}, LeaseName: "koord-queue", LeaseNamespace: "koord-queue",
+		UnitVersionAt: c.versionAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || vs[0].Kind != "decided-on-stale-cache" || !strings.Contains(vs[0].Message, "chaos/u2") || !strings.Contains(vs[0].Message, "version 40") {
+		t.Errorf("violations %+v, want one: kq-1's admission of u2 on version 40", vs)
 	}
 }
 
