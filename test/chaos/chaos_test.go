@@ -57,20 +57,22 @@ type mode struct {
 	createEvery           time.Duration
 	// rounds is how many times the fault schedule is played.
 	rounds int
-	// drain bounds the wait for every job to finish after the schedule.
-	drain time.Duration
+	// stall ends the wait for every job to finish after the schedule: the
+	// drain goes on while jobs finish, and ends once none has for stall
+	// (a busy machine drains slowly; a lost job never finishes).
+	stall time.Duration
 	// mutation is the bug planted in both binaries by default (the
 	// checker's own test); KOORD_QUEUE_CHAOS_MUTATION plants one in any mode.
 	mutation mutation.Mutation
 }
 
 var modes = map[string]mode{
-	"short": {steadyJobs: 300, burstJobs: 150, createEvery: 400 * time.Millisecond, rounds: 1, drain: 150 * time.Second},
-	"full":  {steadyJobs: 2000, burstJobs: 1000, createEvery: 150 * time.Millisecond, rounds: 2, drain: 6 * time.Minute},
+	"short": {steadyJobs: 300, burstJobs: 150, createEvery: 400 * time.Millisecond, rounds: 1, stall: 2 * time.Minute},
+	"full":  {steadyJobs: 2000, burstJobs: 1000, createEvery: 150 * time.Millisecond, rounds: 2, stall: 3 * time.Minute},
 	// checker: a test of the checker in make test. A few jobs and no fault,
 	// with one admission in ten lost (mutation.LostAdmission): the run must
 	// fail, with jobs found lost.
-	"checker": {steadyJobs: 40, createEvery: 250 * time.Millisecond, drain: 45 * time.Second, mutation: mutation.LostAdmission},
+	"checker": {steadyJobs: 40, createEvery: 250 * time.Millisecond, stall: 45 * time.Second, mutation: mutation.LostAdmission},
 }
 
 // faultsPerRound is the length of the fault schedule (the burst apart).
@@ -259,7 +261,7 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	produce.Wait()
-	r.waitAllDone(ctx, m.drain)
+	r.waitAllDone(ctx, m.stall)
 	report, err := checker.Finish(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -748,10 +750,18 @@ func (r *run) burst(ctx context.Context, maker *jobMaker, n int) error {
 	return <-errs
 }
 
-// waitAllDone waits until every job of the run has finished, or limit.
-func (r *run) waitAllDone(ctx context.Context, limit time.Duration) {
-	var done, total int
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, limit, true, func(ctx context.Context) (bool, error) {
+// waitAllDone waits until every job of the run has finished, or until no
+// job has finished for stall. A fixed limit stood in for that condition: a
+// full run beside the CI suite (load 8 on 2 cores) was still finishing a job
+// every few seconds when a 6-minute drain ended, and its last 46 jobs were
+// judged lost.
+func (r *run) waitAllDone(ctx context.Context, stall time.Duration) {
+	var done, total, best int
+	progress := time.Now()
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		if time.Since(progress) > stall {
+			return false, fmt.Errorf("no job finished for %s", stall)
+		}
 		jobs := &batchv1.JobList{}
 		if err := r.c.Client.List(ctx, jobs, client.InNamespace(namespace)); err != nil {
 			return false, nil // the API server may be slow after the faults
@@ -763,6 +773,9 @@ func (r *run) waitAllDone(ctx context.Context, limit time.Duration) {
 					done++
 				}
 			}
+		}
+		if done > best {
+			best, progress = done, time.Now()
 		}
 		return done == total, nil
 	})
