@@ -751,10 +751,8 @@ func (r *run) burst(ctx context.Context, maker *jobMaker, n int) error {
 }
 
 // waitAllDone waits until every job of the run has finished, or until no
-// job has finished for stall. A fixed limit stood in for that condition: a
-// full run beside the CI suite (load 8 on 2 cores) was still finishing a job
-// every few seconds when a 6-minute drain ended, and its last 46 jobs were
-// judged lost.
+// job has finished for stall: a slow machine drains slowly, a lost job never
+// finishes (docs/reliability.md, "Drain and load").
 func (r *run) waitAllDone(ctx context.Context, stall time.Duration) {
 	var done, total, best int
 	progress := time.Now()
