@@ -30,9 +30,11 @@ limitations under the License.
 // pkg/queueunit, which owns the protocol's rules. Everything it decides comes
 // from the job, its namespace, the unit and the unit's pods (cached slim:
 // TrimPod) as read from the API; the only state it keeps between reconciles
-// is which started jobs --manage-all-jobs already told it leaves alone, and
+// is which started jobs --manage-all-jobs already told it leaves alone,
 // which evicted pods of each admitted unit it already told of (so each event
-// is recorded once per process; koordinator.go says why in memory).
+// is recorded once per process; koordinator.go says why in memory), and the
+// resourceVersion of its own last write of each job, so that it decides
+// nothing on a cached job older than that write (ownwrites.go).
 //
 // NamespaceSelector (namespaces.go) is the one place that says which
 // namespaces --manage-all-jobs takes jobs from.

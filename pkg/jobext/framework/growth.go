@@ -159,9 +159,9 @@ func (r *Reconciler) holdAtAdmission(ctx context.Context, gj GenericJob, desired
 		r.recorder.Eventf(gj.Object(), nil, corev1.EventTypeWarning, EventJobGrew, "Suspend", msg)
 		r.recorder.Eventf(desired, nil, corev1.EventTypeWarning, EventJobGrew, "Requeue", msg)
 	}
-	if status.Active() > 0 {
+	if gone, err := r.podsGone(ctx, desired, status); !gone || err != nil {
 		reportPods(desired, status, r.now())
-		return nil
+		return err
 	}
 	queueunit.Requeue(desired, queueunit.ReasonJobGrew, why+": queued again at its new size", r.now())
 	return nil

@@ -288,9 +288,19 @@ func TestQuotaRefusalTimesOut(t *testing.T) {
 		t.Errorf("timeout events %q, want one naming the quota", got)
 	}
 
+	// The refused pod is still there: the backoff is over, but the unit
+	// waits for it (a pending pod may yet be bound).
 	u, _ = rc.at(t, 91*time.Second)
+	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseTimeoutBackoff {
+		t.Errorf("after the backoff, with the refused pod left: phase %s, want TimeoutBackoff", u.Status.Phase)
+	}
+	// The Job controller deletes it, as it does the pods of a suspended job.
+	if err := rc.c.Delete(context.Background(), unitPod("p", corev1.PodPending)); err != nil {
+		t.Fatal(err)
+	}
+	u, _ = rc.at(t, 92*time.Second)
 	if u.Status.Phase != schedv1alpha1.QueueUnitPhaseEnqueued {
-		t.Errorf("after the backoff: phase %s, want Enqueued", u.Status.Phase)
+		t.Errorf("after the backoff, the pod gone: phase %s, want Enqueued", u.Status.Phase)
 	}
 }
 

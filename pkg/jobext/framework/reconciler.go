@@ -106,6 +106,7 @@ type Reconciler struct {
 	leftAlone startedJobs
 	evictions toldEvictions
 	order     *creationOrder
+	written   ownWrites
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -179,9 +180,15 @@ func (r *Reconciler) reconcile(ctx context.Context, key types.NamespacedName, on
 			}
 			r.leftAlone.forget(key)
 			r.evictions.forget(unitKey)
+			r.written.forget(key)
 			return ctrl.Result{}, r.deleteUnit(ctx, unitKey, key.Name, "")
 		}
 		return ctrl.Result{}, fmt.Errorf("get job: %w", err)
+	}
+	if r.written.behind(obj) {
+		// The watch brings our write, and with it the next reconcile.
+		log.V(2).Info("Job cache has not seen this reconciler's last write of the job yet; deciding nothing", "resourceVersion", obj.GetResourceVersion())
+		return ctrl.Result{}, nil
 	}
 	if obj.GetDeletionTimestamp() != nil {
 		r.order.done(key)
@@ -353,6 +360,7 @@ func (r *Reconciler) writeJob(ctx context.Context, gj GenericJob, change func())
 	if err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("patch job: %w", err)
 	}
+	r.written.record(obj)
 	return nil
 }
 

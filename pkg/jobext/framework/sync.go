@@ -229,8 +229,8 @@ func (r *Reconciler) backOff(ctx context.Context, gj GenericJob, desired *schedv
 	if left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
-	if status.Active() > 0 {
-		return ctrl.Result{}, nil // the job's status change brings us back
+	if gone, err := r.podsGone(ctx, desired, status); !gone || err != nil {
+		return ctrl.Result{}, err // the job's status change, or a pod's deletion, brings us back
 	}
 	queueunit.Requeue(desired, queueunit.ReasonRequeued, "backoff after running timeout is over", r.now())
 	return ctrl.Result{}, nil
@@ -246,11 +246,32 @@ func (r *Reconciler) evict(ctx context.Context, gj GenericJob, desired *schedv1a
 	if err := r.hold(ctx, gj); err != nil {
 		return err
 	}
-	if status.Active() > 0 {
-		return nil
+	if gone, err := r.podsGone(ctx, desired, status); !gone || err != nil {
+		return err
 	}
 	queueunit.Requeue(desired, queueunit.ReasonRequeued, "evicted job is suspended and holds no pods", r.now())
 	return nil
+}
+
+// podsGone reports whether a job held back from its admission (evicted,
+// timed out, grown) holds no pods any more: its status counts none, and no
+// pod labelled with its unit is alive in the cache. The second look covers
+// the moment a job's controller has made a pod and not yet counted it.
+// A pod's deletion brings the job back to reconcile.
+func (r *Reconciler) podsGone(ctx context.Context, unit *schedv1alpha1.QueueUnit, status JobStatus) (bool, error) {
+	if status.Active() > 0 {
+		return false, nil
+	}
+	pods, err := r.unitPods(ctx, unit)
+	if err != nil {
+		return false, err
+	}
+	for i := range pods {
+		if p := pods[i].Status.Phase; p != corev1.PodSucceeded && p != corev1.PodFailed {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func (r *Reconciler) markFinished(desired *schedv1alpha1.QueueUnit, status JobStatus) {
