@@ -76,7 +76,7 @@ var modes = map[string]mode{
 }
 
 // faultsPerRound is the length of the fault schedule (the burst apart).
-const faultsPerRound = 13
+const faultsPerRound = 14
 
 // caughtBy names the rules each planted bug breaks: a mutated run passes
 // only if the checker found a violation of at least one of them.
@@ -166,7 +166,8 @@ func TestChaos(t *testing.T) {
 			Mode: cluster.KoordQueueOn, RepoRoot: repoRoot(), Extensions: []string{"job"}, Config: config,
 			QueueReplicas: 2, ControllersReplicas: 2, DebugAPI: true, Mutation: m.mutation,
 			// Each replica reaches the API server through a link the run
-			// can cut (the partition faults).
+			// can cut (the partition faults) and a proxy that can stall
+			// its watches of one resource (the stall fault).
 			Links: true,
 			// Admissions, refusals and writes that failed are logged at 2.
 			ExtraQueueArgs: []string{"-v=2"},
@@ -254,6 +255,7 @@ func TestChaos(t *testing.T) {
 		r.fault(ctx, "preemption", func() error { return r.preempt(ctx, maker) })
 		r.fault(ctx, "cut leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.QueueBinary) })
 		r.fault(ctx, "cut follower, leader killed, heal at its lease's end", func() error { return r.cutFollowerKillLeader(ctx) })
+		r.fault(ctx, "stall follower's unit watch, leader killed", func() error { return r.stallFollowerKillLeader(ctx, maker) })
 		r.fault(ctx, "cut controllers leader from the API server past its lease", func() error { return r.cutLeader(ctx, cluster.ControllersBinary) })
 		r.fault(ctx, "webhook down while unsuspended jobs are created", func() error { return r.webhookDown(ctx, maker) })
 		if round == m.rounds-1 {

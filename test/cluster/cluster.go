@@ -74,8 +74,10 @@ type Cluster struct {
 	holders     map[string]string
 	// debugURLs maps a koord-queue replica to its debug API (KoordQueue.DebugAPI).
 	debugURLs map[string]string
-	// links are the replicas' own ways to the API server (KoordQueue.Links).
-	links map[string]*link
+	// links are the replicas' own ways to the API server (KoordQueue.Links),
+	// each in front of the replica's proxy.
+	links   map[string]*link
+	proxies map[string]*apiProxy
 }
 
 // Start brings up a fresh cluster in opts.StateDir. A cluster already
@@ -280,7 +282,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 // their ports to be free, and forgets the state. Logs stay.
 func (c *Cluster) Stop() error {
 	var errs []error
-	defer func() { _ = c.closeLinks() }()
+	defer func() { _ = c.closeLinks(); _ = c.closeProxies() }()
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].Stop(10 * time.Second)
 	}

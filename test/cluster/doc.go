@@ -26,6 +26,12 @@ limitations under the License.
 // state.json alone, so a cluster started by one program (make run) is stopped
 // by another (make down). Nothing outside the state directory is written.
 //
+// With KoordQueue.Links, each replica reaches kube-apiserver through two
+// parts this process owns, for chaos faults (they do not outlive it, and
+// Down knows nothing of them): a TCP link (link.go: Cut, Heal) and behind
+// it an HTTP proxy (proxy.go: StallWatch, ResumeWatch), which forwards the
+// replica's own credentials and can hold one resource's watches.
+//
 // The control-plane binaries come from hack/tools.sh (Options.ToolsDir); the
 // stage documents kwok plays are this package's own (stages/*.yaml).
 // Processes are started and stopped through test/util/proc.

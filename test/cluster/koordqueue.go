@@ -19,6 +19,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,15 +181,11 @@ func (c *Cluster) addReplicaUsers() error {
 			}
 			server := c.apiURL()
 			if c.opts.KoordQueue.Links {
-				l, err := newLink("127.0.0.1:" + strconv.Itoa(c.opts.Ports.APIServer))
+				via, err := c.addWay(name)
 				if err != nil {
-					return fmt.Errorf("link of %s: %w", name, err)
+					return err
 				}
-				if c.links == nil {
-					c.links = map[string]*link{}
-				}
-				c.links[name] = l
-				server = "https://" + l.addr()
+				server = via
 			}
 			if err := c.writeKubeconfigVia(c.replicaKubeconfig(binary, name), server, name, token, as); err != nil {
 				return err
@@ -196,6 +193,39 @@ func (c *Cluster) addReplicaUsers() error {
 		}
 	}
 	return nil
+}
+
+// addWay puts a proxy (StallWatch) and in front of it a link (Cut) between
+// replica name and kube-apiserver, and returns the URL the replica uses:
+// replica -> link -> proxy -> API server, so a cut holds the replica's
+// bytes before the proxy reads them, as it did without one.
+func (c *Cluster) addWay(name string) (string, error) {
+	target, err := url.Parse(c.apiURL())
+	if err != nil {
+		return "", err
+	}
+	cas, err := certPool(c.pki.caCert)
+	if err != nil {
+		return "", err
+	}
+	// The API server's own serving certificate, which names 127.0.0.1.
+	p, err := newAPIProxy(target, cas, c.pki.servingCert, c.pki.servingKey)
+	if err != nil {
+		return "", fmt.Errorf("proxy of %s: %w", name, err)
+	}
+	if c.proxies == nil {
+		c.proxies = map[string]*apiProxy{}
+	}
+	c.proxies[name] = p
+	l, err := newLink(p.addr())
+	if err != nil {
+		return "", fmt.Errorf("link of %s: %w", name, err)
+	}
+	if c.links == nil {
+		c.links = map[string]*link{}
+	}
+	c.links[name] = l
+	return "https://" + l.addr(), nil
 }
 
 // PodNameExtra is the user extra by which a pod-bound ServiceAccount token

@@ -129,8 +129,10 @@ type KoordQueue struct {
 	// policies are left out too.
 	Mutation mutation.Mutation
 	// Links, with several replicas, has each replica reach kube-apiserver
-	// through a loopback TCP proxy of this process, which Cut and Heal
-	// partition (the proxies live as long as this process).
+	// through a loopback TCP link of this process, which Cut and Heal
+	// partition, and behind it an HTTP proxy of this process, which
+	// StallWatch and ResumeWatch use to lag one resource's watches (both
+	// live as long as this process).
 	Links bool
 }
 

@@ -36,7 +36,8 @@ type Lock struct {
 
 	mu sync.Mutex
 	// renewed is when the last successful acquisition or renewal by this
-	// replica began; zero when it holds no lease.
+	// replica began, or the renewTime it wrote if earlier; zero when it
+	// holds no lease.
 	renewed time.Time
 	// read is the holder the last Get of the lease returned.
 	read string
@@ -99,6 +100,12 @@ func (l *Lock) record(start time.Time, ler resourcelock.LeaderElectionRecord, er
 	switch {
 	case err == nil && ler.HolderIdentity == l.Identity():
 		l.renewed = start
+		// The elector stamps renewTime when its attempt began, which may be
+		// well before this write (a slow failed update, then a read): the
+		// Lease then shows others that earlier moment, so count from it.
+		if at := ler.RenewTime.Time; !at.IsZero() && at.Before(start) {
+			l.renewed = at
+		}
 	case err == nil:
 		// Released (an empty holder) or handed over: no more writes.
 		l.renewed = time.Time{}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -109,6 +110,28 @@ func TestTheBoundCountsFromTheStartOfTheRenewal(t *testing.T) {
 	clk.SetTime(clk.Now().Add(6 * time.Second))
 	if l.Allowed() {
 		t.Fatal("allowed 10 s after the renewal began")
+	}
+}
+
+// A renewal written with a renewTime from before its call (client-go's
+// elector stamps the record when its attempt begins, then may fall back to
+// a read and a second update, seconds later) counts from that renewTime:
+// the Lease shows it to everyone else.
+func TestTheBoundCountsFromAnEarlierRenewTime(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	l := New(&memLock{id: "a"}, 10*time.Second, clk)
+	stamped := record("a")
+	stamped.RenewTime = metav1.NewTime(clk.Now())
+	clk.SetTime(clk.Now().Add(8 * time.Second))
+	if err := l.Update(context.Background(), stamped); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Allowed() {
+		t.Fatal("refused within the renew deadline of the renewTime written")
+	}
+	clk.SetTime(clk.Now().Add(3 * time.Second))
+	if l.Allowed() {
+		t.Fatal("allowed 11 s after the renewTime the Lease shows")
 	}
 }
 
