@@ -102,16 +102,20 @@ func floats(r schedtypes.Resources) map[string]float64 {
 }
 
 // arrivals counts the units that come to the scheduler and those that
-// finish (metrics.Recorder.Coming); nil records nothing.
-type arrivals struct{ m *metrics.Recorder }
+// finish (metrics.Recorder.Coming). Only the leader counts, as it alone
+// counts admissions: a sum over replicas counts each unit once.
+type arrivals struct{ *env }
 
 var _ unitFollower = arrivals{}
 
 func (a arrivals) unitChanged(ch unitChange) {
+	if !a.leader() {
+		return
+	}
 	switch {
 	case ch.created():
-		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusCreated)
+		a.opts.Metrics.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusCreated)
 	case ch.finished():
-		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusFinished)
+		a.opts.Metrics.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusFinished)
 	}
 }

@@ -105,3 +105,23 @@ func TestMetricsSnapshotCountsWaitReasons(t *testing.T) {
 		t.Errorf("a follower's snapshot (-want +got):\n%s", diff)
 	}
 }
+
+// Units that come and finish are counted by the leader only, so the
+// replicas' sum counts each once.
+func TestArrivalsAreCountedByTheLeader(t *testing.T) {
+	rec := metrics.NewRecorder()
+	f := newFixture(t, func(o *Options) { o.Metrics = rec })
+	created := func() float64 {
+		return testutil.ToFloat64(rec.ComingRate.WithLabelValues("ns", "Job", metrics.StatusCreated))
+	}
+	f.addQueue(t, utiltesting.MakeQueue("team-a").Obj())
+	f.addUnit(t, makeUnit("a", "team-a", "1").ConsumerRef("batch/v1", "Job", "a").Obj())
+	if got := created(); got != 1 {
+		t.Errorf("created on the leader = %v, want 1", got)
+	}
+	f.s.env.leading.Store(false)
+	f.addUnit(t, makeUnit("b", "team-a", "1").ConsumerRef("batch/v1", "Job", "b").Obj())
+	if got := created(); got != 1 {
+		t.Errorf("created after a follower saw another unit = %v, want 1", got)
+	}
+}
