@@ -18,7 +18,8 @@ limitations under the License.
 // scheduler, once. Counters and histograms are updated where things happen
 // (through the Recorder, injected into the scheduler); gauges are computed at
 // scrape time from the scheduler's state (through a State), so they are never
-// stale and cost nothing between scrapes.
+// stale and cost nothing between scrapes. Only the leader reports them (a
+// follower's State is empty), so sums over replicas do not double.
 //
 // The unprefixed names are the ones existing dashboards use; names added by
 // this project start with koord_queue_. koord_queue_build_info is exported by

@@ -37,6 +37,7 @@ func TestEveryMetricIsExported(t *testing.T) {
 		Queues:           []QueueState{{Name: "team-a", Active: 1, Backoff: 2}},
 		UsageByNamespace: map[string]map[string]float64{"default": {"cpu": 2}},
 		UnitsByJobType:   map[[2]string]int{{"default", "Job"}: 3},
+		Waiting:          map[WaitKey]int{{Queue: "team-a", Quota: "team-a", Reason: "NoNodeFits"}: 20},
 	}}
 	if err := Register(reg, r, state); err != nil {
 		t.Fatal(err)
@@ -67,7 +68,10 @@ queueunits_in_backoff_queue{queue="team-a"} 2
 # HELP koord_queue_evictions_total Units evicted to make room, by kind (preemption inside a quota, reclaim across quotas) and quota of the preemptor.
 # TYPE koord_queue_evictions_total counter
 koord_queue_evictions_total{kind="preemption",quota="team-a"} 2
-`), "queueunits_in_backoff_queue", "koord_queue_evictions_total"); err != nil {
+# HELP koord_queue_pending_units_by_reason QueueUnits waiting for admission (phase Enqueued, new or TimeoutBackoff) by queue, quota and reason (the reason of their QuotaReserved=False condition).
+# TYPE koord_queue_pending_units_by_reason gauge
+koord_queue_pending_units_by_reason{queue="team-a",quota="team-a",reason="NoNodeFits"} 20
+`), "queueunits_in_backoff_queue", "koord_queue_evictions_total", MetricPendingByReason); err != nil {
 		t.Error(err)
 	}
 }

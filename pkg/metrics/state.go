@@ -43,9 +43,34 @@ type Snapshot struct {
 	UsageByNamespace map[string]map[string]float64
 	// UnitsByJobType counts units by namespace and job type (consumer kind).
 	UnitsByJobType map[[2]string]int
+	// Waiting counts the units waiting for admission by queue, quota and
+	// reason.
+	Waiting map[WaitKey]int
 }
 
-// State gives a consistent snapshot at scrape time.
+// WaitKey is a queue, a quota and a wait reason: the condition reason of
+// the unit's QuotaReserved=False (schedtypes.WaitTable), ReasonNotTried or
+// ReasonTimeoutBackoff. The reasons are a fixed set, never free text.
+type WaitKey struct {
+	Queue, Quota, Reason string
+}
+
+// MetricPendingByReason counts the waiting units by reason, so an alert can
+// say how many wait on NoNodeFits.
+const MetricPendingByReason = "koord_queue_pending_units_by_reason"
+
+// Wait reasons of koord_queue_pending_units_by_reason that are not
+// condition reasons.
+const (
+	// ReasonNotTried: pending, but not refused by a pass yet.
+	ReasonNotTried = "NotTried"
+	// ReasonTimeoutBackoff: phase TimeoutBackoff, back in its queue when the
+	// backoff ends.
+	ReasonTimeoutBackoff = "TimeoutBackoff"
+)
+
+// State gives a consistent snapshot at scrape time. Only the leader's
+// snapshot holds anything, so a sum over replicas counts each unit once.
 type State interface {
 	MetricsSnapshot() Snapshot
 }
@@ -63,6 +88,9 @@ var (
 		"Pending QueueUnits waiting for capacity or a change before they are tried again, by queue.", []string{"queue"}, nil)
 	descPending = prometheus.NewDesc("koord_queue_pending_units",
 		"Pending QueueUnits by queue.", []string{"queue"}, nil)
+	descByReason = prometheus.NewDesc(MetricPendingByReason,
+		"QueueUnits waiting for admission (phase Enqueued, new or TimeoutBackoff) by queue, quota and reason (the reason of their QuotaReserved=False condition).",
+		[]string{"queue", "quota", "reason"}, nil)
 	descQuotaMin = prometheus.NewDesc("koord_queue_quota_min",
 		"ElasticQuota min by quota and resource.", []string{"quota", "resource"}, nil)
 	descQuotaMax = prometheus.NewDesc("koord_queue_quota_max",
@@ -75,7 +103,7 @@ type stateCollector struct{ state State }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUsageByQuota, descUsageByNamespace, descByJobType, descActive, descBackoff,
-		descPending, descQuotaMin, descQuotaMax, descQuotaUsed} {
+		descPending, descByReason, descQuotaMin, descQuotaMax, descQuotaUsed} {
 		ch <- d
 	}
 }
@@ -110,6 +138,9 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descBackoff, float64(q.Backoff), q.Name)
 		gauge(descPending, float64(q.Active+q.Backoff), q.Name)
 	}
+	for k, n := range s.Waiting {
+		gauge(descByReason, float64(n), k.Queue, k.Quota, k.Reason)
+	}
 }
 
 // Register exposes the recorder's metrics, the state gauges and
@@ -134,6 +165,6 @@ func Names() []string {
 		"koord_queue_admission_wait_seconds", "koord_queue_evictions_total", "koord_queue_admission_check_outcomes_total",
 		"koord_queue_scheduling_passes_total", "dequeued_quota_usage_by_quota", "dequeued_quota_usage_by_namespace",
 		"queueunits_by_job_type", "queueunits_in_active_queue", "queueunits_in_backoff_queue", "koord_queue_pending_units",
-		"koord_queue_quota_min", "koord_queue_quota_max", "koord_queue_quota_used", BuildInfoName,
+		MetricPendingByReason, "koord_queue_quota_min", "koord_queue_quota_max", "koord_queue_quota_used", BuildInfoName,
 	}
 }

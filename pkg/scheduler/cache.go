@@ -319,9 +319,13 @@ type unitRecord struct {
 	key   schedtypes.UnitKey
 	obj   *schedv1alpha1.QueueUnit
 	queue schedtypes.QueueName
+	quota schedtypes.QuotaName
 	// holding: the last seen phase holds quota; inflight: an admission is
 	// being written.
 	holding, inflight bool
+	// told is the reason of the wait last reported (the reporter's), nil
+	// when none was since the unit last held quota.
+	told *schedtypes.Reason
 }
 
 // each runs fn on a copy of every unit's record, under the lock; fn must
@@ -330,7 +334,12 @@ func (c *unitCache) each(fn func(r unitRecord)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for key, st := range c.units {
-		fn(unitRecord{key: key, obj: st.obj, queue: st.queue, holding: st.holding, inflight: st.inflight})
+		r := unitRecord{key: key, obj: st.obj, queue: st.queue, quota: st.quota, holding: st.holding, inflight: st.inflight}
+		if w := st.report.wanted; w != nil {
+			reason := w.Reason
+			r.told = &reason
+		}
+		fn(r)
 	}
 }
 

@@ -35,9 +35,9 @@ limitations under the License.
 //     change.go: pending, admitted, deleting, deleted, ... with the old and
 //     new object); intake.apply hands it to each part that follows units,
 //     each acting on it in one method, unitChanged: the reporter (events),
-//     the arrivals metric, the preemptor (nominations), the lifecycle, and
-//     last the intake itself, which puts pending units in their queues or
-//     says why they cannot be there;
+//     the arrivals metric (leader only), the preemptor (nominations), the
+//     lifecycle, and last the intake itself, which puts pending units in
+//     their queues or says why they cannot be there;
 //   - passDriver (cycle.go): the passes, the decision on each unit, the
 //     admission writes and how many of them are in flight (the admission
 //     window);

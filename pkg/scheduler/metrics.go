@@ -17,6 +17,7 @@ limitations under the License.
 package scheduler
 
 import (
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -24,9 +25,15 @@ import (
 
 var _ metrics.State = (*Scheduler)(nil)
 
-// MetricsSnapshot gives the gauges their values at scrape time.
+// MetricsSnapshot gives the gauges their values at scrape time. A follower's
+// snapshot is empty: its queues hold the same units as the leader's, and it
+// knows no reasons (nothing is reported on a follower).
 func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
-	snap := metrics.Snapshot{UsageByNamespace: map[string]map[string]float64{}, UnitsByJobType: map[[2]string]int{}}
+	if !s.env.leader() {
+		return metrics.Snapshot{}
+	}
+	snap := metrics.Snapshot{UsageByNamespace: map[string]map[string]float64{}, UnitsByJobType: map[[2]string]int{},
+		Waiting: map[metrics.WaitKey]int{}}
 	for _, q := range s.env.fw.ListQuotas() {
 		if !q.Exists {
 			continue
@@ -43,6 +50,9 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 			kind = u.Spec.ConsumerRef.Kind
 		}
 		snap.UnitsByJobType[[2]string{u.Namespace, kind}]++
+		if reason := waitReason(r); reason != "" {
+			snap.Waiting[metrics.WaitKey{Queue: string(r.queue), Quota: string(r.quota), Reason: reason}]++
+		}
 		if !r.holding {
 			return
 		}
@@ -56,6 +66,25 @@ func (s *Scheduler) MetricsSnapshot() metrics.Snapshot {
 		}
 	})
 	return snap
+}
+
+// waitReason is what a unit waits for, as koord_queue_pending_units_by_reason
+// names it: the condition reason of the wait last reported, NotTried before
+// a pass refused it, TimeoutBackoff in that phase; "" when it does not wait
+// for admission.
+func waitReason(r unitRecord) string {
+	u := r.obj
+	switch {
+	case r.inflight || u.DeletionTimestamp != nil:
+		return ""
+	case u.Status.Phase == schedv1alpha1.QueueUnitPhaseTimeoutBackoff:
+		return metrics.ReasonTimeoutBackoff
+	case !queueunit.IsPending(u.Status.Phase):
+		return ""
+	case r.told == nil:
+		return metrics.ReasonNotTried
+	}
+	return r.told.Condition()
 }
 
 // floats renders amounts as Prometheus shows them: cores for CPU, units (bytes
@@ -73,16 +102,20 @@ func floats(r schedtypes.Resources) map[string]float64 {
 }
 
 // arrivals counts the units that come to the scheduler and those that
-// finish (metrics.Recorder.Coming); nil records nothing.
-type arrivals struct{ m *metrics.Recorder }
+// finish (metrics.Recorder.Coming). Only the leader counts, as it alone
+// counts admissions: a sum over replicas counts each unit once.
+type arrivals struct{ *env }
 
 var _ unitFollower = arrivals{}
 
 func (a arrivals) unitChanged(ch unitChange) {
+	if !a.leader() {
+		return
+	}
 	switch {
 	case ch.created():
-		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusCreated)
+		a.opts.Metrics.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusCreated)
 	case ch.finished():
-		a.m.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusFinished)
+		a.opts.Metrics.Coming(ch.new.Namespace, jobType(ch.new), metrics.StatusFinished)
 	}
 }

@@ -180,7 +180,7 @@ func build(d deps, registry framework.Registry, opts Options) (*Scheduler, error
 	s.reports = &reporter{env: e, cache: s.cache, writer: s.writer}
 	s.lifecycle = newLifecycle(e, s.cache, s.reports)
 	s.preemptor = &preemptor{env: e, cache: s.cache, reports: s.reports, wakeups: s.wakeups, nominated: newNominations()}
-	s.intake = newIntake(e, s.cache, s.registry, s.reports, s.reports, arrivals{opts.Metrics}, s.preemptor, s.lifecycle)
+	s.intake = newIntake(e, s.cache, s.registry, s.reports, s.reports, arrivals{e}, s.preemptor, s.lifecycle)
 	s.queueSync = &queueSync{env: e, registry: s.registry, cache: s.cache, intake: s.intake, reports: s.reports}
 	s.pass = &passDriver{env: e, cache: s.cache, registry: s.registry, preemptor: s.preemptor, reports: s.reports,
 		intake: s.intake, writer: s.writer, wakeups: s.wakeups, nodes: s.nodes}

@@ -287,13 +287,15 @@ func TestPodMonitor(t *testing.T) {
 		} `json:"selector"`
 		Endpoints []struct {
 			Port, Path, Interval string
+			HonorLabels          bool `json:"honorLabels"`
 		} `json:"podMetricsEndpoints"`
 	}
 	data, _ := yaml.Marshal(pm.Object["spec"])
 	if err := yaml.Unmarshal(data, &spec); err != nil {
 		t.Fatal(err)
 	}
-	if len(spec.Endpoints) != 1 || spec.Endpoints[0].Port != "metrics" || spec.Endpoints[0].Interval != "15s" {
+	// honorLabels: the units' namespace label stays namespace.
+	if len(spec.Endpoints) != 1 || spec.Endpoints[0].Port != "metrics" || spec.Endpoints[0].Interval != "15s" || !spec.Endpoints[0].HonorLabels {
 		t.Errorf("PodMonitor endpoints %+v", spec.Endpoints)
 	}
 	names := map[string][]string{}

@@ -502,6 +502,11 @@ func TestMonitoring(t *testing.T) {
 	if sm == nil || sm.GetLabels()["release"] != "prom" {
 		t.Fatalf("ServiceMonitor: %v", sm)
 	}
+	// The units' namespace label stays namespace, which the dashboard's
+	// variable reads, instead of exported_namespace.
+	if eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints"); len(eps) != 1 || eps[0].(map[string]any)["honorLabels"] != true {
+		t.Errorf("ServiceMonitor endpoints %v, want one with honorLabels", eps)
+	}
 	for _, name := range []string{"koord-queue-metrics", "koord-queue-controllers-metrics"} {
 		svc := &corev1.Service{}
 		r.Into(t, "Service", name, svc)

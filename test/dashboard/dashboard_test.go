@@ -15,31 +15,56 @@ limitations under the License.
 */
 
 // Package dashboard checks the Grafana dashboard shipped in config/grafana:
-// every metric a panel queries must be one koord-queue exports.
+// every metric a panel or a variable queries must be one koord-queue
+// exports, with the labels it matches, groups by and shows.
 package dashboard
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	clientmetrics "k8s.io/client-go/tools/metrics"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 )
 
-// clientMetrics are exported by controller-runtime's registry for every
-// client-go request the binary makes.
-var clientMetrics = []string{"rest_client_requests_total", "rest_client_request_duration_seconds"}
+// dashboard is the part of a Grafana dashboard the checks read.
+type dashboard struct {
+	Templating struct {
+		List []variable `json:"list"`
+	} `json:"templating"`
+	Panels []panel `json:"panels"`
+}
 
-var (
-	identifier = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
-	// Words of PromQL that are not metric names.
-	promql = []string{"sum", "by", "rate", "histogram_quantile", "or", "vector", "le", "without", "avg", "max", "min", "count", "on", "ignoring"}
-)
+type variable struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Query string `json:"query"`
+}
+
+type panel struct {
+	Title      string `json:"title"`
+	Type       string `json:"type"`
+	Repeat     string `json:"repeat"`
+	Datasource *struct {
+		UID string `json:"uid"`
+	} `json:"datasource"`
+	Targets []struct {
+		Expr         string `json:"expr"`
+		LegendFormat string `json:"legendFormat"`
+	} `json:"targets"`
+	// Panels are a row's.
+	Panels []panel `json:"panels"`
+}
 
 func TestEveryPanelQueriesAnExportedMetric(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
@@ -48,53 +73,138 @@ func TestEveryPanelQueriesAnExportedMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
+	var d dashboard
 	if err := json.Unmarshal(data, &d); err != nil {
 		t.Fatalf("dashboard is not JSON: %v", err)
 	}
 	if len(d.Panels) == 0 {
 		t.Fatal("dashboard has no panels")
 	}
-	exported := append(metrics.Names(), clientMetrics...)
-	for _, p := range d.Panels {
-		if len(p.Targets) == 0 {
-			t.Errorf("panel %q queries nothing", p.Title)
-		}
-		for _, target := range p.Targets {
-			found := false
-			for _, name := range queried(target.Expr) {
-				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_bucket"), "_count"), "_sum")
-				if !slices.Contains(exported, base) {
-					t.Errorf("panel %q queries %s, which koord-queue does not export", p.Title, name)
-				}
-				found = true
-			}
-			if !found {
-				t.Errorf("panel %q: no metric in %q", p.Title, target.Expr)
-			}
+	for _, p := range check(d, exported(t)) {
+		t.Error(p)
+	}
+	for _, name := range []string{"quota", "namespace", "resource"} {
+		if !slices.ContainsFunc(d.Templating.List, func(v variable) bool { return v.Name == name }) {
+			t.Errorf("no variable %s", name)
 		}
 	}
 }
 
-// queried returns the metric names of a PromQL expression: identifiers that
-// are not functions, keywords, label names or label values.
-func queried(expr string) []string {
-	// Drop label matchers and grouping lists, which hold label names and values.
-	expr = regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(expr, "")
-	expr = regexp.MustCompile(`\b(by|without|on|ignoring)\s*\([^)]*\)`).ReplaceAllString(expr, "")
-	expr = regexp.MustCompile(`\[[^\]]*\]`).ReplaceAllString(expr, "")
-	var out []string
-	for _, id := range identifier.FindAllString(expr, -1) {
-		if !slices.Contains(promql, id) {
-			out = append(out, id)
+// The checks find what is wrong with a dashboard.
+func TestCheckFindsMistakes(t *testing.T) {
+	labels := map[string][]string{
+		"koord_queue_quota_max":                   {"quota", "resource"},
+		"koord_queue_pending_units_by_reason":     {"queue", "quota", "reason"},
+		"job_scheduling_algorithm_latency_bucket": {"le"},
+	}
+	vars := []variable{{Name: "quota", Type: "query", Query: "label_values(koord_queue_quota_max, quota)"}}
+	for _, tc := range []struct {
+		name, expr, legend, title string
+		vars                      []variable
+		want                      string
+	}{
+		{name: "fine", expr: `sum by (reason) (koord_queue_pending_units_by_reason{quota=~"$quota"})`, legend: "{{reason}}"},
+		{name: "histogram", expr: `histogram_quantile(0.99, sum by (le) (rate(job_scheduling_algorithm_latency_bucket[5m])))`},
+		{name: "unknown metric", expr: `sum(koord_queue_nothing)`, want: "koord_queue_nothing, which koord-queue does not export"},
+		{name: "unknown matcher label", expr: `koord_queue_quota_max{resourec="cpu"}`, want: `matches label resourec`},
+		{name: "unknown grouping label", expr: `sum by (queue) (koord_queue_quota_max)`, want: "groups by label queue"},
+		{name: "legend label dropped", expr: `sum by (reason) (koord_queue_pending_units_by_reason)`, legend: "{{queue}}", want: "shows label queue"},
+		{name: "undefined variable", expr: `koord_queue_quota_max{quota=~"$team"}`, want: "variable $team, which is not defined"},
+		{name: "undefined variable in a title", expr: `koord_queue_quota_max`, title: "${team}", want: "variable $team, which is not defined"},
+		{name: "variable of no metric", expr: `koord_queue_quota_max{quota=~"$quota"}`,
+			vars: []variable{{Name: "ns", Type: "query", Query: "label_values(koord_queue_quota_max, namespace)"}}, want: "variable ns queries label namespace"},
+		{name: "variable not used", expr: `koord_queue_quota_max`, title: "plain", want: "variable quota is not used"},
+		{name: "no metric", expr: `vector(0)`, want: "no metric"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			title := tc.title
+			if title == "" {
+				title = "Units of $quota"
+			}
+			p := panel{Title: title, Type: "timeseries", Datasource: &struct {
+				UID string `json:"uid"`
+			}{UID: "${datasource}"}}
+			p.Targets = append(p.Targets, struct {
+				Expr         string `json:"expr"`
+				LegendFormat string `json:"legendFormat"`
+			}{tc.expr, tc.legend})
+			var d dashboard
+			d.Templating.List = append([]variable{{Name: "datasource", Type: "datasource"}}, vars...)
+			d.Templating.List = append(d.Templating.List, tc.vars...)
+			d.Panels = []panel{p}
+			got := check(d, labels)
+			if tc.want == "" {
+				if len(got) > 0 {
+					t.Errorf("problems %q, want none", got)
+				}
+				return
+			}
+			if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, tc.want) }) {
+				t.Errorf("problems %q, want one saying %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// exported gathers what koord-queue exports: each metric (a histogram's
+// series too) with its labels. The state gauges come from a snapshot with
+// one of everything; client-go's requests from controller-runtime's registry,
+// the scheduler's default one.
+func exported(t *testing.T) map[string][]string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	r := metrics.NewRecorder()
+	if err := metrics.Register(reg, r, fullState{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Pass(time.Millisecond)
+	r.Attempt("team-a", metrics.ResultAdmitted)
+	r.Coming("default", "Job", metrics.StatusCreated)
+	r.Admitted("team-a", time.Second)
+	r.Evicted("preemption", "team-a", 1)
+	r.AdmissionCheck("prov-req-check", "Ready")
+	clientmetrics.RequestResult.Increment(t.Context(), "200", "GET", "127.0.0.1")
+	out := map[string][]string{}
+	for _, g := range []prometheus.Gatherer{reg, ctrlmetrics.Registry} {
+		families, err := g.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			var labels []string
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if !slices.Contains(labels, l.GetName()) {
+						labels = append(labels, l.GetName())
+					}
+				}
+			}
+			out[f.GetName()] = labels
+			if f.GetType() == dto.MetricType_HISTOGRAM {
+				out[f.GetName()+"_bucket"] = append(slices.Clone(labels), "le")
+				out[f.GetName()+"_count"] = labels
+				out[f.GetName()+"_sum"] = labels
+			}
+		}
+	}
+	for _, name := range append(metrics.Names(), "rest_client_requests_total") {
+		if _, ok := out[name]; !ok {
+			t.Fatalf("%s has no series here: give fullState or the recorder calls above what it needs", name)
 		}
 	}
 	return out
+}
+
+// fullState has one of every kind of state gauge.
+type fullState struct{}
+
+func (fullState) MetricsSnapshot() metrics.Snapshot {
+	one := map[string]float64{"cpu": 1}
+	return metrics.Snapshot{
+		Quotas:           []metrics.QuotaState{{Name: "team-a", Min: one, Max: one, Used: one}},
+		Queues:           []metrics.QueueState{{Name: "team-a", Active: 1, Backoff: 1}},
+		UsageByNamespace: map[string]map[string]float64{"default": one},
+		UnitsByJobType:   map[[2]string]int{{"default", "Job"}: 1},
+		Waiting:          map[metrics.WaitKey]int{{Queue: "team-a", Quota: "team-a", Reason: "NoNodeFits"}: 1},
+	}
 }

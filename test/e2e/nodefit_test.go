@@ -19,6 +19,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,4 +55,28 @@ func TestJobLargerThanEveryNodeWaits(t *testing.T) {
 	if suspended, err := jobSuspended(ctx(t), "default", j.Name); err != nil || !suspended {
 		t.Errorf("job not suspended (%v)", err)
 	}
+	// The alert's metric, scraped from the suite's one replica, counts it.
+	sample := `koord_queue_pending_units_by_reason{queue="e2e-nodefit",quota="e2e-nodefit",reason="NoNodeFits"} 1`
+	eventually(t, "the unit counted under NoNodeFits", func(ctx context.Context) (bool, error) {
+		body, err := scrape(ctx, env.Options().Ports.QueueMetrics)
+		return slices.Contains(strings.Split(body, "\n"), sample), err
+	})
+}
+
+// scrape reads the metrics of the koord-queue replica serving on port.
+func scrape(ctx context.Context, port int) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return string(body), err
 }

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,5 +76,45 @@ func TestStoppedLeaderReleasesItsLease(t *testing.T) {
 	waitPhase(t, "failover", "after-failover", schedv1alpha1.QueueUnitPhaseDequeued)
 	if second := leaseHolder(t, leaseNS, leaseName); second == "" || second == first {
 		t.Errorf("lease holder %q after the failover, want a new replica (the first was %q)", second, first)
+	}
+}
+
+// Only the leader exports the gauges and counts arrivals: a follower, whose
+// queues hold the same units, exports none, so sums over replicas count
+// each unit once.
+func TestOnlyTheLeaderCountsUnits(t *testing.T) {
+	const ns, leaseName = "leader-metrics", "koord-queue-leader-metrics"
+	createNamespace(t, ns)
+	registries := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
+	replica := func(reg *prometheus.Registry) func(o *app.Options) {
+		return func(o *app.Options) {
+			o.LeaderElect = true
+			o.LeaderElectResourceNamespace, o.LeaderElectResourceName = ns, leaseName
+			o.MetricsRegistry = reg
+		}
+	}
+	startScheduler(t, replica(registries[0]))
+	if err := framework.Eventually(ctx(), 30*time.Second, func(context.Context) (bool, error) {
+		return leaseHolder(t, ns, leaseName) != "", nil
+	}); err != nil {
+		t.Fatalf("the first replica did not take the lease: %v", err)
+	}
+	startScheduler(t, replica(registries[1]))
+	create(t, utiltesting.MakeElasticQuota("lm").Namespace(ns).Max("cpu", "1").Obj())
+	create(t, utiltesting.MakeQueueUnit("big", ns).Quota("lm").Request("cpu", "2").ConsumerRef("batch/v1", "Job", "big").Obj())
+	waitMessage(t, ns, "big")
+
+	samples := []string{
+		`koord_queue_pending_units_by_reason{queue="lm",quota="lm",reason="NeverFits"}`,
+		`koord_queue_pending_units{queue="lm"}`,
+		`queueunits_coming_rate_by_job_type{namespace="leader-metrics",status="created",type="Job"}`,
+	}
+	for _, s := range samples {
+		if got := metricValue(t, registries[0], s); got != 1 {
+			t.Errorf("leader: %s = %v, want 1", s, got)
+		}
+		if got := metricValue(t, registries[1], s); got != 0 {
+			t.Errorf("follower: %s = %v, want 0", s, got)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +64,8 @@ func podUnit(ns, name, quotaName, cpu string, count int32, tolerations ...corev1
 // that tolerates it.
 func TestUnitThatFitsNoNodeWaits(t *testing.T) {
 	const ns, q = "nodefit", "nodefit"
-	startScheduler(t)
+	reg := prometheus.NewRegistry()
+	startScheduler(t, func(o *app.Options) { o.MetricsRegistry = reg })
 	createNamespace(t, ns)
 	createNode(t, "nodefit-32", "32")
 	createNode(t, "nodefit-tainted-64", "64", corev1.Taint{Key: "dedicated", Value: "big", Effect: corev1.TaintEffectNoSchedule})
@@ -84,9 +86,17 @@ func TestUnitThatFitsNoNodeWaits(t *testing.T) {
 	}); err != nil {
 		t.Errorf("no FailedScheduling event naming the node misfit")
 	}
+	// The alert's metric counts it under its reason.
+	waiting := `koord_queue_pending_units_by_reason{queue="nodefit",quota="nodefit",reason="NoNodeFits"}`
+	if got := metricValue(t, reg, waiting); got != 1 {
+		t.Errorf("%s = %v, want 1", waiting, got)
+	}
 	// A big enough node arrives: the unit is admitted, nothing else changed.
 	createNode(t, "nodefit-96", "96")
 	waitPhase(t, ns, "too-big", schedv1alpha1.QueueUnitPhaseDequeued)
+	if got := metricValue(t, reg, waiting); got != 0 {
+		t.Errorf("%s = %v once admitted, want 0", waiting, got)
+	}
 }
 
 // With --node-fit-check=false the unit is admitted on quota alone, and its
