@@ -20,8 +20,10 @@ limitations under the License.
 //
 //	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/{name}/queueunits
 //	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/elasticquotas/{name}/queueunits
+//	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas
+//	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas/{name}
 //
-// with the query parameters limit, offset and phase, plus the discovery
+// the first two with the query parameters limit, offset and phase, plus the discovery
 // documents the aggregator needs to mark the APIService Available, the
 // OpenAPI documents it merges (/openapi/v2, /openapi/v3: `kubectl explain`),
 // and GET .../featuregates, the scheduler's feature gates for clients.
@@ -32,7 +34,11 @@ limitations under the License.
 // Table, so `kubectl get queues.visibility.koord-queue.x-k8s.io NAME` prints
 // columns. A caller sees the units of the namespaces where it may list
 // QueueUnits (all when it may list them cluster-wide), each still at its
-// position in the whole queue.
+// position in the whole queue. The quotas (one per quota of the scheduler's
+// quota tree, with min, max, used, borrowed, lent and pending per resource
+// and counts of pending and admitted units) are sums with no unit names:
+// whoever may list (or get) quotas.visibility.koord-queue.x-k8s.io sees every
+// quota.
 //
 // It owns no scheduling state. It reads the scheduler's memory through the
 // small Source interface (FromScheduler adapts the scheduler's read-only

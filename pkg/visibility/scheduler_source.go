@@ -131,16 +131,18 @@ func allocated(u *schedv1alpha1.QueueUnit) metav1.Time {
 
 // quotaAndBelow returns name and every quota below it, and whether name exists.
 func quotaAndBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) (map[schedtypes.QuotaName]bool, bool) {
-	children := map[schedtypes.QuotaName][]schedtypes.QuotaName{}
-	exists := false
-	for _, q := range quotas {
-		children[q.Parent] = append(children[q.Parent], q.Name)
-		if q.Name == name && q.Exists {
-			exists = true
-		}
-	}
+	exists := slices.ContainsFunc(quotas, func(q schedtypes.Info) bool { return q.Name == name && q.Exists })
 	if !exists {
 		return nil, false
+	}
+	return andBelow(quotas, name), true
+}
+
+// andBelow returns name and every quota below it.
+func andBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) map[schedtypes.QuotaName]bool {
+	children := map[schedtypes.QuotaName][]schedtypes.QuotaName{}
+	for _, q := range quotas {
+		children[q.Parent] = append(children[q.Parent], q.Name)
 	}
 	out := map[schedtypes.QuotaName]bool{}
 	for todo := []schedtypes.QuotaName{name}; len(todo) > 0; {
@@ -151,7 +153,7 @@ func quotaAndBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) (map[sch
 			todo = append(todo, children[n]...)
 		}
 	}
-	return out, true
+	return out
 }
 
 // Explain implements Source: a pending unit waits for what the leader last
