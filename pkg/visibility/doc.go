@@ -51,7 +51,8 @@ limitations under the License.
 // queues of every replica are fed by the same informers (units, queues,
 // quotas); only the leader admits. A follower therefore shows exactly what the
 // API says (units leave its queues when their Reserved status arrives), and the
-// leader shows the same a status write earlier. The reason a unit waits is the
+// leader shows the same a status write earlier; quota usage likewise, since
+// every replica charges its quota tree with the admitted units it reads. The reason a unit waits is the
 // unit's status.message, which the leader writes and every replica reads from
 // its informer cache, so all replicas give the same answer up to watch latency.
 package visibility
