@@ -42,8 +42,10 @@ limitations under the License.
 //
 // It owns no scheduling state. It reads the scheduler's memory through the
 // small Source interface (FromScheduler adapts the scheduler's read-only
-// view, pkg/view), and owns only its listener, its serving certificate and
-// the delegated authentication and authorization machinery (requests are
+// view, pkg/view), and owns only its listener, its serving certificate
+// (tls.crt and tls.key, served anew whenever the files change, so a rotated
+// Secret needs no restart), a bound on requests at once (beyond it, 429 with
+// Retry-After) and the delegated authentication and authorization machinery (requests are
 // authenticated from the front-proxy headers or by TokenReview, and
 // authorized by SubjectAccessReview, both answered by kube-apiserver).
 //
