@@ -71,10 +71,11 @@ func (a *schedulerSource) Quotas(ctx context.Context) ([]visibilityv1alpha1.Quot
 	if err != nil {
 		return nil, err
 	}
+	children := childrenOf(infos)
 	out := make([]visibilityv1alpha1.Quota, 0, len(infos))
 	for _, info := range infos {
 		total := quotaCounts{request: schedtypes.Resources{}}
-		for name := range andBelow(infos, info.Name) {
+		for name := range subtree(children, info.Name) {
 			if c := own[name]; c != nil {
 				total.pending += c.pending
 				total.admitted += c.admitted

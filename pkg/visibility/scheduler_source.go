@@ -135,15 +135,20 @@ func quotaAndBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) (map[sch
 	if !exists {
 		return nil, false
 	}
-	return andBelow(quotas, name), true
+	return subtree(childrenOf(quotas), name), true
 }
 
-// andBelow returns name and every quota below it.
-func andBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) map[schedtypes.QuotaName]bool {
+// childrenOf maps each quota to the quotas right below it.
+func childrenOf(quotas []schedtypes.Info) map[schedtypes.QuotaName][]schedtypes.QuotaName {
 	children := map[schedtypes.QuotaName][]schedtypes.QuotaName{}
 	for _, q := range quotas {
 		children[q.Parent] = append(children[q.Parent], q.Name)
 	}
+	return children
+}
+
+// subtree returns name and every quota below it.
+func subtree(children map[schedtypes.QuotaName][]schedtypes.QuotaName, name schedtypes.QuotaName) map[schedtypes.QuotaName]bool {
 	out := map[schedtypes.QuotaName]bool{}
 	for todo := []schedtypes.QuotaName{name}; len(todo) > 0; {
 		n := todo[len(todo)-1]
