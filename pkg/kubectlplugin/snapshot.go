@@ -195,10 +195,10 @@ func (r *Reader) readVisibility(ctx context.Context, s *Snapshot) bool {
 
 // readQuotaUsage reads the scheduler's quota usage; a server without the
 // quotas resource (older) or a caller not allowed to list it leaves
-// QuotaUsage nil, and the usage is counted from the objects.
+// QuotaUsage nil, silently, and the usage is counted from the objects.
 func (r *Reader) readQuotaUsage(ctx context.Context, s *Snapshot, base string) {
 	raw, err := r.Visibility.Get().AbsPath(base, visibilityv1alpha1.ResourceQuotas).Do(ctx).Raw()
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		return
 	}
 	list := &visibilityv1alpha1.QuotaList{}
