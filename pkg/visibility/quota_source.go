@@ -42,6 +42,10 @@ type quotaCounts struct {
 // pending and admitted units of it and of the quotas below it.
 func (a *schedulerSource) Quotas(ctx context.Context) ([]visibilityv1alpha1.Quota, error) {
 	infos := a.s.Quotas()
+	if len(infos) == 0 {
+		// No quota plugin, or no quota yet: nothing to read.
+		return []visibilityv1alpha1.Quota{}, nil
+	}
 	own := map[schedtypes.QuotaName]*quotaCounts{}
 	counts := func(name schedtypes.QuotaName) *quotaCounts {
 		if own[name] == nil {
@@ -62,10 +66,16 @@ func (a *schedulerSource) Quotas(ctx context.Context) ([]visibilityv1alpha1.Quot
 		return nil, err
 	}
 	for i := range units.Items {
-		if u := &units.Items[i]; queueunit.HoldsQuota(u.Status.Phase) {
-			_, qt := a.s.Map(u)
-			counts(qt).admitted++
+		u := &units.Items[i]
+		if !queueunit.HoldsQuota(u.Status.Phase) {
+			continue
 		}
+		// Charged where it was admitted, even if relabelled since.
+		qt := schedtypes.QuotaName(u.Status.Quota)
+		if qt == "" {
+			_, qt = a.s.Map(u)
+		}
+		counts(qt).admitted++
 	}
 	namespaces, err := a.quotaNamespaces(ctx)
 	if err != nil {

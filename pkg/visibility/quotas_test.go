@@ -105,16 +105,23 @@ func newFakeView(t *testing.T) *fakeView {
 		utiltesting.MakeQueueUnit("a1", "ns-a").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj(),
 		utiltesting.MakeQueueUnit("a2", "ns-a").Phase(schedv1alpha1.QueueUnitPhaseReserved).Obj(),
 		utiltesting.MakeQueueUnit("b1", "ns-b").Phase(schedv1alpha1.QueueUnitPhaseDequeued).Obj(),
+		relabelled(utiltesting.MakeQueueUnit("moved", "ns-b").Phase(schedv1alpha1.QueueUnitPhaseRunning).Obj(), "team-b"),
 		utiltesting.MakeQueueUnit("done", "ns-b").Phase(schedv1alpha1.QueueUnitPhaseSucceed).Obj(),
 	).Build()
 	return &fakeView{
 		tree: tree, objects: objects,
-		quotaOf: map[string]schedtypes.QuotaName{"a1": "team-a", "a2": "team-a", "b1": "team-b", "done": "team-b"},
+		quotaOf: map[string]schedtypes.QuotaName{"a1": "team-a", "a2": "team-a", "b1": "team-b", "done": "team-b", "moved": "team-a"},
 		pending: []view.PendingUnit{
 			{Namespace: "ns-a", Name: "w1", Quota: "team-a", Position: 1, Request: res(4, 1)},
 			{Namespace: "ns-a", Name: "w2", Quota: "team-a", Position: 2, Request: res(2, 0)},
 		},
 	}
+}
+
+// relabelled is a unit admitted to quota, whose labels now name another.
+func relabelled(u *schedv1alpha1.QueueUnit, quota string) *schedv1alpha1.QueueUnit {
+	u.Status.Quota = quota
+	return u
 }
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }
@@ -143,7 +150,7 @@ func TestQuotasFromScheduler(t *testing.T) {
 				cpu("8", "16", "7", "0", "1", "6"),
 				{Name: "nvidia.com/gpu", Min: q("0"), Used: q("1"), Borrowed: q("1"), Lent: q("0"), Pending: q("1")},
 			},
-			PendingUnits: 2, AdmittedUnits: 3,
+			PendingUnits: 2, AdmittedUnits: 4,
 		},
 		"team-a": {
 			TypeMeta:   metav1.TypeMeta{Kind: "Quota", APIVersion: gv.String()},
@@ -158,7 +165,7 @@ func TestQuotasFromScheduler(t *testing.T) {
 			TypeMeta:   metav1.TypeMeta{Kind: "Quota", APIVersion: gv.String()},
 			ObjectMeta: metav1.ObjectMeta{Name: "team-b"}, Parent: "parent", QuotaNamespace: "ns-b",
 			Resources:     []visibilityv1alpha1.QuotaResource{cpu("4", "", "1", "0", "0", "0")},
-			AdmittedUnits: 1,
+			AdmittedUnits: 2, // b1, and moved where it was admitted
 		},
 	}
 	if diff := cmp.Diff(want, byName); diff != "" {
@@ -215,14 +222,23 @@ func TestQuotaTable(t *testing.T) {
 		rows = append(rows, r.Cells)
 	}
 	want := [][]any{
-		{"parent", string(quota.RootName), "root-ns", float64(2), float64(3), "7/8/16", "1/0/-", "-", "nvidia.com/gpu 1", "cpu 1"},
+		{"parent", string(quota.RootName), "root-ns", float64(2), float64(4), "7/8/16", "1/0/-", "-", "nvidia.com/gpu 1", "cpu 1"},
 		{"team-a", "parent", "ns-a", float64(2), float64(2), "6/4/8", "1/0/2", "-", "cpu 2, nvidia.com/gpu 1", "-"},
-		{"team-b", "parent", "ns-b", float64(0), float64(1), "1/4/-", "-", "-", "-", "-"},
+		{"team-b", "parent", "ns-b", float64(0), float64(2), "1/4/-", "-", "-", "-", "-"},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 	if one := table(base + "/quotas/team-b"); len(one.Rows) != 1 || one.Rows[0].Cells[0] != "team-b" {
 		t.Errorf("table of team-b: %+v", one.Rows)
+	}
+}
+
+// Without quotas (no quota plugin) the cache is not asked for ElasticQuotas,
+// whose informer would not exist.
+func TestNoQuotas(t *testing.T) {
+	got, err := FromScheduler(&fakeView{tree: quota.New(1)}).Quotas(context.Background())
+	if err != nil || got == nil || len(got) != 0 {
+		t.Errorf("got %v, %v; want an empty list", got, err)
 	}
 }
