@@ -32,9 +32,9 @@ limitations under the License.
 // It owns no state. Each command gathers a Snapshot once: QueueUnits, Queues
 // and ElasticQuotas read from the API, plus the queue order, positions and
 // feature gates from the visibility API (visibility.koord-queue.x-k8s.io) when
-// the cluster serves it. Without it, positions come from each Queue's
-// status.queueItemDetails (or, failing that, the queue's documented order),
-// and quota usage is always computed from the admitted units by the rule of
-// docs/protocol.md. Formatting and job-to-unit resolution are pure functions
+// the cluster serves it, with its quotas, whose usage `queues` prints. Without
+// it, positions come from each Queue's status.queueItemDetails (or, failing
+// that, the queue's documented order), and quota usage is computed from the
+// admitted units by the rule of docs/protocol.md (as `why` always does). Formatting and job-to-unit resolution are pure functions
 // of a Snapshot, tested without a cluster.
 package kubectlplugin

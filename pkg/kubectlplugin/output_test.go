@@ -218,3 +218,51 @@ func TestVisibilityNotAnswering(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotaUsageFromVisibility: the quotas the API serves are the usage
+// `queues` prints; a caller refused them counts usage from the objects, and
+// is not told.
+func TestQuotaUsageFromVisibility(t *testing.T) {
+	for _, tc := range []struct {
+		quotasCode int
+		wantRow    string
+	}{
+		{http.StatusOK, "team-a   Priority   1000       0         1          cpu 3/2/4"},
+		{http.StatusForbidden, "team-a   Priority   1000       0         1          cpu 2/2/4"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/featuregates"):
+				_, _ = w.Write([]byte(`{"gates":{}}`))
+			case strings.HasSuffix(r.URL.Path, "/quotas") && tc.quotasCode == http.StatusOK:
+				_, _ = w.Write([]byte(`{"kind":"QuotaList","items":[{"metadata":{"name":"team-a"},` +
+					`"resources":[{"name":"cpu","min":"2","max":"4","used":"3","borrowed":"1","lent":"0","pending":"5"}],` +
+					`"pendingUnits":2,"admittedUnits":1}]}`))
+			case strings.HasSuffix(r.URL.Path, "/quotas"):
+				w.WriteHeader(tc.quotasCode)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`))
+			default:
+				w.WriteHeader(http.StatusNotFound)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+			}
+		}))
+		cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(clusterObjects()...).Build()
+		s, err := (&Reader{Client: c, Visibility: cs.Discovery().RESTClient()}).Gather(context.Background(), "ns", t0)
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := PrintQueues(&buf, QueuesView(s)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), tc.wantRow+"\n") || len(s.Notes) > 0 {
+			t.Errorf("quotas HTTP %d: notes %q, queues:\n%s", tc.quotasCode, s.Notes, buf.String())
+		}
+	}
+}

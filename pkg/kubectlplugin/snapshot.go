@@ -70,6 +70,9 @@ type Snapshot struct {
 	Order map[string][]Entry
 	// Source is SourceVisibility or SourceObjects.
 	Source string
+	// QuotaUsage is the visibility API's quotas, by name: the scheduler's
+	// own usage, which `queues` prints instead of Tree's; nil when not read.
+	QuotaUsage map[string]*visibilityv1alpha1.Quota
 	// Gates are the scheduler's feature gates; nil when unknown.
 	Gates map[string]bool
 	// VisibilityDown says that the visibility API is registered but does
@@ -166,6 +169,7 @@ func (r *Reader) readVisibility(ctx context.Context, s *Snapshot) bool {
 	if err := json.Unmarshal(raw, gates); err == nil {
 		s.Gates = gates.Gates
 	}
+	r.readQuotaUsage(ctx, s, base)
 	for _, name := range s.queueNames() {
 		raw, err := r.Visibility.Get().AbsPath(base, visibilityv1alpha1.ResourceQueues, name, visibilityv1alpha1.SubresourceQueueUnits).
 			Param("limit", "0").Do(ctx).Raw()
@@ -187,6 +191,28 @@ func (r *Reader) readVisibility(ctx context.Context, s *Snapshot) bool {
 		}
 	}
 	return true
+}
+
+// readQuotaUsage reads the scheduler's quota usage; a server without the
+// quotas resource (older) or a caller not allowed to list it leaves
+// QuotaUsage nil, silently, and the usage is counted from the objects.
+func (r *Reader) readQuotaUsage(ctx context.Context, s *Snapshot, base string) {
+	raw, err := r.Visibility.Get().AbsPath(base, visibilityv1alpha1.ResourceQuotas).Do(ctx).Raw()
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		return
+	}
+	list := &visibilityv1alpha1.QuotaList{}
+	if err == nil {
+		err = json.Unmarshal(raw, list)
+	}
+	if err != nil {
+		s.note("visibility API: quotas not readable (%v): usage counted from the objects", reason(err))
+		return
+	}
+	s.QuotaUsage = make(map[string]*visibilityv1alpha1.Quota, len(list.Items))
+	for i := range list.Items {
+		s.QuotaUsage[list.Items[i].Name] = &list.Items[i]
+	}
 }
 
 // orderFromObjects takes each queue's order from its status.queueItemDetails,

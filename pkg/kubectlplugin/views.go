@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/queueunit"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/util/columns"
@@ -228,12 +229,34 @@ func QueuesView(s *Snapshot) []QueueRow {
 				row.Admitted++
 			}
 		}
-		if info, ok := s.Tree.Get(schedtypes.QuotaName(name)); ok && info.Exists {
+		if q, ok := s.QuotaUsage[name]; ok {
+			row.Usage = usageOf(q)
+		} else if info, ok := s.Tree.Get(schedtypes.QuotaName(name)); ok && info.Exists {
 			row.Usage = quotaLevel(info, nil).Resources
 		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// usageOf is a quota's usage as the scheduler counts it, for the resources
+// the quota limits or uses (not those only asked for).
+func usageOf(q *visibilityv1alpha1.Quota) []ResourceLevel {
+	out := []ResourceLevel{}
+	for _, r := range q.Resources {
+		if r.Min.IsZero() && r.Max == nil && r.Used.IsZero() {
+			continue
+		}
+		l := ResourceLevel{Resource: string(r.Name), Used: r.Used.String()}
+		if !r.Min.IsZero() {
+			l.Min = r.Min.String()
+		}
+		if r.Max != nil {
+			l.Max = r.Max.String()
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 func jobRef(u *schedv1alpha1.QueueUnit) string {

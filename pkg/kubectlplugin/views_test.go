@@ -26,11 +26,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
@@ -216,6 +218,31 @@ func TestQueuesView(t *testing.T) {
 	}
 	want := `NAME     POLICY     PRIORITY   PENDING   ADMITTED   USED/MIN/MAX
 team-a   Priority   1000       2         1          cpu 2/2/4
+team-b   Priority   1000       0         1          cpu 3/-/8
+`
+	if diff := cmp.Diff(want, buf.String()); diff != "" {
+		t.Errorf("queues (-want +got):\n%s", diff)
+	}
+}
+
+// With the visibility API's quotas, usage is the scheduler's own; a quota
+// the API does not list keeps the usage counted from the objects.
+func TestQueuesViewReadsTheSchedulersUsage(t *testing.T) {
+	s := gather(t, "ns", clusterObjects()...)
+	maxCPU := resource.MustParse("4")
+	s.QuotaUsage = map[string]*visibilityv1alpha1.Quota{"team-a": {
+		ObjectMeta: metav1.ObjectMeta{Name: "team-a"},
+		Resources: []visibilityv1alpha1.QuotaResource{
+			{Name: corev1.ResourceCPU, Min: resource.MustParse("2"), Max: &maxCPU, Used: resource.MustParse("3")},
+			{Name: "nvidia.com/gpu", Pending: resource.MustParse("1")}, // only asked for: not shown
+		},
+	}}
+	var buf bytes.Buffer
+	if err := PrintQueues(&buf, QueuesView(s)); err != nil {
+		t.Fatal(err)
+	}
+	want := `NAME     POLICY     PRIORITY   PENDING   ADMITTED   USED/MIN/MAX
+team-a   Priority   1000       2         1          cpu 3/2/4
 team-b   Priority   1000       0         1          cpu 3/-/8
 `
 	if diff := cmp.Diff(want, buf.String()); diff != "" {

@@ -416,7 +416,8 @@ func (t *Tree) info(n *node) schedtypes.Info {
 	}
 	slices.Sort(children)
 	return schedtypes.Info{Name: n.spec.Name, Parent: parent, Exists: n.exists, Min: n.spec.Min.Clone(),
-		Max: n.spec.Max.Clone(), Used: n.used.Clone(), Foreign: n.foreign.Clone(), Children: children}
+		Max: n.spec.Max.Clone(), Used: n.used.Clone(), Foreign: n.foreign.Clone(), Children: children,
+		IsParent: n.spec.IsParent || len(children) > 0, NoLend: n.spec.NoLend}
 }
 
 // List returns every quota but the root, by name.

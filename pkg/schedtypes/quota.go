@@ -74,4 +74,9 @@ type Info struct {
 	// of it that pods koord-queue does not manage use.
 	Used, Foreign Resources
 	Children      []QuotaName
+	// IsParent is true for a quota marked is-parent or with children: no
+	// unit is admitted to it.
+	IsParent bool
+	// NoLend is true when the quota keeps its unused min from others.
+	NoLend bool
 }

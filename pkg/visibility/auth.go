@@ -223,7 +223,8 @@ func visibleTo(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary)
 }
 
 // attributesOf describes a request for the authorizer: a resource request
-// (get {resource}/queueunits of a name, cluster scope) or a non-resource path.
+// (get {resource}/queueunits of a name, get a quota or list the quotas,
+// cluster scope) or a non-resource path.
 func attributesOf(r *http.Request, resp *authenticator.Response) authorizer.AttributesRecord {
 	attrs := authorizer.AttributesRecord{User: resp.User, Verb: "get", Path: r.URL.Path}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -236,6 +237,10 @@ func attributesOf(r *http.Request, resp *authenticator.Response) authorizer.Attr
 		attrs.Resource = parts[0]
 		if len(parts) >= 2 {
 			attrs.Name = parts[1]
+		} else if attrs.Resource == visibilityv1alpha1.ResourceQuotas && attrs.Verb == "get" {
+			// As kube-apiserver names a read of a collection (featuregates
+			// keeps get, which its RBAC has always granted).
+			attrs.Verb = "list"
 		}
 		if len(parts) >= 3 {
 			attrs.Subresource = parts[2]
@@ -260,5 +265,5 @@ func forbidden(a authorizer.AttributesRecord, reason string) *apierrors.StatusEr
 		resource += "/" + a.Subresource
 	}
 	return apierrors.NewForbidden(gv.WithResource(a.Resource).GroupResource(), a.Name,
-		fmt.Errorf("User %q cannot get resource %q in API group %q at the cluster scope%s", user, resource, gv.Group, reason)) //nolint:staticcheck // kube-apiserver's wording
+		fmt.Errorf("User %q cannot %s resource %q in API group %q at the cluster scope%s", user, a.Verb, resource, gv.Group, reason)) //nolint:staticcheck // kube-apiserver's wording
 }

@@ -20,8 +20,10 @@ limitations under the License.
 //
 //	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/queues/{name}/queueunits
 //	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/elasticquotas/{name}/queueunits
+//	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas
+//	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas/{name}
 //
-// with the query parameters limit, offset and phase, plus the discovery
+// the first two with the query parameters limit, offset and phase, plus the discovery
 // documents the aggregator needs to mark the APIService Available, the
 // OpenAPI documents it merges (/openapi/v2, /openapi/v3: `kubectl explain`),
 // and GET .../featuregates, the scheduler's feature gates for clients.
@@ -32,12 +34,18 @@ limitations under the License.
 // Table, so `kubectl get queues.visibility.koord-queue.x-k8s.io NAME` prints
 // columns. A caller sees the units of the namespaces where it may list
 // QueueUnits (all when it may list them cluster-wide), each still at its
-// position in the whole queue.
+// position in the whole queue. The quotas (one per quota of the scheduler's
+// quota tree, with min, max, used, borrowed, lent and pending per resource
+// and counts of pending and admitted units) are sums with no unit names:
+// whoever may list (or get) quotas.visibility.koord-queue.x-k8s.io sees every
+// quota.
 //
 // It owns no scheduling state. It reads the scheduler's memory through the
 // small Source interface (FromScheduler adapts the scheduler's read-only
-// view, pkg/view), and owns only its listener, its serving certificate and
-// the delegated authentication and authorization machinery (requests are
+// view, pkg/view), and owns only its listener, its serving certificate
+// (tls.crt and tls.key, served anew whenever the files change, so a rotated
+// Secret needs no restart), a bound on requests at once (beyond it, 429 with
+// Retry-After) and the delegated authentication and authorization machinery (requests are
 // authenticated from the front-proxy headers or by TokenReview, and
 // authorized by SubjectAccessReview, both answered by kube-apiserver).
 //
@@ -45,7 +53,8 @@ limitations under the License.
 // queues of every replica are fed by the same informers (units, queues,
 // quotas); only the leader admits. A follower therefore shows exactly what the
 // API says (units leave its queues when their Reserved status arrives), and the
-// leader shows the same a status write earlier. The reason a unit waits is the
+// leader shows the same a status write earlier; quota usage likewise, since
+// every replica charges its quota tree with the admitted units it reads. The reason a unit waits is the
 // unit's status.message, which the leader writes and every replica reads from
 // its informer cache, so all replicas give the same answer up to watch latency.
 package visibility

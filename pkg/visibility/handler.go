@@ -64,7 +64,7 @@ func WithGates(g features.Gates) Option { return func(o *handlerOptions) { o.gat
 func WithClock(now func() time.Time) Option { return func(o *handlerOptions) { o.now = now } }
 
 // NewHandler serves the discovery documents, the OpenAPI documents, the two
-// queueunits endpoints from src and the feature gates. It does no
+// queueunits endpoints and the quotas from src, and the feature gates. It does no
 // authentication: see WithAuth.
 func NewHandler(src Source, opts ...Option) http.Handler {
 	o := handlerOptions{now: time.Now} //nolint:forbidigo // the default clock; tests pass their own (Option)
@@ -87,6 +87,9 @@ func NewHandler(src Source, opts ...Option) http.Handler {
 		// work without --subresource.
 		mux.Handle("GET "+versionURL+"/"+r+"/{name}", h)
 	}
+	qh := &quotasHandler{src: src}
+	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas, qh)
+	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas+"/{name}", qh)
 	for path := range alwaysAllowPaths {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	}
@@ -136,6 +139,7 @@ func serveResourceList(w http.ResponseWriter, _ *http.Request) {
 			{Name: visibilityv1alpha1.ResourceFeatureGates, Kind: "FeatureGates", Verbs: metav1.Verbs{"get"}},
 			parent(visibilityv1alpha1.ResourceQueues),
 			sub(visibilityv1alpha1.ResourceQueues),
+			{Name: visibilityv1alpha1.ResourceQuotas, Kind: "Quota", Verbs: metav1.Verbs{"get", "list"}},
 		},
 	})
 }

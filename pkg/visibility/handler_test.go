@@ -56,6 +56,8 @@ func (f *fakeSource) Explain(_ context.Context, items []visibilityv1alpha1.Queue
 	}
 }
 
+func (f *fakeSource) Quotas(context.Context) ([]visibilityv1alpha1.Quota, error) { return nil, nil }
+
 func pendingUnit(name string, prio, pos int32) visibilityv1alpha1.QueueUnitSummary {
 	return visibilityv1alpha1.QueueUnitSummary{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
@@ -207,7 +209,7 @@ func TestDiscovery(t *testing.T) {
 	want := map[string][]string{
 		"queues": {"get"}, "queues/queueunits": {"get"},
 		"elasticquotas": {"get"}, "elasticquotas/queueunits": {"get"},
-		"featuregates": {"get"},
+		"featuregates": {"get"}, "quotas": {"get", "list"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" || list.GroupVersion != "visibility.koord-queue.x-k8s.io/v1alpha1" {
 		t.Errorf("resources (-want +got):\n%s", diff)
@@ -273,5 +275,14 @@ func TestAuth(t *testing.T) {
 	}
 	if code, _ := do("/healthz", ""); code != 200 {
 		t.Errorf("healthz refused: %d", code)
+	}
+	// Reading the quotas is list, one quota get, as kube-apiserver names them.
+	if code, st := do(base+"/quotas", "bob"); code != 403 ||
+		!strings.Contains(st.Message, `User "bob" cannot list resource "quotas"`) {
+		t.Errorf("bob quotas: %d %+v", code, st)
+	}
+	if code, st := do(base+"/quotas/team-a", "bob"); code != 403 ||
+		!strings.Contains(st.Message, `User "bob" cannot get resource "quotas"`) {
+		t.Errorf("bob quota team-a: %d %+v", code, st)
 	}
 }

@@ -130,6 +130,12 @@ func paths(op operationFunc) map[string]any {
 		versionURL + "/" + visibilityv1alpha1.ResourceFeatureGates: map[string]any{"get": op("readFeatureGates",
 			"The feature gates the koord-queue scheduler runs with.", nil, "FeatureGates")},
 	}
+	quotas := versionURL + "/" + visibilityv1alpha1.ResourceQuotas
+	tableParam := param{"includeObject", "query", "string", "With Table output: None, Metadata (default) or Object."}
+	out[quotas] = map[string]any{"get": op("listQuotas", "Every quota of the scheduler's quota tree with its usage.",
+		[]param{tableParam}, "QuotaList")}
+	out[quotas+"/{name}"] = map[string]any{"get": op("readQuota", "One quota of the scheduler's quota tree with its usage.",
+		[]param{{"name", "path", "string", "Name of the quota."}, tableParam}, "Quota")}
 	for _, r := range []string{visibilityv1alpha1.ResourceQueues, visibilityv1alpha1.ResourceElasticQuotas} {
 		title := strings.ToUpper(r[:1]) + r[1:]
 		desc := "The units of a " + strings.TrimSuffix(r, "s") + " in one phase, pending ones in scheduling order with their position."
@@ -194,6 +200,9 @@ func definitions(ref func(name string) string) map[string]any {
 		return map[string]any{"type": "object", "description": desc,
 			"additionalProperties": map[string]any{"type": "string", "description": "A quantity, such as 500m or 8Gi."}}
 	}
+	quantity := func(desc string) map[string]any {
+		return map[string]any{"type": "string", "description": desc + " A quantity, such as 500m or 8Gi."}
+	}
 	return map[string]any{
 		defPrefix + "QueueUnitsSummary": map[string]any{
 			"type":        "object",
@@ -232,6 +241,50 @@ func definitions(ref func(name string) string) map[string]any {
 				"namespace":         str("Namespace of the QueueUnit."),
 				"creationTimestamp": map[string]any{"type": "string", "format": "date-time", "description": "When the QueueUnit was created."},
 			},
+		},
+		defPrefix + "Quota": map[string]any{
+			"type":        "object",
+			"description": "Quota is one quota of the scheduler's quota tree (an ElasticQuota, by name) with its usage.",
+			"required":    []string{"resources", "pendingUnits", "admittedUnits"},
+			"properties": typeMeta(map[string]any{
+				"metadata":       map[string]any{"$ref": ref("QuotaMetadata"), "description": "The quota's name."},
+				"parent":         str("The parent quota's name."),
+				"isParent":       map[string]any{"type": "boolean", "description": "True for a quota with children or marked is-parent: no unit is admitted to it."},
+				"quotaNamespace": str("Namespace of the ElasticQuota; empty for a placeholder."),
+				"resources": map[string]any{"type": "array", "description": "Every resource the quota names, holds or is asked for, by name.",
+					"items": map[string]any{"$ref": ref("QuotaResource")}},
+				"pendingUnits":  integer("Units waiting for the quota or one below it."),
+				"admittedUnits": integer("Units holding the quota or one below it (Reserved, Dequeued, Running)."),
+			}),
+			"x-kubernetes-group-version-kind": gvk("Quota"),
+		},
+		defPrefix + "QuotaResource": map[string]any{
+			"type":        "object",
+			"description": "QuotaResource is one resource of a quota; amounts cover the quota and every quota below it.",
+			"required":    []string{"name", "min", "used", "borrowed", "lent", "pending"},
+			"properties": map[string]any{
+				"name":     str("Name of the resource."),
+				"min":      quantity("The guaranteed amount; 0 when the quota names none."),
+				"max":      quantity("The limit; absent when the quota does not limit the resource."),
+				"used":     quantity("What admitted units hold, with what pods koord-queue does not manage use."),
+				"borrowed": quantity("The part of used above min."),
+				"lent":     quantity("The part of min not used that other quotas may use; 0 when the quota does not lend."),
+				"pending":  quantity("What the waiting units ask for in all."),
+			},
+		},
+		defPrefix + "QuotaMetadata": map[string]any{
+			"type":        "object",
+			"description": "QuotaMetadata names a quota.",
+			"properties":  map[string]any{"name": str("Name of the quota.")},
+		},
+		defPrefix + "QuotaList": map[string]any{
+			"type":        "object",
+			"description": "QuotaList is every quota of the scheduler's quota tree, by name.",
+			"required":    []string{"items"},
+			"properties": typeMeta(map[string]any{
+				"items": map[string]any{"type": "array", "description": "The quotas.", "items": map[string]any{"$ref": ref("Quota")}},
+			}),
+			"x-kubernetes-group-version-kind": gvk("QuotaList"),
 		},
 		defPrefix + "FeatureGates": map[string]any{
 			"type":        "object",

@@ -131,17 +131,24 @@ func allocated(u *schedv1alpha1.QueueUnit) metav1.Time {
 
 // quotaAndBelow returns name and every quota below it, and whether name exists.
 func quotaAndBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) (map[schedtypes.QuotaName]bool, bool) {
-	children := map[schedtypes.QuotaName][]schedtypes.QuotaName{}
-	exists := false
-	for _, q := range quotas {
-		children[q.Parent] = append(children[q.Parent], q.Name)
-		if q.Name == name && q.Exists {
-			exists = true
-		}
-	}
+	exists := slices.ContainsFunc(quotas, func(q schedtypes.Info) bool { return q.Name == name && q.Exists })
 	if !exists {
 		return nil, false
 	}
+	return subtree(childrenOf(quotas), name), true
+}
+
+// childrenOf maps each quota to the quotas right below it.
+func childrenOf(quotas []schedtypes.Info) map[schedtypes.QuotaName][]schedtypes.QuotaName {
+	children := map[schedtypes.QuotaName][]schedtypes.QuotaName{}
+	for _, q := range quotas {
+		children[q.Parent] = append(children[q.Parent], q.Name)
+	}
+	return children
+}
+
+// subtree returns name and every quota below it.
+func subtree(children map[schedtypes.QuotaName][]schedtypes.QuotaName, name schedtypes.QuotaName) map[schedtypes.QuotaName]bool {
 	out := map[schedtypes.QuotaName]bool{}
 	for todo := []schedtypes.QuotaName{name}; len(todo) > 0; {
 		n := todo[len(todo)-1]
@@ -151,7 +158,7 @@ func quotaAndBelow(quotas []schedtypes.Info, name schedtypes.QuotaName) (map[sch
 			todo = append(todo, children[n]...)
 		}
 	}
-	return out, true
+	return out
 }
 
 // Explain implements Source: a pending unit waits for what the leader last

@@ -27,6 +27,8 @@ import (
 	"path/filepath"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/klog/v2"
@@ -35,18 +37,26 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
+// DefaultMaxRequestsInFlight bounds the requests served at once when Options
+// give no bound; kube-apiserver's default for reads.
+const DefaultMaxRequestsInFlight = 400
+
 // Options configure a Server.
 type Options struct {
 	// BindAddress is host:port to listen on (":8443").
 	BindAddress string
-	// CertDir holds tls.crt and tls.key; empty means a self-signed
-	// certificate made at start (the APIService then needs
-	// insecureSkipTLSVerify, or a caBundle the chart gets elsewhere).
+	// CertDir holds tls.crt and tls.key, read again whenever they change;
+	// empty means a self-signed certificate made at start (the APIService
+	// then needs insecureSkipTLSVerify, or a caBundle the chart gets
+	// elsewhere).
 	CertDir string
 	// Listener, when set, is used instead of BindAddress (tests).
 	Listener net.Listener
 	// Gates are the scheduler's feature gates, published at .../featuregates.
 	Gates features.Gates
+	// MaxRequestsInFlight bounds the requests served at once; those beyond
+	// it are answered 429 with Retry-After. 0 means DefaultMaxRequestsInFlight.
+	MaxRequestsInFlight int
 }
 
 // Server is the aggregated API server, a manager.Runnable that runs on every
@@ -65,6 +75,9 @@ var (
 // NewServer serves src; cs answers TokenReviews and SubjectAccessReviews and
 // gives the extension-apiserver-authentication ConfigMap.
 func NewServer(opts Options, src Source, cs kubernetes.Interface) *Server {
+	if opts.MaxRequestsInFlight <= 0 {
+		opts.MaxRequestsInFlight = DefaultMaxRequestsInFlight
+	}
 	return &Server{opts: opts, src: src, clients: cs}
 }
 
@@ -79,7 +92,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("visibility server: %w", err)
 	}
 	auth.Run(ctx)
-	cert, err := s.certificate()
+	tlsConfig, err := s.servingTLS(ctx)
 	if err != nil {
 		return fmt.Errorf("visibility server: %w", err)
 	}
@@ -89,15 +102,10 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("visibility server: %w", err)
 		}
 	}
+	handler := WithAuth(NewHandler(s.src, WithGates(s.opts.Gates)), auth.Authenticator, auth.Authorizer)
 	srv := &http.Server{
-		Handler: WithAuth(NewHandler(s.src, WithGates(s.opts.Gates)), auth.Authenticator, auth.Authorizer),
-		TLSConfig: &tls.Config{
-			MinVersion:   tls.VersionTLS12,
-			Certificates: []tls.Certificate{cert},
-			// The front proxy and client-certificate users present a
-			// certificate; the authenticator verifies it against the CAs.
-			ClientAuth: tls.RequestClientCert,
-		},
+		Handler:           withMaxInFlight(handler, s.opts.MaxRequestsInFlight),
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -114,22 +122,76 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// certificate loads tls.crt and tls.key from CertDir or makes a self-signed pair.
-func (s *Server) certificate() (tls.Certificate, error) {
+// servingTLS is the TLS configuration with the serving certificate, which
+// follows tls.crt and tls.key in CertDir until ctx ends (a rotated Secret is
+// served without a restart), or a self-signed pair made once.
+func (s *Server) servingTLS(ctx context.Context) (*tls.Config, error) {
+	var serving dynamiccertificates.CertKeyContentProvider
+	var files *dynamiccertificates.DynamicCertKeyPairContent
 	if s.opts.CertDir != "" {
 		crt, key := filepath.Join(s.opts.CertDir, "tls.crt"), filepath.Join(s.opts.CertDir, "tls.key")
-		cert, err := tls.LoadX509KeyPair(crt, key)
-		if err != nil {
-			return tls.Certificate{}, fmt.Errorf("load %s and %s: %w", crt, key, err)
+		var err error
+		if files, err = dynamiccertificates.NewDynamicServingContentFromFiles("visibility-serving-cert", crt, key); err != nil {
+			return nil, fmt.Errorf("load %s and %s: %w", crt, key, err)
 		}
-		return cert, nil
+		serving = files
+	} else {
+		crtPEM, keyPEM, err := selfSigned()
+		if err != nil {
+			return nil, err
+		}
+		if serving, err = dynamiccertificates.NewStaticCertKeyContent("visibility-self-signed", crtPEM, keyPEM); err != nil {
+			return nil, fmt.Errorf("self-signed certificate: %w", err)
+		}
 	}
+	base := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The front proxy and client-certificate users present a
+		// certificate; the authenticator verifies it against the CAs.
+		ClientAuth: tls.RequestClientCert,
+	}
+	ctrl := dynamiccertificates.NewDynamicServingCertificateController(base, nil, serving, nil, nil)
+	if err := ctrl.RunOnce(); err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	go ctrl.Run(1, ctx.Done())
+	if files != nil {
+		files.AddListener(ctrl)
+		go files.Run(ctx, 1)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: ctrl.GetConfigForClient}, nil
+}
+
+// selfSigned makes a certificate for the names the Service may be reached by.
+func selfSigned() (crtPEM, keyPEM []byte, err error) {
 	host, _ := os.Hostname()
-	crtPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("koord-queue-visibility-server",
+	crtPEM, keyPEM, err = certutil.GenerateSelfSignedCertKey("koord-queue-visibility-server",
 		[]net.IP{net.ParseIP("127.0.0.1")},
 		[]string{"localhost", host, "koord-queue-visibility-server", "koord-queue-visibility-server.koord-queue.svc"})
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("self-signed certificate: %w", err)
+		return nil, nil, fmt.Errorf("self-signed certificate: %w", err)
 	}
-	return tls.X509KeyPair(crtPEM, keyPEM)
+	return crtPEM, keyPEM, nil
+}
+
+// withMaxInFlight answers 429 with Retry-After, as kube-apiserver does, to
+// the requests beyond limit at once; health probes are never refused. (The
+// apiserver's own filter would bring its storage packages and etcd's client
+// into the module.)
+func withMaxInFlight(next http.Handler, limit int) http.Handler {
+	slots := make(chan struct{}, limit)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if alwaysAllowPaths[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			next.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeStatus(w, apierrors.NewTooManyRequests("too many requests at once, try again later", 1))
+		}
+	})
 }

@@ -40,4 +40,7 @@ type Source interface {
 	Units(ctx context.Context, scope Scope, phase string) (items []visibilityv1alpha1.QueueUnitSummary, found bool, err error)
 	// Explain fills in why each unit waits, where it is not known yet.
 	Explain(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary)
+	// Quotas lists every quota of the scheduler's quota tree, by name, with
+	// its usage and the units of it and of the quotas below it.
+	Quotas(ctx context.Context) ([]visibilityv1alpha1.Quota, error)
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -415,6 +416,14 @@ func TestVisibility(t *testing.T) {
 	rb := r.Find("RoleBinding", "koord-queue-visibility-auth-reader")
 	if rb == nil || rb.GetNamespace() != "kube-system" || rb.Object["roleRef"].(map[string]any)["name"] != "extension-apiserver-authentication-reader" {
 		t.Errorf("no kube-system RoleBinding to extension-apiserver-authentication-reader: %v", rb)
+	}
+	// Every authenticated user may read the quotas: list for all, get for one.
+	reader := &rbacv1.ClusterRole{}
+	r.Into(t, "ClusterRole", "koord-queue-visibility-reader", reader)
+	if !slices.ContainsFunc(reader.Rules, func(p rbacv1.PolicyRule) bool {
+		return slices.Equal(p.Resources, []string{"quotas"}) && slices.Equal(p.Verbs, []string{"get", "list"})
+	}) {
+		t.Errorf("koord-queue-visibility-reader grants no get and list on quotas: %+v", reader.Rules)
 	}
 
 	// A CA bundle of one's own: the Secret is the user's to make, still mounted.

@@ -69,6 +69,7 @@ func (c *Cluster) registerVisibility(ctx context.Context, queue *process) error 
 					Resources: []string{"queues", "queues/queueunits", "elasticquotas", "elasticquotas/queueunits"}},
 				// GET .../featuregates reads a collection path: kube-apiserver calls it list.
 				{APIGroups: []string{"visibility.koord-queue.x-k8s.io"}, Verbs: []string{"get", "list"}, Resources: []string{"featuregates"}},
+				{APIGroups: []string{"visibility.koord-queue.x-k8s.io"}, Verbs: []string{"get", "list"}, Resources: []string{"quotas"}},
 			},
 		},
 		&rbacv1.ClusterRoleBinding{

@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,6 +40,9 @@ const (
 	SubresourceQueueUnits = "queueunits"
 	// ResourceFeatureGates is the scheduler's feature gates: /featuregates.
 	ResourceFeatureGates = "featuregates"
+	// ResourceQuotas names the quotas of the scheduler's quota tree, with
+	// their usage: /quotas and /quotas/{name}.
+	ResourceQuotas = "quotas"
 )
 
 // Phases a request may filter on (the query parameter phase). They are the
@@ -116,6 +120,64 @@ type FeatureGates struct {
 	Gates map[string]bool `json:"gates"`
 }
 
+// Quota is one quota of the scheduler's quota tree (an ElasticQuota, by
+// name) with its usage: the answer of GET .../quotas/{name}.
+//
+// +kubebuilder:object:root=true
+type Quota struct {
+	metav1.TypeMeta `json:",inline"`
+	// Metadata carries the quota's name only: the resource is cluster-scoped.
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Parent is the parent quota's name; empty under the root.
+	Parent string `json:"parent,omitempty"`
+	// IsParent is true for a quota with children or marked is-parent: no
+	// unit is admitted to it.
+	IsParent bool `json:"isParent,omitempty"`
+	// QuotaNamespace is the namespace of the ElasticQuota object; empty for
+	// a placeholder (a parent named by a child but not created).
+	QuotaNamespace string `json:"quotaNamespace,omitempty"`
+	// Resources lists, by name, every resource the quota names in min or
+	// max, holds or is asked for.
+	Resources []QuotaResource `json:"resources"`
+	// PendingUnits counts the units waiting for the quota or one below it.
+	PendingUnits int32 `json:"pendingUnits"`
+	// AdmittedUnits counts the units holding the quota or one below it
+	// (phases Reserved, Dequeued and Running).
+	AdmittedUnits int32 `json:"admittedUnits"`
+}
+
+// QuotaResource is one resource of a quota. Amounts cover the quota and
+// every quota below it.
+type QuotaResource struct {
+	// Name of the resource (cpu, memory, nvidia.com/gpu, ...).
+	Name corev1.ResourceName `json:"name"`
+	// Min is the guaranteed amount; zero when the quota names none.
+	Min resource.Quantity `json:"min"`
+	// Max is the limit; absent when the quota does not limit the resource.
+	Max *resource.Quantity `json:"max,omitempty"`
+	// Used is what admitted units hold, with what pods koord-queue does
+	// not manage use.
+	Used resource.Quantity `json:"used"`
+	// Borrowed is the part of Used above Min.
+	Borrowed resource.Quantity `json:"borrowed"`
+	// Lent is the part of Min not used that other quotas may use; zero
+	// when the quota does not lend (allow-lent-resource: "false").
+	Lent resource.Quantity `json:"lent"`
+	// Pending is what the waiting units ask for in all.
+	Pending resource.Quantity `json:"pending"`
+}
+
+// QuotaList is the answer of GET .../quotas: every quota, by name.
+//
+// +kubebuilder:object:root=true
+type QuotaList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []Quota `json:"items"`
+}
+
 var (
 	// SchemeBuilder registers this package's types.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
@@ -124,7 +186,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &QueueUnitsSummary{}, &FeatureGates{})
+	scheme.AddKnownTypes(SchemeGroupVersion, &QueueUnitsSummary{}, &FeatureGates{}, &Quota{}, &QuotaList{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

@@ -438,6 +438,21 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		if !strings.Contains(got.Items[0].Message, "team-a") {
 			t.Errorf("follower does not say why %s waits: %q", got.Items[0].Name, got.Items[0].Message)
 		}
+		// Its quota tree is charged from the same objects: the same usage.
+		var teamA visibilityv1alpha1.Quota
+		err = framework.Eventually(ctx, 30*time.Second, func(context.Context) (bool, error) {
+			resp, err := c.Get("https://127.0.0.1:" + strconv.Itoa(followerPort) + "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas/team-a")
+			if err != nil {
+				return false, err
+			}
+			defer resp.Body.Close()
+			teamA = visibilityv1alpha1.Quota{}
+			return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&teamA) == nil &&
+				len(teamA.Resources) == 1 && teamA.Resources[0].Used.String() == "4" && teamA.AdmittedUnits == 1 && teamA.PendingUnits == 3, nil
+		})
+		if err != nil {
+			t.Errorf("follower's quota team-a: %v (last %+v)", err, teamA)
+		}
 		held := &coordinationv1.Lease{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lease), held); err != nil || *held.Spec.HolderIdentity != "someone-else" {
 			t.Errorf("the second replica took the lease: %v %v", held.Spec.HolderIdentity, err)
@@ -477,6 +492,94 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("team-a not in %+v", quotas)
+		}
+	})
+
+	t.Run("quotas", func(t *testing.T) {
+		const quotasPath = "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas"
+		var teamA visibilityv1alpha1.Quota
+		err := framework.Eventually(ctx, 20*time.Second, func(context.Context) (bool, error) {
+			out, err := kubectl(t, admin, "get", "--raw", quotasPath)
+			if err != nil {
+				return false, err
+			}
+			var list visibilityv1alpha1.QuotaList
+			if err := json.Unmarshal(out, &list); err != nil {
+				return false, err
+			}
+			for _, q := range list.Items {
+				if q.Name == "team-a" {
+					teamA = q
+				}
+			}
+			return teamA.PendingUnits == 3, nil
+		})
+		if err != nil {
+			t.Fatalf("team-a: %v (last %+v)", err, teamA)
+		}
+		if teamA.QuotaNamespace != ns || teamA.IsParent || teamA.AdmittedUnits != 1 || len(teamA.Resources) != 1 {
+			t.Fatalf("team-a: %+v", teamA)
+		}
+		cpu := teamA.Resources[0]
+		if got := fmt.Sprintf("%s min %s max %s used %s borrowed %s lent %s pending %s", cpu.Name, cpu.Min.String(), cpu.Max,
+			cpu.Used.String(), cpu.Borrowed.String(), cpu.Lent.String(), cpu.Pending.String()); got != "cpu min 4 max 4 used 4 borrowed 0 lent 0 pending 10" {
+			t.Errorf("team-a cpu: %s", got)
+		}
+		out, err := kubectl(t, admin, "get", "quotas.visibility.koord-queue.x-k8s.io", "team-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME PARENT PENDING ADMITTED CPU GPU" ||
+			strings.Join(strings.Fields(lines[1]), " ") != "team-a koordinator-root-quota 3 1 4/4/4 -" {
+			t.Errorf("kubectl get quotas team-a:\n%s", out)
+		}
+		// Reading them takes RBAC on quotas: list for all, get for one.
+		data, _, err := env.UserKubeconfig("quota-reader")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader := filepath.Join(dir, "quota-reader.kubeconfig")
+		if err := os.WriteFile(reader, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kubectl(t, reader, "get", "--raw", quotasPath); err == nil ||
+			!strings.Contains(err.Error(), `User "quota-reader" cannot list resource "quotas"`) {
+			t.Errorf("without RBAC: %v, want Forbidden", err)
+		}
+		role := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "quota-reader"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{visibilityv1alpha1.GroupName},
+				Resources: []string{visibilityv1alpha1.ResourceQuotas}, Verbs: []string{"get"}}},
+		}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "quota-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "quota-reader"}},
+		}
+		for _, o := range []client.Object{role, binding} {
+			if err := env.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// get alone: one quota, not the list. The server caches denials briefly.
+		err = framework.Eventually(ctx, 20*time.Second, func(context.Context) (bool, error) {
+			_, err := kubectl(t, reader, "get", "--raw", quotasPath+"/team-a")
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Errorf("get team-a with RBAC: %v", err)
+		}
+		if _, err := kubectl(t, reader, "get", "--raw", quotasPath); err == nil || !strings.Contains(err.Error(), "Forbidden") {
+			t.Errorf("list with get only: %v, want Forbidden", err)
+		}
+		// kubectl explain reads the quota's schema.
+		err = framework.Eventually(ctx, 30*time.Second, func(context.Context) (bool, error) {
+			out, err = kubectl(t, admin, "explain", "quotas.visibility.koord-queue.x-k8s.io.resources")
+			return err == nil && strings.Contains(string(out), "borrowed"), nil
+		})
+		if err != nil {
+			t.Errorf("kubectl explain quotas: %v\n%s", err, out)
 		}
 	})
 
