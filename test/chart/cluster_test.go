@@ -158,6 +158,15 @@ func accesses(ns string, verbs []string, resources ...string) []access {
 	return out
 }
 
+// leaseWatch is the list and watch of one Lease by name (a standby's
+// watch, with the field selector metadata.name).
+func leaseWatch(name string) []access {
+	return []access{
+		{verb: "list", group: "coordination.k8s.io", resource: "leases", namespace: Namespace, name: name},
+		{verb: "watch", group: "coordination.k8s.io", resource: "leases", namespace: Namespace, name: name},
+	}
+}
+
 var (
 	read  = []string{"get", "list", "watch"}
 	write = []string{"create", "update", "patch", "delete"}
@@ -177,6 +186,7 @@ func schedulerNeeds() []access {
 	a = append(a, accesses("", []string{"create"}, "namespaces", "tokenreviews.authentication.k8s.io", "subjectaccessreviews.authorization.k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "patch"}, "events", "events.events.k8s.io")...)
 	a = append(a, accesses(Namespace, []string{"get", "create", "update"}, "leases.coordination.k8s.io")...)
+	a = append(a, leaseWatch("koord-queue")...)
 	// The front-proxy CA of delegated authentication, and that object only.
 	for _, v := range read {
 		a = append(a, access{verb: v, resource: "configmaps", namespace: "kube-system", name: "extension-apiserver-authentication"})
@@ -195,6 +205,8 @@ func schedulerMustNot() []access {
 	a = append(a, accesses("", []string{"delete"}, "namespaces")...)
 	a = append(a, accesses("", []string{"update", "patch", "delete"}, "nodes")...)
 	a = append(a, accesses("kube-system", []string{"update"}, "leases.coordination.k8s.io")...)
+	// Its own Lease only: no list of every Lease of the namespace.
+	a = append(a, accesses(Namespace, []string{"list", "watch"}, "leases.coordination.k8s.io")...)
 	a = append(a, accesses("", write, "clusterroles.rbac.authorization.k8s.io", "customresourcedefinitions.apiextensions.k8s.io")...)
 	return a
 }
@@ -222,6 +234,7 @@ func controllersNeed() []access {
 	a = append(a, accesses("", []string{"create"}, "tokenreviews.authentication.k8s.io", "subjectaccessreviews.authorization.k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "patch"}, "events", "events.events.k8s.io")...)
 	a = append(a, accesses(Namespace, []string{"get", "create", "update"}, "leases.coordination.k8s.io")...)
+	a = append(a, leaseWatch("koord-queue-controllers")...)
 	return append(a, webhookNeeds()...)
 }
 
@@ -235,6 +248,7 @@ func controllersMustNot() []access {
 	a = append(a, accesses("", []string{"create"}, "namespaces")...)
 	a = append(a, accesses("", []string{"update", "delete"}, "namespaces")...)
 	a = append(a, accesses("default", []string{"update"}, "leases.coordination.k8s.io")...)
+	a = append(a, accesses(Namespace, []string{"list", "watch"}, "leases.coordination.k8s.io")...)
 	return append(a, webhookMustNot()...)
 }
 

@@ -38,7 +38,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2/textlogger"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,6 +54,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
+	"github.com/koordinator-sh/koord-queue/pkg/util/election"
 	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
 	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
@@ -131,17 +131,21 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 		Cache:                   cacheOpts,
 		Metrics:                 metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, nil),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        o.LeaderElectResourceName,
-		LeaderElectionNamespace: o.LeaderElectResourceNamespace,
 	}
-	lock, err := leaseLock(cfg, o, &opts)
+	lock, elector, err := leaseLock(cfg, o)
 	if err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if elector != nil {
+		// The reconcilers wait for the election; the lease is given back
+		// when the manager stops (SIGTERM), after they have returned.
+		if mgr, err = election.Wrap(mgr, elector); err != nil {
+			return nil, fmt.Errorf("create manager: %w", err)
+		}
 	}
 	// The reconcilers (leader only) write through a client fenced by the
 	// lease; the webhook's certificate and configuration, kept by every
@@ -204,30 +208,29 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 	return mgr, nil
 }
 
-// leaseLock sets up leader election in opts with a fenced Lease lock (nil
-// when leader election is off): tuned durations, and the lease released
-// when the manager stops (SIGTERM), after the reconcilers have returned.
-func leaseLock(cfg *rest.Config, o *Options, opts *ctrl.Options) (*fence.Lock, error) {
+// leaseLock is the fenced Lease lock and its elector (pkg/util/election),
+// both nil when leader election is off.
+func leaseLock(cfg *rest.Config, o *Options) (*fence.Lock, *election.Elector, error) {
 	if !o.LeaderElect {
-		return nil, nil
+		return nil, nil, nil
 	}
 	id, err := fence.Identity()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	lock, err := fence.NewLeaseLock(cfg, fence.LeaseOptions{
+	lo := fence.LeaseOptions{
 		Namespace: o.LeaderElectResourceNamespace, Name: o.LeaderElectResourceName,
 		Identity: id, UserAgent: eventSource + "/leader-election/" + id, Duration: o.LeaseDuration,
-	}, clock.RealClock{})
-	if err != nil {
-		return nil, err
 	}
-	opts.LeaderElectionResourceLockInterface = lock
-	opts.LeaseDuration = &o.LeaseDuration
-	opts.RenewDeadline = ptr.To(fence.RenewDeadline(o.LeaseDuration))
-	opts.RetryPeriod = ptr.To(fence.RetryPeriod(o.LeaseDuration))
-	opts.LeaderElectionReleaseOnCancel = true
-	return lock, nil
+	lock, err := fence.NewLeaseLock(cfg, lo, clock.RealClock{})
+	if err != nil {
+		return nil, nil, err
+	}
+	elector, err := election.ForLease(cfg, lock, lo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lock, elector, nil
 }
 
 // newEventRecorder builds the recorder of the extensions' events, with a

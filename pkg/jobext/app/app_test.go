@@ -23,7 +23,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 func TestEnabledExtensions(t *testing.T) {
@@ -91,29 +90,28 @@ func TestCompleteManageAllOptions(t *testing.T) {
 }
 
 // With leader election on, the controllers' lease is fenced, named after
-// the pod, tuned from --leader-elect-lease-duration and released when the
-// manager stops.
+// the pod, and its elector tuned from --leader-elect-lease-duration.
 func TestLeaseLock(t *testing.T) {
 	t.Setenv("POD_NAME", "koord-queue-controllers-7d9f-abcde")
 	o := NewOptions()
 	o.LeaseDuration = 30 * time.Second
-	opts := ctrl.Options{}
-	lock, err := leaseLock(&rest.Config{Host: "https://127.0.0.1:1"}, o, &opts)
+	lock, elector, err := leaseLock(&rest.Config{Host: "https://127.0.0.1:1"}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(lock.Identity(), "koord-queue-controllers-7d9f-abcde_") {
 		t.Errorf("identity %q does not start with the pod's name and _", lock.Identity())
 	}
-	if opts.LeaderElectionResourceLockInterface != lock || !opts.LeaderElectionReleaseOnCancel {
-		t.Error("the manager does not use the fenced lock, or keeps the lease when it stops")
+	eo := elector.Options()
+	if eo.Lock != lock {
+		t.Error("the elector does not use the fenced lock")
 	}
-	got := []time.Duration{*opts.LeaseDuration, *opts.RenewDeadline, *opts.RetryPeriod}
+	got := []time.Duration{eo.LeaseDuration, eo.RenewDeadline, eo.RetryPeriod}
 	if diff := cmp.Diff([]time.Duration{30 * time.Second, 20 * time.Second, 4 * time.Second}, got); diff != "" {
 		t.Errorf("lease, renew deadline, retry period (-want +got):\n%s", diff)
 	}
 	o.LeaderElect = false
-	if lock, err := leaseLock(&rest.Config{}, o, &ctrl.Options{}); lock != nil || err != nil {
-		t.Errorf("leader election off: lock %v, err %v", lock, err)
+	if lock, elector, err := leaseLock(&rest.Config{}, o); lock != nil || elector != nil || err != nil {
+		t.Errorf("leader election off: lock %v, elector %v, err %v", lock, elector, err)
 	}
 }

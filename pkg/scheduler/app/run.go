@@ -30,7 +30,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +48,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/elasticquota"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/priority"
+	"github.com/koordinator-sh/koord-queue/pkg/util/election"
 	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
 	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
@@ -87,16 +87,20 @@ func RunWithConfig(ctx context.Context, cfg *rest.Config, o *Options) error {
 	// the rest tells replicas apart (audit logs).
 	cfg.UserAgent = "koord-queue/" + id
 	var lock *fence.Lock
+	var elector *election.Elector
 	if o.LeaderElect {
-		lock, err = fence.NewLeaseLock(cfg, fence.LeaseOptions{
+		lo := fence.LeaseOptions{
 			Namespace: o.LeaderElectResourceNamespace, Name: o.LeaderElectResourceName,
 			Identity: id, UserAgent: "koord-queue/leader-election/" + id, Duration: o.LeaseDuration,
-		}, clock.RealClock{})
-		if err != nil {
+		}
+		if lock, err = fence.NewLeaseLock(cfg, lo, clock.RealClock{}); err != nil {
+			return err
+		}
+		if elector, err = election.ForLease(cfg, lock, lo); err != nil {
 			return err
 		}
 	}
-	mgr, err := newManager(cfg, o, lock)
+	mgr, err := newManager(cfg, o, elector)
 	if err != nil {
 		return err
 	}
@@ -185,7 +189,10 @@ func newEventRecorder(mgr manager.Manager, cfg *rest.Config, o *Options, id stri
 	return events, nil
 }
 
-func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager, error) {
+// newManager builds the manager; with an elector, the runnables that only
+// the leader runs wait for it (pkg/util/election), which gives the lease
+// back when the manager stops, after they have returned.
+func newManager(cfg *rest.Config, o *Options, elector *election.Elector) (manager.Manager, error) {
 	handlers := map[string]http.Handler{
 		"/healthz": http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
 		"/readyz":  http.StripPrefix("/readyz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}),
@@ -201,15 +208,6 @@ func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager
 		// The probes reach /healthz and /readyz without credentials.
 		Metrics:                 metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, handlers, "/healthz", "/readyz"),
 		HealthProbeBindAddress:  "0",
-		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        o.LeaderElectResourceName,
-		LeaderElectionNamespace: o.LeaderElectResourceNamespace,
-		LeaseDuration:           &o.LeaseDuration,
-		RenewDeadline:           ptr.To(fence.RenewDeadline(o.LeaseDuration)),
-		RetryPeriod:             ptr.To(fence.RetryPeriod(o.LeaseDuration)),
-		// A replica that stops (a rolling update) hands the lease over at
-		// once instead of making the next one wait a lease duration.
-		LeaderElectionReleaseOnCancel: true,
 		Cache: cache.Options{
 			// Managed fields are large and unused here.
 			ByObject: map[client.Object]cache.ByObject{
@@ -221,14 +219,20 @@ func newManager(cfg *rest.Config, o *Options, lock *fence.Lock) (manager.Manager
 			},
 		},
 	}
-	if lock != nil {
-		opts.LeaderElectionResourceLockInterface = lock
-	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
-	return mgr, nil
+	if elector == nil {
+		return mgr, nil
+	}
+	// A replica that stops (a rolling update) hands the lease over at once
+	// instead of making the next one wait a lease duration.
+	wrapped, err := election.Wrap(mgr, elector)
+	if err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
+	}
+	return wrapped, nil
 }
 
 func stripNode(obj any) (any, error) {
