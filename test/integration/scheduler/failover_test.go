@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -117,4 +118,61 @@ func TestOnlyTheLeaderCountsUnits(t *testing.T) {
 			t.Errorf("follower: %s = %v, want 0", s, got)
 		}
 	}
+}
+
+// A standby watches the lease: while its holder renews it, the standby
+// waits (past several lease durations since it first read it); once the
+// renewals stop, it takes the lease no sooner than a lease duration after
+// the last one was written, and admits.
+func TestStandbyTakesTheLeaseOfADeadLeader(t *testing.T) {
+	const ns, leaseName, lease = "dead-leader", "koord-queue-dead-leader", 6 * time.Second
+	createNamespace(t, ns)
+	now := metav1.NewMicroTime(time.Now())
+	l := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leaseName},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptr.To("dead-replica_0"), LeaseDurationSeconds: ptr.To(int32(lease / time.Second)),
+			AcquireTime: &now, RenewTime: &now, LeaseTransitions: ptr.To(int32(5)),
+		},
+	}
+	create(t, l)
+	startScheduler(t, func(o *app.Options) {
+		o.LeaderElect = true
+		o.LeaderElectResourceNamespace, o.LeaderElectResourceName = ns, leaseName
+		o.LeaseDuration = lease
+	})
+	// Renew as the holder every half second for 1.5 lease durations.
+	var lastWrite time.Time
+	for start := time.Now(); time.Since(start) < lease*3/2; {
+		if h := leaseHolder(t, ns, leaseName); h != "dead-replica_0" {
+			t.Fatalf("the standby took the lease (holder %q) %s into its holder's renewals", h, time.Since(start))
+		}
+		lastWrite = time.Now()
+		renewed := metav1.NewMicroTime(lastWrite)
+		l.Spec.RenewTime = &renewed
+		if err := env.Client.Update(ctx(), l); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Millisecond) // the holder's renew period
+	}
+	got := &coordinationv1.Lease{}
+	if err := framework.Eventually(ctx(), 3*lease, func(c context.Context) (bool, error) {
+		if err := env.Client.Get(c, client.ObjectKeyFromObject(l), got); err != nil {
+			return false, err
+		}
+		return ptr.Deref(got.Spec.HolderIdentity, "") != "dead-replica_0", nil
+	}); err != nil {
+		t.Fatalf("the standby did not take the lease after its holder stopped renewing: %v", err)
+	}
+	if acquired := got.Spec.AcquireTime.Time; acquired.Before(lastWrite.Add(lease)) {
+		t.Errorf("the standby took the lease %s after the last renewal was written, before the lease (%s) ran out",
+			acquired.Sub(lastWrite), lease)
+	}
+	t.Logf("taken over %s after the last renewal was written (lease %s)", got.Spec.AcquireTime.Sub(lastWrite), lease)
+	if tr := ptr.Deref(got.Spec.LeaseTransitions, 0); tr != 6 {
+		t.Errorf("lease transitions %d after the takeover, want 6", tr)
+	}
+	create(t, utiltesting.MakeElasticQuota("dead-leader-quota").Namespace(ns).Max("cpu", "4").Min("cpu", "4").Parent("").IsParent(false).Obj())
+	create(t, utiltesting.MakeQueueUnit("after-takeover", ns).Quota("dead-leader-quota").Request("cpu", "1").Obj())
+	waitPhase(t, ns, "after-takeover", schedv1alpha1.QueueUnitPhaseDequeued)
 }
