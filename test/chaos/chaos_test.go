@@ -278,12 +278,12 @@ func TestChaos(t *testing.T) {
 			f.PeakHeld["org-a"][corev1.ResourceCPU].UsedMilli, f.PeakHeld["org-b"][corev1.ResourceCPU].UsedMilli)
 	}
 	if report.Audit != nil {
-		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, of unknown outcome %v, unread %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers,
-			report.Audit.Writes, report.Audit.RefusedWrites, report.Audit.UnknownOutcome, report.Audit.Unread, len(report.Audit.Uncertain))
+		t.Logf("audit: %d lease writes, %d takeovers, writes %v, refused %v, of unknown outcome %v, not landed %v, unread %v, uncertain %d", report.Audit.LeaseWrites, report.Audit.Takeovers,
+			report.Audit.Writes, report.Audit.RefusedWrites, report.Audit.UnknownOutcome, report.Audit.NotLanded, report.Audit.Unread, len(report.Audit.Uncertain))
 	}
 	if a := report.ControllersAudit; a != nil {
-		t.Logf("controllers' audit: %d lease writes, %d takeovers, writes %v, refused %v, of unknown outcome %v, unread %v, uncertain %d", a.LeaseWrites, a.Takeovers,
-			a.Writes, a.RefusedWrites, a.UnknownOutcome, a.Unread, len(a.Uncertain))
+		t.Logf("controllers' audit: %d lease writes, %d takeovers, writes %v, refused %v, of unknown outcome %v, not landed %v, unread %v, uncertain %d", a.LeaseWrites, a.Takeovers,
+			a.Writes, a.RefusedWrites, a.UnknownOutcome, a.NotLanded, a.Unread, len(a.Uncertain))
 	}
 	// The stream, the burst and the preemption fault's jobs: what the test
 	// itself created, counted as each create was answered.

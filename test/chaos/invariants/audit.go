@@ -72,6 +72,11 @@ type AuditFigures struct {
 	// a timeout): they may have landed, so they are judged like writes
 	// and count as writes of their unit.
 	UnknownOutcome map[string]int `json:"unknownOutcome,omitempty"`
+	// NotLanded are writes answered with a server error (5xx) that provably
+	// changed nothing: each carried a resourceVersion precondition, and a
+	// later write of its object on the same version succeeded, which it
+	// could not have if this one had been committed. By user.
+	NotLanded map[string]int `json:"notLanded,omitempty"`
 	// Unread are writes whose request body the API server could not read
 	// (the client had given up and reset the stream before its held bytes
 	// arrived): answered 500 before decoding, they changed nothing.
@@ -119,7 +124,7 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 	for _, w := range o.Writers {
 		writers[w] = true
 	}
-	fig := &AuditFigures{Writes: map[string]int{}, RefusedWrites: map[string]int{}, UnknownOutcome: map[string]int{}, Unread: map[string]int{}, Tolerance: o.Tolerance.String(), written: map[string]bool{}}
+	fig := &AuditFigures{Writes: map[string]int{}, RefusedWrites: map[string]int{}, UnknownOutcome: map[string]int{}, NotLanded: map[string]int{}, Unread: map[string]int{}, Tolerance: o.Tolerance.String(), written: map[string]bool{}}
 	var leases []leaseWrite
 	var writes []*auditv1.Event
 	userOf := map[string]string{} // holder identity -> user
@@ -152,6 +157,7 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 		}
 	}
 	var out []Violation
+	landed := landedLater(writes)
 	for _, ev := range writes {
 		user := ev.User.Username
 		if o.UnitVersionAt != nil && !bodyUnread(ev) {
@@ -163,6 +169,9 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 		switch code := responseCode(ev); {
 		case bodyUnread(ev):
 			fig.Unread[user]++
+			continue
+		case (code >= 500 || code == 0) && !landed(ev):
+			fig.NotLanded[user]++
 			continue
 		case code >= 500 || code == 0:
 			// A timeout or server error: the API server gave up waiting,
@@ -232,6 +241,60 @@ func judgeBase(ev *auditv1.Event, leases []leaseWrite, userOf map[string]string,
 			unit, ev.User.Username, received.Format(time.RFC3339Nano), base, v, term.holder, term.rv, term.at.Format(time.RFC3339Nano))
 	}
 	return ""
+}
+
+// landedLater returns whether a write of unknown outcome may have landed:
+// false when it carried a resourceVersion precondition and a write of the
+// same object received after it, on the same version, succeeded (a commit of
+// the first would have changed the version, so the second would have been
+// refused with a conflict). The object's status and main resource share one
+// version.
+func landedLater(writes []*auditv1.Event) func(*auditv1.Event) bool {
+	type base struct{ object, version string }
+	succeeded := map[base][]time.Time{}
+	for _, ev := range writes {
+		if code := responseCode(ev); code < 200 || code >= 300 {
+			continue
+		}
+		if v := preconditionOf(ev); v != "" {
+			k := base{objectOf(ev), v}
+			succeeded[k] = append(succeeded[k], ev.RequestReceivedTimestamp.Time)
+		}
+	}
+	return func(ev *auditv1.Event) bool {
+		v := preconditionOf(ev)
+		if v == "" {
+			return true
+		}
+		for _, at := range succeeded[base{objectOf(ev), v}] {
+			if at.After(ev.RequestReceivedTimestamp.Time) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func objectOf(ev *auditv1.Event) string {
+	r := ev.ObjectRef
+	return r.APIGroup + "/" + r.Resource + "/" + r.Namespace + "/" + r.Name
+}
+
+// preconditionOf is the resourceVersion a write's body carries; "" when it
+// carries none (or the audit event has no body).
+func preconditionOf(ev *auditv1.Event) string {
+	if ev.RequestObject == nil {
+		return ""
+	}
+	var obj struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(ev.RequestObject.Raw, &obj) != nil {
+		return ""
+	}
+	return obj.Metadata.ResourceVersion
 }
 
 // responseCode is the HTTP status the API server answered ev with; 0 when

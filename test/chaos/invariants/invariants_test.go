@@ -403,6 +403,60 @@ func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
 	}
 }
 
+// A write answered 504 after a takeover did not land when a later write
+// of its object on the same resourceVersion succeeded; without that proof
+// it is judged as a write.
+func TestCheckAuditProvesWritesDidNotLand(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(s int) string {
+		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
+	}
+	lease := func(s int, holder string) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
+			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
+			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue"},` +
+			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
+			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	write := func(s int, user, unit string, code int, rv string) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
+			`"user":{"username":"` + user + `"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
+			`"requestObject":{"metadata":{"resourceVersion":"` + rv + `"},"status":{}},` +
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	log := strings.Join([]string{
+		lease(0, "kq-0"),
+		lease(10, "kq-1"), // kq-1 took over
+		// kq-0's held writes arrive after the takeover, answered 504.
+		write(11, "kq-0", "u1", 504, "7"),
+		write(11, "kq-0", "u2", 504, "8"),
+		write(11, "kq-0", "u3", 504, "9"),
+		// u1 was written later on version 7: the 504 did not land.
+		write(12, "kq-1", "u1", 200, "7"),
+		// u2's later write on version 8 was refused: no proof.
+		write(12, "kq-1", "u2", 409, "8"),
+		// u3's write on version 9 succeeded before the 504 arrived: no proof.
+		write(10, "kq-1", "u3", 200, "9"),
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fig, vs, err := CheckAudit(AuditOptions{Log: path, Writers: []string{"kq-0", "kq-1"}, LeaseName: "koord-queue", LeaseNamespace: "koord-queue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.LeaseWrites != 2 {
+		t.Fatalf("read %d lease writes, want 2: the fixture does not parse", fig.LeaseWrites)
+	}
+	if fig.NotLanded["kq-0"] != 1 || fig.UnknownOutcome["kq-0"] != 2 {
+		t.Errorf("not landed %v, unknown outcome %v; want kq-0's write of u1 not landed, u2 and u3 unknown", fig.NotLanded, fig.UnknownOutcome)
+	}
+	if len(vs) != 2 || !strings.Contains(vs[0].Message, "chaos/u2") || !strings.Contains(vs[1].Message, "chaos/u3") {
+		t.Errorf("violations %+v, want kq-0's writes of u2 and u3", vs)
+	}
+}
+
 // The controllers' writes of Jobs are judged only when asked for.
 func TestCheckAuditJudgesTheResourcesNamed(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

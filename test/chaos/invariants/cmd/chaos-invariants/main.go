@@ -39,16 +39,19 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
-	namespace := flag.String("namespace", "", "namespace of the jobs, pods and units to watch; empty is all")
-	auditLog := flag.String("audit-log", "", "kube-apiserver audit log (test/cluster's policy); empty skips the check of writers")
-	writers := flag.String("writers", "", "comma-separated API users of the koord-queue replicas")
-	leaseName := flag.String("lease-name", "koord-queue", "name of koord-queue's leader Lease")
-	leaseNamespace := flag.String("lease-namespace", "koord-queue", "namespace of koord-queue's leader Lease")
-	tolerance := flag.Duration("tolerance", invariants.DefaultTolerance, "how long after its last renewal a leader may still write")
-	duration := flag.Duration("duration", 0, "stop after this long; 0 runs until SIGINT or SIGTERM")
-	output := flag.String("output", ".", "folder for report.yaml and report.json")
-	flag.Parse()
+	// A flag set of its own: a package linked in registers --kubeconfig on
+	// the global one.
+	fs := flag.NewFlagSet("chaos-invariants", flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+	namespace := fs.String("namespace", "", "namespace of the jobs, pods and units to watch; empty is all")
+	auditLog := fs.String("audit-log", "", "kube-apiserver audit log (test/cluster's policy); empty skips the check of writers")
+	writers := fs.String("writers", "", "comma-separated API users of the koord-queue replicas")
+	leaseName := fs.String("lease-name", "koord-queue", "name of koord-queue's leader Lease")
+	leaseNamespace := fs.String("lease-namespace", "koord-queue", "namespace of koord-queue's leader Lease")
+	tolerance := fs.Duration("tolerance", invariants.DefaultTolerance, "how long after its last renewal a leader may still write")
+	duration := fs.Duration("duration", 0, "stop after this long; 0 runs until SIGINT or SIGTERM")
+	output := fs.String("output", ".", "folder for report.yaml and report.json")
+	_ = fs.Parse(os.Args[1:])
 	if err := run(*kubeconfig, *namespace, *output, *duration, invariants.AuditOptions{
 		Log: *auditLog, Writers: splitList(*writers), LeaseName: *leaseName, LeaseNamespace: *leaseNamespace, Tolerance: *tolerance,
 	}); err != nil {
