@@ -104,11 +104,15 @@ type KueueFigures struct {
 	// of a unit through the watch to its last observed admission (Kueue's
 	// recorder keeps the last); a unit never admitted counts as 0, as there.
 	TimeToAdmission map[string]KueueWait `json:"timeToAdmission"`
-	// UserCPUSeconds, SystemCPUSeconds and MaxRSSMiB come from the process's
-	// rusage after its exit (Kueue's cmd stats).
+	// UserCPUSeconds and SystemCPUSeconds come from the process's rusage
+	// after its exit (Kueue's cmd stats). MaxRSSMiB is its VmHWM, read
+	// until it exited (RSSPeak); RusageMaxRSSMiB is the rusage figure
+	// Kueue's cmd stats give, which counts the harness's own peak before
+	// the start (see RSSPeak), kept for the record.
 	UserCPUSeconds   float64 `json:"userCPUSeconds"`
 	SystemCPUSeconds float64 `json:"systemCPUSeconds"`
 	MaxRSSMiB        float64 `json:"maxRSSMiB"`
+	RusageMaxRSSMiB  float64 `json:"rusageMaxRSSMiB"`
 	// WritesByMethod are the scheduler's writes over its whole life
 	// (rest_client_requests_total at its end, all but GET).
 	WritesByMethod map[string]float64 `json:"writesByMethod"`
@@ -172,9 +176,10 @@ func (s *Summary) fillKueue(cfg *Config, tl timeline, wall time.Duration, st *os
 	if st != nil {
 		k.UserCPUSeconds, k.SystemCPUSeconds = round(st.UserTime().Seconds(), 3), round(st.SystemTime().Seconds(), 3)
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			k.MaxRSSMiB = round(float64(ru.Maxrss)/1024, 1) // Linux: KiB
+			k.RusageMaxRSSMiB = round(float64(ru.Maxrss)/1024, 1) // Linux: KiB
 		}
 	}
+	k.MaxRSSMiB = s.Process.PeakRSSMiB
 	k.WritesByMethod, k.Writes = writesByMethod(lifetime)
 	s.Kueue = k
 }

@@ -74,6 +74,9 @@ func (o *Options) logf(format string, args ...any) {
 // stopGrace is how long koord-queue has to exit after SIGTERM.
 const stopGrace = 10 * time.Second
 
+// rssPeriod is how often koord-queue's VmHWM is read (RSSPeak).
+const rssPeriod = 100 * time.Millisecond
+
 func (o *Options) defaults() {
 	if o.ExtensionWorkers < 1 {
 		o.ExtensionWorkers = 16
@@ -105,6 +108,7 @@ type run struct {
 	writesBefore, writesAfter float64
 	writesOK                  bool
 	ps                        procStats
+	rss                       *RSSPeak
 	events                    map[string]int
 	evWait                    eventWait
 }
@@ -133,6 +137,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	defer r.kq.Stop(stopGrace)
+	// Until it has exited, whatever ends the run.
+	r.rss = SampleRSS(context.WithoutCancel(ctx), r.kq.PID(), rssPeriod)
 	if err := r.awaitKoordQueue(ctx); err != nil {
 		return nil, err
 	}
@@ -331,9 +337,12 @@ func (r *run) collect(ctx context.Context) error {
 		return fmt.Errorf("read koord-queue's /proc: %w", err)
 	}
 	r.cpuAfter = machineCPU(r.kq.PID())
-	if r.kueue() {
-		// Kueue's wall time and rusage end with the scheduler's exit.
-		r.kq.Stop(stopGrace)
+	// Kueue's wall time ends with the scheduler's exit; the peak RSS is
+	// read until it has exited, shutdown included, in either mode.
+	r.kq.Stop(stopGrace)
+	<-r.rss.Done()
+	if peak, n := r.rss.Peak(); n > 0 {
+		r.ps.PeakRSSBytes = max(r.ps.PeakRSSBytes, peak)
 	}
 	writesAfter, ok := apiServerWrites(fin, r.hcfg)
 	r.writesAfter, r.writesOK = writesAfter, r.writesOK && ok

@@ -36,6 +36,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/koordinator-sh/koord-queue/test/performance/harness"
 	"github.com/koordinator-sh/koord-queue/test/util/proc"
 )
 
@@ -175,6 +176,10 @@ func (k *Kueue) Run(ctx context.Context, generator, out, assets string, timeout 
 	if err != nil {
 		return err
 	}
+	// minimalkueue's own peak RSS: its cmd stats take rusage, which counts
+	// the runner's peak before it started minimalkueue (harness.RSSPeak).
+	rss := make(chan *harness.RSSPeak, 1)
+	go func() { rss <- sampleChild(ctx, p.PID(), "minimalkueue", p.Done()) }()
 	select {
 	case <-p.Done():
 	case <-ctx.Done():
@@ -185,7 +190,80 @@ func (k *Kueue) Run(ctx context.Context, generator, out, assets string, timeout 
 	if err := p.Wait(); err != nil {
 		return fmt.Errorf("kueue runner: %w (log in %s)", err, logPath)
 	}
-	return nil
+	return writeSampledRSS(filepath.Join(out, sampledRSSFile), <-rss)
+}
+
+// sampledRSSFile holds minimalkueue's VmHWM as sampled by Run.
+const sampledRSSFile = "minimalkueue.vmhwm.json"
+
+type sampledRSS struct {
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	Samples    int     `json:"samples"`
+}
+
+// sampleChild finds the child of ppid named comm and follows its VmHWM
+// until it exits; nil when none appeared before done.
+func sampleChild(ctx context.Context, ppid int, comm string, done <-chan struct{}) *harness.RSSPeak {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if pid, ok := childNamed(ppid, comm); ok {
+			peak := harness.SampleRSS(context.WithoutCancel(ctx), pid, 100*time.Millisecond)
+			<-peak.Done()
+			return peak
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// childNamed is the pid of a process whose parent is ppid and whose command
+// is comm, from /proc.
+func childNamed(ppid int, comm string) (int, bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open || s[open+1:closing] != comm {
+			continue
+		}
+		if f := strings.Fields(s[closing+1:]); len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+			return pid, true
+		}
+	}
+	return 0, false
+}
+
+// writeSampledRSS records peak in path; nothing when no sample was taken.
+func writeSampledRSS(path string, peak *harness.RSSPeak) error {
+	if peak == nil {
+		return nil
+	}
+	b, n := peak.Peak()
+	if n == 0 {
+		return nil
+	}
+	data, err := json.Marshal(sampledRSS{PeakRSSMiB: float64(b) / (1 << 20), Samples: n})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // Check runs Kueue's checker on a run's outputs against a range file and
@@ -247,7 +325,15 @@ func ReadKueue(dir string, classes []string, queueMaxMilli int64, ideal float64)
 	}
 	f.WallSeconds = float64(st.WallMs) / 1000
 	f.CPUSeconds = float64(st.UserMs+st.SysMs) / 1000
-	f.PeakRSSMiB = float64(st.Maxrss) / 1024
+	f.RusagePeakRSSMiB = float64(st.Maxrss) / 1024
+	f.PeakRSSMiB = f.RusagePeakRSSMiB
+	if data, err := os.ReadFile(filepath.Join(dir, sampledRSSFile)); err == nil {
+		var sampled sampledRSS
+		if err := json.Unmarshal(data, &sampled); err != nil {
+			return f, fmt.Errorf("%s: %w", sampledRSSFile, err)
+		}
+		f.PeakRSSMiB = round(sampled.PeakRSSMiB, 1)
+	}
 	f.TimeToAdmission = waits(classes, byClass)
 	if f.QuotaViolations, err = readViolations(filepath.Join(dir, "cqStates.csv"), queueMaxMilli); err != nil {
 		return f, err

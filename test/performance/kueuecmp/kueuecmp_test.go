@@ -141,12 +141,20 @@ func TestReadKueue(t *testing.T) {
 			"small": {Count: 2, AvgMs: 200, P50Ms: 100, P95Ms: 300, MaxMs: 300},
 			"large": {Count: 2, AvgMs: 1000, P50Ms: 0, P95Ms: 2000, MaxMs: 2000},
 		},
-		CPUSeconds: 4, PeakRSSMiB: 200,
+		CPUSeconds: 4, PeakRSSMiB: 200, RusagePeakRSSMiB: 200,
 		WritesPerAdmission: map[string]float64{"PATCH": 2, "POST": 1, "total": 3},
 		QuotaViolations:    1, Evictions: 4,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("figures (-want +got):\n%s", diff)
+	}
+	// With minimalkueue's VmHWM sampled, that is its peak RSS.
+	writeFile(t, dir, sampledRSSFile, `{"peakRSSMiB": 150.04, "samples": 30}`)
+	if got, err = ReadKueue(dir, []string{"small", "large"}, 120000, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got.PeakRSSMiB != 150 || got.RusagePeakRSSMiB != 200 {
+		t.Errorf("peak RSS %v, by rusage %v; want 150 (sampled), 200", got.PeakRSSMiB, got.RusagePeakRSSMiB)
 	}
 	writeFile(t, dir, "wlStates.csv", "id,class name\n0,small\n")
 	if _, err := ReadKueue(dir, nil, 1, 1); err == nil || !strings.Contains(err.Error(), "ms to admitted") {

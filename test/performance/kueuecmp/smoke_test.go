@@ -58,6 +58,11 @@ func TestCompareSmoke(t *testing.T) {
 		if f.WallSeconds <= 0 || f.CPUSeconds <= 0 || f.PeakRSSMiB <= 0 || f.WritesPerAdmission["total"] <= 0 {
 			t.Errorf("%s: figures missing: %+v", side, f)
 		}
+		// Each side's peak is sampled (VmHWM until the scheduler exited),
+		// beside the rusage figure, which counts its parent's peak too.
+		if f.RusagePeakRSSMiB <= 0 {
+			t.Errorf("%s: no peak RSS by rusage beside the sampled %v MiB", side, f.PeakRSSMiB)
+		}
 		if f.Admissions < 32 {
 			t.Errorf("%s: %d admissions for 32 completed units", side, f.Admissions)
 		}
@@ -70,7 +75,7 @@ func TestCompareSmoke(t *testing.T) {
 	if v := tab.Ours[0].QuotaViolations; v != 0 {
 		t.Errorf("ours: %d quota violations", v)
 	}
-	for _, name := range []string{"compare.md", "compare.yaml", "compare.json", "kueue-generator.yaml", "kueue-1/wlStates.csv", "ours-1/summary.yaml"} {
+	for _, name := range []string{"compare.md", "compare.yaml", "compare.json", "kueue-generator.yaml", "kueue-1/wlStates.csv", "kueue-1/" + sampledRSSFile, "ours-1/summary.yaml"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Error(err)
 		}

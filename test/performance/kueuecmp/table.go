@@ -39,7 +39,12 @@ type Figures struct {
 	TimeToAdmission map[string]harness.KueueWait `json:"timeToAdmission"`
 	// CPUSeconds is the scheduler's user+system CPU over its life.
 	CPUSeconds float64 `json:"cpuSeconds"`
-	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// PeakRSSMiB is the scheduler's VmHWM read until it exited;
+	// RusagePeakRSSMiB the rusage figure of its exit, which also counts the
+	// peak of the process that started it (harness.RSSPeak). Kueue runs
+	// from before the sampling have only the latter.
+	PeakRSSMiB       float64 `json:"peakRSSMiB"`
+	RusagePeakRSSMiB float64 `json:"rusagePeakRSSMiB,omitempty"`
 	// WritesPerAdmission is the scheduler's writes by HTTP method over its
 	// life divided by admissions; "total" sums them.
 	WritesPerAdmission map[string]float64 `json:"writesPerAdmission"`
@@ -89,7 +94,7 @@ func FromOurs(s *harness.Summary) (Figures, error) {
 	}
 	f := Figures{
 		Units: s.Units, Completed: s.Completed, WallSeconds: k.WallSeconds, Admissions: k.Admissions,
-		TimeToAdmission: k.TimeToAdmission, CPUSeconds: round(k.UserCPUSeconds+k.SystemCPUSeconds, 3), PeakRSSMiB: k.MaxRSSMiB,
+		TimeToAdmission: k.TimeToAdmission, CPUSeconds: round(k.UserCPUSeconds+k.SystemCPUSeconds, 3), PeakRSSMiB: k.MaxRSSMiB, RusagePeakRSSMiB: k.RusageMaxRSSMiB,
 		QuotaViolations: s.Quota.Violations, Evictions: s.Evictions.Total,
 	}
 	f.finish(k.WritesByMethod, s.Ideal.Seconds)
