@@ -281,6 +281,6 @@ perf-goals: ## A run's summary against the goals not reached yet: SUMMARY=.../su
 	go run ./test/performance/checker --summary $(SUMMARY) --ranges $(or $(GOALS),test/performance/goals/baseline.yaml)
 
 .PHONY: perf-calibrate
-perf-calibrate: ## Print ranges calibrated from a measured run (25 % worse allowed): SUMMARY=.../summary.yaml.
-	@test -n "$(SUMMARY)" || { echo "set SUMMARY=path/to/summary.yaml"; exit 2; }
-	@go run ./test/performance/checker --calibrate --summary $(SUMMARY)
+perf-calibrate: ## Print ranges calibrated from at least three runs of one binary (each figure at its mean, 25 % worse allowed; figures that spread wider are left ungated): SUMMARY="a/summary.yaml b/summary.yaml c/summary.yaml".
+	@test -n "$(SUMMARY)" || { echo "set SUMMARY to three or more summary.yaml of one binary"; exit 2; }
+	@go run ./test/performance/checker --calibrate --summary $(firstword $(SUMMARY)) $(wordlist 2,$(words $(SUMMARY)),$(SUMMARY))

@@ -19,11 +19,12 @@ limitations under the License.
 //
 //	go run ./test/performance/checker --summary DIR/summary.yaml --ranges test/performance/ranges/baseline.yaml
 //
-// With --calibrate it prints a range file instead: every regression figure
-// of the summary (harness.RegressionFigures) with 25 % of room on its worse
-// side, and the run's invariants exactly:
+// With --calibrate it prints a range file instead, from at least three runs
+// of one binary (--min-runs): every regression figure at its mean with 25 %
+// of room on its worse side, unless its runs spread wider than that (then
+// listed as ungated), and the runs' invariants exactly:
 //
-//	go run ./test/performance/checker --calibrate --summary DIR/summary.yaml > test/performance/ranges/baseline.yaml
+//	go run ./test/performance/checker --calibrate --summary A/summary.yaml B/summary.yaml C/summary.yaml > test/performance/ranges/baseline.yaml
 package main
 
 import (
@@ -50,11 +51,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ranges := fs.String("ranges", "", "Path to a range file (test/performance/ranges/*.yaml) or a goal file (test/performance/goals/*.yaml).")
 	calibrate := fs.Bool("calibrate", false, "Print a range file calibrated from --summary instead of checking.")
 	margin := fs.Float64("margin", harness.RegressionMargin, "With --calibrate: the regression a range allows, as a fraction.")
+	minRuns := fs.Int("min-runs", harness.MinCalibrationRuns, "With --calibrate: the fewest runs (--summary and further summaries as arguments) to calibrate from.")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *summary == "" || (*ranges == "") == !*calibrate {
 		fmt.Fprintln(stderr, "usage: checker --summary SUMMARY (--ranges RANGES | --calibrate)")
+		return 2
+	}
+	if *calibrate {
+		return calibrateRuns(append([]string{*summary}, fs.Args()...), *margin, *minRuns, stdout, stderr)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: one --summary to check")
 		return 2
 	}
 	data, err := os.ReadFile(*summary)
@@ -66,20 +75,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", *summary, err)
 		return 2
-	}
-	if *calibrate {
-		r, err := harness.Calibrate(figures, *summary, *margin)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", *summary, err)
-			return 2
-		}
-		out, err := yaml.Marshal(r)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
-		}
-		fmt.Fprintf(stdout, "# Regression gates calibrated from %s: each figure as measured, with\n# %.0f %% of room on its worse side. Regenerate with make perf-calibrate.\n%s", *summary, 100**margin, out)
-		return 0
 	}
 	r, err := harness.LoadRanges(*ranges)
 	if err != nil {
@@ -94,5 +89,49 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%d figures of %s within %s\n", len(r.Figures), *summary, *ranges)
+	return 0
+}
+
+// calibrateRuns prints the range file calibrated from the summaries, runs
+// of one binary (harness.CalibrateRuns).
+func calibrateRuns(paths []string, margin float64, minRuns int, stdout, stderr io.Writer) int {
+	if len(paths) < minRuns {
+		fmt.Fprintf(stderr, "calibrate from at least %d runs of one binary (a figure's spread is known only over several); got %d\n", minRuns, len(paths))
+		return 2
+	}
+	runs := make([]harness.Measured, 0, len(paths))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		figures, err := harness.Figures(data)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", p, err)
+			return 2
+		}
+		var s struct {
+			Setup struct {
+				Commit string `json:"commit"`
+			} `json:"setup"`
+		}
+		if err := yaml.Unmarshal(data, &s); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", p, err)
+			return 2
+		}
+		runs = append(runs, harness.Measured{Source: p, Commit: s.Setup.Commit, Figures: figures})
+	}
+	r, err := harness.CalibrateRuns(runs, margin)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	out, err := yaml.Marshal(r)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "# Regression gates calibrated from %d runs of one binary: each figure at its\n# mean, with %.0f %% of room on its worse side; figures whose runs spread wider\n# are listed as ungated. Regenerate with make perf-calibrate.\n%s", len(runs), 100*margin, out)
 	return 0
 }

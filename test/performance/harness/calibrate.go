@@ -67,33 +67,110 @@ var invariants = map[string]Range{
 
 func ptr(v float64) *float64 { return &v }
 
+// MinCalibrationRuns is how many runs of one binary a range file is
+// calibrated from: a figure's spread is known only over several.
+const MinCalibrationRuns = 3
+
+// Measured is one run's figures and where they come from.
+type Measured struct {
+	Source  string
+	Commit  string
+	Figures map[string]float64
+}
+
 // Calibrate makes the range file of a measured run: each regression figure
 // it has may get worse by margin (a fraction), the invariants hold exactly.
 // source names the run in the file.
 func Calibrate(figures map[string]float64, source string, margin float64) (*Ranges, error) {
+	return CalibrateRuns([]Measured{{Source: source, Figures: figures}}, margin)
+}
+
+// CalibrateRuns makes the range file of several runs of one binary: each
+// regression figure that every run has is gated at its mean, worse by
+// margin, and only when every run lies within that bound: a figure whose
+// runs spread wider than the margin could not tell a regression of margin
+// from noise, so it is listed as ungated with its spread instead. The
+// invariants hold exactly.
+func CalibrateRuns(runs []Measured, margin float64) (*Ranges, error) {
 	if margin <= 0 || margin >= 1 {
 		return nil, fmt.Errorf("margin %v is not a fraction between 0 and 1", margin)
 	}
-	r := &Ranges{Source: source, Figures: map[string]Range{}}
-	for name, rg := range invariants {
-		if _, ok := figures[name]; !ok {
-			return nil, fmt.Errorf("the summary has no %s", name)
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no run to calibrate from")
+	}
+	r := &Ranges{Figures: map[string]Range{}}
+	for _, run := range runs {
+		if run.Commit != runs[0].Commit {
+			return nil, fmt.Errorf("runs of different binaries: %s at %q, %s at %q", runs[0].Source, runs[0].Commit, run.Source, run.Commit)
 		}
+		if len(runs) == 1 {
+			r.Source = run.Source
+		} else {
+			r.Sources = append(r.Sources, run.Source)
+		}
+		for name := range invariants {
+			if _, ok := run.Figures[name]; !ok {
+				return nil, fmt.Errorf("%s has no %s", run.Source, name)
+			}
+		}
+	}
+	for name, rg := range invariants {
 		r.Figures[name] = rg
 	}
 	for _, f := range regressionFigures {
-		for name, v := range figures {
+		for name := range runs[0].Figures {
 			if !matches(name, f.path, f.suffix) {
 				continue
 			}
-			if f.better == higher {
-				r.Figures[name] = Range{Min: ptr(significant(v*(1-margin), math.Floor)), Why: fmt.Sprintf("measured %g, less %.0f %%", v, 100*margin)}
-			} else {
-				r.Figures[name] = Range{Max: ptr(significant(v*(1+margin), math.Ceil)), Why: fmt.Sprintf("measured %g, plus %.0f %%", v, 100*margin)}
+			values := make([]float64, 0, len(runs))
+			for _, run := range runs {
+				if v, ok := run.Figures[name]; ok {
+					values = append(values, v)
+				}
 			}
+			if len(values) < len(runs) {
+				continue // not measured by every run
+			}
+			gate(r, name, values, f.better, margin)
 		}
 	}
 	return r, nil
+}
+
+// gate bounds figure name at the mean of values, worse by margin, or lists
+// it as ungated when a run lies beyond that bound.
+func gate(r *Ranges, name string, values []float64, b better, margin float64) {
+	lo, hi, sum := values[0], values[0], 0.0
+	for _, v := range values {
+		lo, hi, sum = min(lo, v), max(hi, v), sum+v
+	}
+	mean := sum / float64(len(values))
+	measured := fmt.Sprintf("measured %g", mean)
+	if len(values) > 1 {
+		measured = fmt.Sprintf("mean %.4g of %d runs (%.4g to %.4g)", mean, len(values), lo, hi)
+	}
+	if b == higher {
+		bound := significant(mean*(1-margin), math.Floor)
+		if lo < bound {
+			r.ungate(name, measured, margin)
+			return
+		}
+		r.Figures[name] = Range{Min: ptr(bound), Why: fmt.Sprintf("%s, less %.0f %%", measured, 100*margin)}
+		return
+	}
+	bound := significant(mean*(1+margin), math.Ceil)
+	if hi > bound {
+		r.ungate(name, measured, margin)
+		return
+	}
+	r.Figures[name] = Range{Max: ptr(bound), Why: fmt.Sprintf("%s, plus %.0f %%", measured, 100*margin)}
+}
+
+func (r *Ranges) ungate(name, measured string, margin float64) {
+	if r.Ungated == nil {
+		r.Ungated = map[string]string{}
+	}
+	r.Ungated[name] = fmt.Sprintf("%s: the runs spread wider than %.0f %% of the mean, so a regression of that much is not told from noise", measured, 100*margin)
 }
 
 func matches(name, path, suffix string) bool {

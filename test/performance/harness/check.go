@@ -29,9 +29,14 @@ import (
 // path in summary.yaml (for example wallToIdealRatio or
 // admissionWait.small.p95Seconds). A bound left out is not checked.
 type Ranges struct {
-	// Source names the run a range file was calibrated from.
+	// Source names the run a range file was calibrated from; Sources the
+	// runs, when there were several.
 	Source  string           `json:"source,omitempty"`
+	Sources []string         `json:"sources,omitempty"`
 	Figures map[string]Range `json:"figures"`
+	// Ungated are the regression figures calibration left out, and why
+	// (their runs spread wider than the margin).
+	Ungated map[string]string `json:"ungated,omitempty"`
 }
 
 // Range bounds one figure (inclusive).
