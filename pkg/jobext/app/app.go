@@ -127,10 +127,10 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 		}
 	}
 	opts := ctrl.Options{
-		Scheme:                  NewScheme(),
-		Cache:                   cacheOpts,
-		Metrics:                 metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, nil),
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		Scheme:                 NewScheme(),
+		Cache:                  cacheOpts,
+		Metrics:                metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, nil),
+		HealthProbeBindAddress: o.HealthProbeBindAddress,
 	}
 	lock, elector, err := leaseLock(cfg, o)
 	if err != nil {

@@ -206,8 +206,8 @@ func newManager(cfg *rest.Config, o *Options, elector *election.Elector) (manage
 	opts := ctrl.Options{
 		Scheme: scheme.New(),
 		// The probes reach /healthz and /readyz without credentials.
-		Metrics:                 metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, handlers, "/healthz", "/readyz"),
-		HealthProbeBindAddress:  "0",
+		Metrics:                metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, handlers, "/healthz", "/readyz"),
+		HealthProbeBindAddress: "0",
 		Cache: cache.Options{
 			// Managed fields are large and unused here.
 			ByObject: map[client.Object]cache.ByObject{

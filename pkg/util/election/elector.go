@@ -141,7 +141,7 @@ func (e *Elector) observe(rec *resourcelock.LeaderElectionRecord) bool {
 // key tells records apart: two renewals within one second differ in it.
 func key(rec *resourcelock.LeaderElectionRecord) string {
 	return fmt.Sprintf("%s/%d/%d/%s/%s", rec.HolderIdentity, rec.LeaseDurationSeconds, rec.LeaderTransitions,
-		rec.AcquireTime.Time.Format(time.RFC3339Nano), rec.RenewTime.Time.Format(time.RFC3339Nano))
+		rec.AcquireTime.Format(time.RFC3339Nano), rec.RenewTime.Format(time.RFC3339Nano))
 }
 
 // expiry is when the lease last observed runs out; zero when it is free

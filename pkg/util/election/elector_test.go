@@ -251,7 +251,9 @@ func TestStandbyReadsOnlyWhenTheLeaseRunsOut(t *testing.T) {
 		t.Errorf("the standby read the lease %d times over 30 renewals; want 1 (at start)", n)
 	}
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Without a watch (a role that may not list the Lease), a standby reads
@@ -295,7 +297,9 @@ func TestStandbyWithoutAWatchReadsEachRetryPeriod(t *testing.T) {
 		t.Errorf("taken at %s, before the lease read at %s ran out", got, lastRead)
 	}
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 type countingLock struct {
@@ -334,7 +338,9 @@ func TestFreeOrMissingLeaseIsTakenAtOnce(t *testing.T) {
 				t.Errorf("holder %q, want b", s.holder())
 			}
 			cancel()
-			<-done
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }
