@@ -17,12 +17,12 @@ limitations under the License.
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +34,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -71,28 +70,36 @@ func screenshotDir(t *testing.T) string {
 	return dir
 }
 
-// apiProxy serves kube-apiserver on a loopback port, authenticated as the
-// suite's admin or, with user set, impersonating that user (what `kubectl
-// proxy --as USER` does): the browser reaches the web view as that person.
+// apiProxy starts `kubectl proxy` on a free loopback port, as the user
+// guide says to open the web view: as the suite's admin or, with user set,
+// impersonating that user (--as), so the browser sees what that person sees.
+// It returns the proxy's base URL.
 func apiProxy(t *testing.T, user string) string {
 	t.Helper()
-	cfg := rest.CopyConfig(env.Config)
+	args := []string{"proxy", "--port=0", "--address=127.0.0.1"}
 	if user != "" {
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+		args = append(args, "--as="+user)
 	}
-	rt, err := rest.TransportFor(cfg)
+	cmd := exec.Command(env.Kubectl, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(target)
-	p.Transport = rt
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// kubectl prints "Starting to serve on 127.0.0.1:PORT" once it listens.
+	line, err := bufio.NewReader(out).ReadString('\n')
+	_, addr, ok := strings.Cut(strings.TrimSpace(line), "Starting to serve on ")
+	if err != nil || !ok {
+		t.Fatalf("kubectl %s: %q, %v\n%s", strings.Join(args, " "), line, err, stderr.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return "http://" + addr
 }
 
 // page is one browser tab on the web view.

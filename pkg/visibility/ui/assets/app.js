@@ -59,6 +59,16 @@ function qty(s) {
   if (!m || !(m[2] in SUFFIX)) return NaN;
   return parseFloat(m[1]) * SUFFIX[m[2]];
 }
+// amount writes a number of a resource back as people read it: bytes in
+// binary units, anything else with at most three decimals.
+function amount(name, n) {
+  if (/memory|storage/.test(name)) {
+    for (const [u, f] of [['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]]) {
+      if (n >= f) return +(n / f).toFixed(2) + u;
+    }
+  }
+  return String(+n.toFixed(3));
+}
 function pct(part, whole) { return whole > 0 ? Math.max(0, Math.min(100, part / whole * 100)) : 0; }
 function fmt(q) { return q === undefined || q === null || q === '' ? '-' : String(q); }
 function resources(list) { return Object.entries(list || {}).map(([k, v]) => k + ' ' + v).join(', ') || '-'; }
@@ -218,7 +228,7 @@ function quotaPath(quotas, name, request, pending) {
         const req = qty((request || {})[r.name]);
         if (req > 0 && r.max !== undefined) {
           const missing = qty(r.used) + req - qty(r.max);
-          if (missing > 0) short[r.name] = missing >= 1 || r.name === 'cpu' ? +missing.toPrecision(6) : missing;
+          if (missing > 0) short[r.name] = amount(r.name, missing);
         }
       }
     }
