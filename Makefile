@@ -113,6 +113,8 @@ RUN_OPERATOR_TOOLS = $(if $(filter 1 all,$(RUN_OPERATORS)),$(OPERATOR_TOOLS),$(s
 comma := ,
 LOCALCLUSTER = go run ./test/cluster/cmd/localcluster
 E2E_TIMEOUT ?= 20m
+# The e2e tests' kept output: the web view's screenshots go to E2E_OUTPUT/webview.
+E2E_OUTPUT ?= _output/e2e
 
 .PHONY: run
 run: ## Start a local cluster with koord-queue and play the guide's quick start (POD_RUN_TIME=30s; KOORDINATOR=1 with Koordinator).
@@ -131,7 +133,8 @@ test-e2e: ## End-to-end tests on a fresh local cluster with both binaries and th
 	@hack/tools.sh $(CLUSTER_TOOLS) >/dev/null
 	@hack/tools.sh $(OPERATOR_TOOLS) >/dev/null
 	@hack/tools.sh $(KOORDINATOR_TOOLS) >/dev/null
-	go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...
+	@hack/chromium.sh >/dev/null
+	E2E_OUTPUT=$(abspath $(E2E_OUTPUT)) go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) ./test/cluster/... ./test/e2e/...
 	E2E_KOORDINATOR=1 go test $(GO_TEST_FLAGS) -p 1 -timeout $(E2E_TIMEOUT) -run '$(E2E_KOORDINATOR_RUN)' ./test/e2e/
 
 # The cases of the second e2e run, with Koordinator (koord-manager and

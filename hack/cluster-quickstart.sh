@@ -69,6 +69,10 @@ The cluster keeps running. To use it:
   kubectl koord-queue list -A
   kubectl koord-queue why job/NAME -n NAMESPACE
 
+The web view of quotas and queues, through kube-apiserver with your credentials:
+  kubectl proxy --port 8001 &
+  then open http://127.0.0.1:8001/apis/visibility.koord-queue.x-k8s.io/v1alpha1/ui/
+
 Logs of every process: $STATE_DIR/logs/<name>.log
 Stop everything:       make down
 EOM

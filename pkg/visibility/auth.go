@@ -237,9 +237,10 @@ func attributesOf(r *http.Request, resp *authenticator.Response) authorizer.Attr
 		attrs.Resource = parts[0]
 		if len(parts) >= 2 {
 			attrs.Name = parts[1]
-		} else if attrs.Resource == visibilityv1alpha1.ResourceQuotas && attrs.Verb == "get" {
+		} else if (attrs.Resource == visibilityv1alpha1.ResourceQuotas || attrs.Resource == ResourceUI) && attrs.Verb == "get" {
 			// As kube-apiserver names a read of a collection (featuregates
-			// keeps get, which its RBAC has always granted).
+			// keeps get, which its RBAC has always granted); the web view's
+			// page, .../ui/, is one too.
 			attrs.Verb = "list"
 		}
 		if len(parts) >= 3 {

@@ -26,7 +26,9 @@ limitations under the License.
 // the first two with the query parameters limit, offset and phase, plus the discovery
 // documents the aggregator needs to mark the APIService Available, the
 // OpenAPI documents it merges (/openapi/v2, /openapi/v3: `kubectl explain`),
-// and GET .../featuregates, the scheduler's feature gates for clients.
+// GET .../featuregates, the scheduler's feature gates for clients, and, when
+// Options.UI is set, the web view at GET .../ui/ (package ui), authorized as
+// resource ui as kube-apiserver names it.
 //
 // kubectl conventions: GET .../queues/{name} answers what its queueunits
 // subresource answers; asked with Accept application/json;as=Table;

@@ -33,6 +33,10 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/features"
 )
 
+// ResourceUI is the path element, and so the resource kube-apiserver
+// authorizes, of the web view.
+const ResourceUI = "ui"
+
 // DefaultLimit bounds an answer when the request gives no limit.
 const DefaultLimit = 1000
 
@@ -55,10 +59,15 @@ type Option func(*handlerOptions)
 type handlerOptions struct {
 	gates features.Gates
 	now   func() time.Time
+	ui    http.Handler
 }
 
 // WithGates publishes the scheduler's feature gates at .../featuregates.
 func WithGates(g features.Gates) Option { return func(o *handlerOptions) { o.gates = g } }
+
+// WithUI serves ui (the web view, pkg/visibility/ui) under .../ui/; nil
+// leaves .../ui/ unserved (404).
+func WithUI(ui http.Handler) Option { return func(o *handlerOptions) { o.ui = ui } }
 
 // WithClock sets the clock the Table's AGE column is counted on (tests).
 func WithClock(now func() time.Time) Option { return func(o *handlerOptions) { o.now = now } }
@@ -90,6 +99,14 @@ func NewHandler(src Source, opts ...Option) http.Handler {
 	qh := &quotasHandler{src: src}
 	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas, qh)
 	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas+"/{name}", qh)
+	if o.ui != nil {
+		// Authorized as resource ui (WithAuth), as kube-apiserver names it.
+		mux.Handle("GET "+versionURL+"/"+ResourceUI+"/", o.ui)
+		mux.HandleFunc("GET "+versionURL+"/"+ResourceUI, func(w http.ResponseWriter, r *http.Request) {
+			// Relative, so that it holds behind a proxy's path prefix.
+			http.Redirect(w, r, ResourceUI+"/", http.StatusMovedPermanently)
+		})
+	}
 	for path := range alwaysAllowPaths {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	}

@@ -57,6 +57,9 @@ type Options struct {
 	// MaxRequestsInFlight bounds the requests served at once; those beyond
 	// it are answered 429 with Retry-After. 0 means DefaultMaxRequestsInFlight.
 	MaxRequestsInFlight int
+	// UI, when set, is served under .../ui/ (the web view, pkg/visibility/ui);
+	// nil leaves it off.
+	UI http.Handler
 }
 
 // Server is the aggregated API server, a manager.Runnable that runs on every
@@ -102,7 +105,7 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("visibility server: %w", err)
 		}
 	}
-	handler := WithAuth(NewHandler(s.src, WithGates(s.opts.Gates)), auth.Authenticator, auth.Authorizer)
+	handler := WithAuth(NewHandler(s.src, WithGates(s.opts.Gates), WithUI(s.opts.UI)), auth.Authenticator, auth.Authorizer)
 	srv := &http.Server{
 		Handler:           withMaxInFlight(handler, s.opts.MaxRequestsInFlight),
 		TLSConfig:         tlsConfig,

@@ -83,7 +83,7 @@ func runBinaries(t *testing.T, env *framework.Env, r *Rendered, binDir string) {
 	schedMetrics := freeAddr(t)
 	sched = replaceFlag(sched, "metrics-bind-address", schedMetrics)
 	// The visibility flags come with the visibility server; this run needs neither.
-	sched = dropFlag(dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-address"), "visibility-cert-dir")
+	sched = dropFlag(dropFlag(dropFlag(dropFlag(sched, "enableVisibilityServer"), "visibility-bind-address"), "visibility-cert-dir"), "visibility-ui")
 	sched = append(sched, "--kubeconfig="+saKubeconfig(t, env.Config, schedulerSA, dir))
 	schedLog := filepath.Join(dir, "koord-queue.log")
 	stopSched := start(t, filepath.Join(binDir, "koord-queue"), sched, schedLog)

@@ -52,7 +52,7 @@ const (
 var fullValues = []string{
 	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.argo.enable=true",
 	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true",
-	"controller.enableVisibilityServer=true", "grafana.dashboard.enabled=true",
+	"controller.enableVisibilityServer=true", "controller.visibility.ui.enabled=true", "grafana.dashboard.enabled=true",
 }
 
 // TestOnAPIServer applies the chart server-side to a real kube-apiserver,
@@ -65,6 +65,7 @@ func TestOnAPIServer(t *testing.T) {
 
 	t.Run("RBAC by SubjectAccessReview", func(t *testing.T) { checkAccessReviews(t, env.Clientset) })
 	t.Run("RBAC by impersonated calls", func(t *testing.T) { checkImpersonatedCalls(t, env) })
+	t.Run("web view RBAC: every user opens the page", func(t *testing.T) { checkWebViewAccess(t, env.Clientset) })
 	t.Run("attack: tenants write status.phase=Dequeued", func(t *testing.T) { checkStatusWriters(t, env) })
 
 	// Nothing serves the visibility API here; without the APIService the
@@ -281,6 +282,38 @@ func checkAccessReviews(t *testing.T, cs kubernetes.Interface) {
 			}
 		}
 		t.Logf("%s: %d needed accesses allowed, %d forbidden ones denied", sa.user, len(sa.need), len(sa.mustNt))
+	}
+}
+
+// checkWebViewAccess: any authenticated user may get and list resource ui of
+// the visibility group (kube-apiserver calls the page, .../ui/, a list and its
+// files gets) and nothing else there beyond reads; an anonymous caller may not.
+func checkWebViewAccess(t *testing.T, cs kubernetes.Interface) {
+	review := func(user string, groups []string, verb, name string) bool {
+		t.Helper()
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: groups,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: "visibility.koord-queue.x-k8s.io", Resource: "ui", Name: name},
+		}}
+		got, err := cs.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), sar, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("SubjectAccessReview: %v", err)
+		}
+		return got.Status.Allowed
+	}
+	tenant := []string{"system:authenticated"}
+	for _, c := range []struct{ verb, name string }{{"list", ""}, {"get", "app.js"}, {"get", "index.html"}} {
+		if !review("some-tenant", tenant, c.verb, c.name) {
+			t.Errorf("an authenticated user may not %s ui %q", c.verb, c.name)
+		}
+		if review("system:anonymous", []string{"system:unauthenticated"}, c.verb, c.name) {
+			t.Errorf("an anonymous caller may %s ui %q", c.verb, c.name)
+		}
+	}
+	for _, verb := range []string{"create", "update", "delete"} {
+		if review("some-tenant", tenant, verb, "app.js") {
+			t.Errorf("an authenticated user may %s ui", verb)
+		}
 	}
 }
 

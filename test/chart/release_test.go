@@ -317,7 +317,8 @@ func TestNetworkPolicy(t *testing.T) {
 	if n := render(t).Kinds()["NetworkPolicy"]; n != 0 {
 		t.Errorf("%d NetworkPolicies by default, want none", n)
 	}
-	r := render(t, "networkPolicy.enabled=true", "controller.enableVisibilityServer=true",
+	// The web view is served on the visibility port: it needs no port of its own.
+	r := render(t, "networkPolicy.enabled=true", "controller.enableVisibilityServer=true", "controller.visibility.ui.enabled=true",
 		"networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring")
 	ports := func(np *networkingv1.NetworkPolicy) []string {
 		var out []string

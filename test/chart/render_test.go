@@ -426,6 +426,33 @@ func TestVisibility(t *testing.T) {
 		t.Errorf("koord-queue-visibility-reader grants no get and list on quotas: %+v", reader.Rules)
 	}
 
+	// The web view is off unless asked for: no flag, no RBAC for resource ui.
+	if _, ok := flag(c.Args, "visibility-ui"); ok {
+		t.Errorf("--visibility-ui passed by default: %v", c.Args)
+	}
+	grantsUI := func(rules []rbacv1.PolicyRule) bool {
+		return slices.ContainsFunc(rules, func(p rbacv1.PolicyRule) bool {
+			return slices.Contains(p.Resources, "ui") && slices.Equal(p.Verbs, []string{"get", "list"}) &&
+				slices.Equal(p.APIGroups, []string{"visibility.koord-queue.x-k8s.io"})
+		})
+	}
+	if grantsUI(reader.Rules) {
+		t.Errorf("koord-queue-visibility-reader grants resource ui with the web view off: %+v", reader.Rules)
+	}
+	rui := render(t, "controller.enableVisibilityServer=true", "controller.visibility.ui.enabled=true")
+	if v, _ := flag(container(t, rui.deployment(t, "koord-queue"), "controller").Args, "visibility-ui"); v != "true" {
+		t.Errorf("controller.visibility.ui.enabled=true: --visibility-ui=%q, want true", v)
+	}
+	uiReader := &rbacv1.ClusterRole{}
+	rui.Into(t, "ClusterRole", "koord-queue-visibility-reader", uiReader)
+	if !grantsUI(uiReader.Rules) {
+		t.Errorf("with the web view koord-queue-visibility-reader grants no get and list on ui: %+v", uiReader.Rules)
+	}
+	// Without the visibility server there is nothing to serve the view.
+	if _, ok := flag(container(t, render(t, "controller.visibility.ui.enabled=true").deployment(t, "koord-queue"), "controller").Args, "visibility-ui"); ok {
+		t.Error("--visibility-ui passed without the visibility server")
+	}
+
 	// A CA bundle of one's own: the Secret is the user's to make, still mounted.
 	r = render(t, "controller.enableVisibilityServer=true", "controller.visibility.caBundle=PEM")
 	spec = r.Find("APIService", "v1alpha1.visibility.koord-queue.x-k8s.io").Object["spec"].(map[string]any)

@@ -56,6 +56,10 @@ func KoordQueueBuildable(repoRoot string) bool {
 // PATH.
 const PluginBinary = "kubectl-koord_queue"
 
+// WebViewPath is where kube-apiserver (and so `kubectl proxy`) serves the
+// web view that replica 0 runs (--visibility-ui).
+const WebViewPath = "/apis/visibility.koord-queue.x-k8s.io/v1alpha1/ui/"
+
 // BuildKoordQueue builds both binaries (and the kubectl plugin when present)
 // from repoRoot into outDir, with the build tags given.
 func BuildKoordQueue(ctx context.Context, repoRoot, outDir string, tags ...string) error {
@@ -277,7 +281,9 @@ func (c *Cluster) startQueueReplica(ctx context.Context, i int) (*process, error
 		args = append(args,
 			"--enableVisibilityServer",
 			"--visibility-bind-address", "127.0.0.1:"+strconv.Itoa(c.opts.Ports.Visibility),
-			"--visibility-cert-dir", c.pki.visibilityDir)
+			"--visibility-cert-dir", c.pki.visibilityDir,
+			// The web view, reached through kube-apiserver (WebViewPath).
+			"--visibility-ui")
 	}
 	if kq.Config != "" {
 		args = append(args, "--config", kq.Config)

@@ -68,9 +68,9 @@ var chartPolicyKinds = map[string]bool{
 }
 
 // chartPolicyValues turn on what the local cluster runs: the visibility
-// server and every extension, so their RBAC is rendered.
+// server with its web view and every extension, so their RBAC is rendered.
 var chartPolicyValues = []string{
-	"controller.enableVisibilityServer=true", "controller.visibility.insecureSkipTLSVerify=true",
+	"controller.enableVisibilityServer=true", "controller.visibility.insecureSkipTLSVerify=true", "controller.visibility.ui.enabled=true",
 	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.argo.enable=true",
 	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true",
 }

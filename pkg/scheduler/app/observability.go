@@ -26,6 +26,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/debugapi"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler"
 	"github.com/koordinator-sh/koord-queue/pkg/visibility"
+	"github.com/koordinator-sh/koord-queue/pkg/visibility/ui"
 )
 
 // addReadAPIs adds the visibility API server and the debug API to mgr when
@@ -37,8 +38,11 @@ func addReadAPIs(mgr manager.Manager, cfg *rest.Config, s *scheduler.Scheduler, 
 		if err != nil {
 			return fmt.Errorf("visibility server client: %w", err)
 		}
-		srv := visibility.NewServer(visibility.Options{BindAddress: o.VisibilityBindAddress, CertDir: o.VisibilityCertDir, Gates: o.Gates},
-			visibility.FromScheduler(s.View()), cs)
+		opts := visibility.Options{BindAddress: o.VisibilityBindAddress, CertDir: o.VisibilityCertDir, Gates: o.Gates}
+		if o.VisibilityUI {
+			opts.UI = ui.Handler()
+		}
+		srv := visibility.NewServer(opts, visibility.FromScheduler(s.View()), cs)
 		if err := mgr.Add(srv); err != nil {
 			return err
 		}

@@ -60,8 +60,11 @@ type Options struct {
 	EnableVisibilityServer bool
 	VisibilityBindAddress  string
 	VisibilityCertDir      string
-	EnableAPIHandler       bool
-	APIHandlerAddress      string
+	// VisibilityUI serves the read-only web view under the visibility API's
+	// .../ui/ (pkg/visibility/ui).
+	VisibilityUI      bool
+	EnableAPIHandler  bool
+	APIHandlerAddress string
 
 	// Parsed from the above by Complete.
 	Config *configv1.KoordQueueConfiguration
@@ -110,6 +113,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EnableVisibilityServer, "enableVisibilityServer", o.EnableVisibilityServer, "Serve the visibility aggregated API (visibility.koord-queue.x-k8s.io/v1alpha1) over HTTPS, with authentication and authorization delegated to kube-apiserver.")
 	fs.StringVar(&o.VisibilityBindAddress, "visibility-bind-address", o.VisibilityBindAddress, "Address of the visibility API server.")
 	fs.StringVar(&o.VisibilityCertDir, "visibility-cert-dir", o.VisibilityCertDir, "Folder holding tls.crt and tls.key for the visibility API; empty means a self-signed certificate made at start.")
+	fs.BoolVar(&o.VisibilityUI, "visibility-ui", o.VisibilityUI, "Serve the read-only web view of quotas and queues under the visibility API, at /apis/visibility.koord-queue.x-k8s.io/v1alpha1/ui/ through kube-apiserver (e.g. kubectl proxy), authorized as resource ui of that group; needs --enableVisibilityServer.")
 	fs.BoolVar(&o.EnableAPIHandler, "enableApiHandler", o.EnableAPIHandler, "Serve the debug HTTP API (/debug/quotas, /debug/queues, /debug/queues/{name}): plain HTTP, no authentication.")
 	fs.StringVar(&o.APIHandlerAddress, "api-handler-address", o.APIHandlerAddress, "Address of the debug HTTP API; keep it on loopback.")
 	goflags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -143,6 +147,9 @@ func (o *Options) Complete() error {
 	}
 	if o.EnableVisibilityServer && o.VisibilityBindAddress == "" {
 		return fmt.Errorf("--enableVisibilityServer needs --visibility-bind-address")
+	}
+	if o.VisibilityUI && !o.EnableVisibilityServer {
+		return fmt.Errorf("--visibility-ui needs --enableVisibilityServer: the web view is served by the visibility API server")
 	}
 	if o.EnableAPIHandler && o.APIHandlerAddress == "" {
 		return fmt.Errorf("--enableApiHandler needs --api-handler-address")

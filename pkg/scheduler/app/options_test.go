@@ -39,3 +39,15 @@ func TestAdmissionWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestVisibilityUINeedsTheServer(t *testing.T) {
+	o := NewOptions()
+	o.VisibilityUI = true
+	if err := o.Complete(); err == nil || err.Error() != "--visibility-ui needs --enableVisibilityServer: the web view is served by the visibility API server" {
+		t.Errorf("--visibility-ui alone: %v", err)
+	}
+	o.EnableVisibilityServer, o.VisibilityBindAddress = true, ":8443"
+	if err := o.Complete(); err != nil {
+		t.Errorf("--visibility-ui with the server: %v", err)
+	}
+}

@@ -152,5 +152,8 @@ func up(args []string) error {
 	if !c.QueueRunning {
 		fmt.Println("cluster: koord-queue is NOT running (its binaries are not in cmd/ yet)")
 	}
+	if c.QueueRunning {
+		fmt.Printf("cluster: web view: kubectl proxy --port 8001 & then open http://127.0.0.1:8001%s\n", cluster.WebViewPath)
+	}
 	return nil
 }
