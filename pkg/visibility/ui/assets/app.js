@@ -77,14 +77,16 @@ function unitHref(ns, name) { return '#/units/' + enc(ns) + '/' + enc(name); }
 function queueHref(name) { return '#/queues/' + enc(name); }
 function unitLink(ns, name) { return h('a', { href: unitHref(ns, name), 'data-unit-link': ns + '/' + name }, ns + '/' + name); }
 
-// bar draws used against max (or against min and used when there is no max),
-// with min as a tick and the part above min hatched as borrowed.
+// bar draws used against max, with min as a tick and the part above min
+// hatched as borrowed. With no max (the resource is not bounded), the bar is
+// drawn against twice what is used or min, on a dashed track, so it never
+// reads as full.
 function bar(r) {
   const used = qty(r.used), min = qty(r.min), max = r.max === undefined ? null : qty(r.max);
-  const scale = max !== null ? max : Math.max(used, min);
+  const scale = max !== null ? max : 2 * Math.max(used, min);
   const full = max !== null && used >= max && max > 0;
   const usedPct = max === 0 ? (used > 0 ? 100 : 0) : pct(used, scale);
-  const b = h('div', { class: 'bar' + (full ? ' full' : ''), 'data-used-percent': Math.round(usedPct), role: 'meter',
+  const b = h('div', { class: 'bar' + (full ? ' full' : '') + (max === null ? ' unbounded' : ''), 'data-used-percent': Math.round(usedPct), role: 'meter',
     'aria-valuenow': used, 'aria-valuemax': max === null ? undefined : max, 'aria-label': r.name });
   const u = h('div', { class: 'used' });
   u.style.width = usedPct + '%';
@@ -104,7 +106,7 @@ function bar(r) {
 }
 
 function resourceRow(r, short) {
-  const text = fmt(r.used) + ' / ' + fmt(r.min) + ' / ' + fmt(r.max);
+  const text = fmt(r.used) + ' / ' + fmt(r.min) + ' / ' + (r.max === undefined ? 'no max' : fmt(r.max));
   return h('div', { class: 'res', 'data-resource': r.name },
     h('span', { class: 'name' }, r.name),
     bar(r),
