@@ -121,6 +121,10 @@ func TestSmallRun(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	// Events in pages of 20: a page lost or counted twice shows as events
+	// missing (the sanity range holds them at 0) or in excess.
+	defer func(n int64) { eventPageSize = n }(eventPageSize)
+	eventPageSize = 20
 	s, err := Run(ctx, Options{Config: cfg, OutputDir: dir, QPS: 100, Burst: 200, Log: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +134,9 @@ func TestSmallRun(t *testing.T) {
 	}
 	if s.Quota.Violations > 0 {
 		t.Errorf("quota above max in the timeline: %v", s.Quota.Details)
+	}
+	if n := s.Events.Scheduled; n < s.Admissions || s.Admissions <= 40 {
+		t.Errorf("%d Scheduled events counted in pages of 20 for %d admissions", n, s.Admissions)
 	}
 	if c := s.CPU; c.Note != "" || c.APIServerSeconds <= 0 || c.EtcdSeconds <= 0 || c.KoordQueueSeconds <= 0 || c.APIBoundSeconds <= 0 {
 		t.Errorf("CPU figures incomplete: %+v", c)

@@ -346,7 +346,10 @@ func (r *run) collect(ctx context.Context) error {
 	}
 	writesAfter, ok := apiServerWrites(fin, r.hcfg)
 	r.writesAfter, r.writesOK = writesAfter, r.writesOK && ok
-	if r.events, err = countEvents(fin, r.c, r.cfg.Namespace); err != nil {
+	// The events' own deadline: many pages on a busy API server.
+	evCtx, evCancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+	defer evCancel()
+	if r.events, err = countEvents(evCtx, r.c, r.cfg.Namespace); err != nil {
 		return fmt.Errorf("list events: %w", err)
 	}
 	r.s.Setup.LoadAverageEnd = loadAverage()
@@ -583,23 +586,50 @@ func ensureAssets(root string) error {
 
 // countEvents sums koord-queue's events in a namespace by reason.
 func countEvents(ctx context.Context, c client.Client, ns string) (map[string]int, error) {
-	list := &corev1.EventList{}
-	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return nil, err
-	}
 	out := map[string]int{}
-	for _, e := range list.Items {
-		if e.Source.Component != "koord-queue" && e.ReportingController != "koord-queue" {
-			continue
+	// In pages: a run at high client limits leaves tens of thousands of
+	// events, whose single list outlived its deadline on a busy API server.
+	// A page that times out is asked again (its continue token stands).
+	token := ""
+	for {
+		list := &corev1.EventList{}
+		var err error
+		for attempt := 1; attempt <= eventPageAttempts; attempt++ {
+			page, cancel := context.WithTimeout(ctx, eventPageTimeout)
+			err = c.List(page, list, client.InNamespace(ns), client.Limit(eventPageSize), client.Continue(token))
+			cancel()
+			if err == nil || ctx.Err() != nil {
+				break
+			}
 		}
-		n := int(max(e.Count, 1))
-		if e.Series != nil {
-			n = int(max(e.Series.Count, 1))
+		if err != nil {
+			return nil, err
 		}
-		out[e.Reason] += n
+		for _, e := range list.Items {
+			if e.Source.Component != "koord-queue" && e.ReportingController != "koord-queue" {
+				continue
+			}
+			n := int(max(e.Count, 1))
+			if e.Series != nil {
+				n = int(max(e.Series.Count, 1))
+			}
+			out[e.Reason] += n
+		}
+		if token = list.Continue; token == "" {
+			return out, nil
+		}
 	}
-	return out, nil
 }
+
+// Events are listed eventPageSize at a time (a variable for the test that
+// makes a small run list many pages), each page within eventPageTimeout,
+// asked up to eventPageAttempts times.
+var eventPageSize int64 = 1000
+
+const (
+	eventPageTimeout  = 30 * time.Second
+	eventPageAttempts = 3
+)
 
 // unfinished counts the units not Succeed by phase, to see where a run stuck.
 func unfinished(ctx context.Context, c client.Client, ns string) (map[string]int, error) {
