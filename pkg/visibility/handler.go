@@ -79,7 +79,7 @@ func NewHandler(src Source, opts ...Option) http.Handler {
 		writeJSON(w, http.StatusOK, featureGates(o.gates))
 	})
 	registerOpenAPI(mux)
-	h := &unitsHandler{src: src, now: o.now}
+	h := guard(&unitsHandler{src: src, now: o.now}, src)
 	for _, r := range []string{visibilityv1alpha1.ResourceQueues, visibilityv1alpha1.ResourceElasticQuotas} {
 		mux.Handle("GET "+versionURL+"/"+r+"/{name}/"+visibilityv1alpha1.SubresourceQueueUnits, h)
 		// The parent answers the same, so that `kubectl get
@@ -87,7 +87,7 @@ func NewHandler(src Source, opts ...Option) http.Handler {
 		// work without --subresource.
 		mux.Handle("GET "+versionURL+"/"+r+"/{name}", h)
 	}
-	qh := &quotasHandler{src: src}
+	qh := guard(&quotasHandler{src: src}, src)
 	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas, qh)
 	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas+"/{name}", qh)
 	for path := range alwaysAllowPaths {
@@ -141,6 +141,33 @@ func serveResourceList(w http.ResponseWriter, _ *http.Request) {
 			sub(visibilityv1alpha1.ResourceQueues),
 			{Name: visibilityv1alpha1.ResourceQuotas, Kind: "Quota", Verbs: metav1.Verbs{"get", "list"}},
 		},
+	})
+}
+
+// FollowerWarning is the text of the Warning header (code 299) on the answers
+// of a replica that does not lead; kubectl prints it.
+const FollowerWarning = "this koord-queue replica is not the leader: positions and phases follow the leader's by one status write"
+
+// guard answers 503 ServiceUnavailable, naming what is not read yet, while
+// src's replica has not synced its caches (an empty list would be a wrong
+// answer, not a late one), and marks a follower's answers with a Warning
+// header. Sources that are no Replica are served as they are.
+func guard(next http.Handler, src Source) http.Handler {
+	rep, ok := src.(Replica)
+	if !ok {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if missing := rep.Unsynced(); len(missing) > 0 {
+			w.Header().Set("Retry-After", "1")
+			writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf(
+				"the scheduler has not read all of %s yet; try again shortly", strings.Join(missing, ", "))))
+			return
+		}
+		if !rep.Leading() {
+			w.Header().Add("Warning", `299 - "`+FollowerWarning+`"`)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
