@@ -34,6 +34,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 	return map[string]common.OpenAPIDefinition{
 		"github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1.FeatureGates":      schema_koord_queue_apis_visibility_v1alpha1_FeatureGates(ref),
 		"github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1.QueueUnitSummary":  schema_koord_queue_apis_visibility_v1alpha1_QueueUnitSummary(ref),
+		"github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1.QueueUnitsOptions": schema_koord_queue_apis_visibility_v1alpha1_QueueUnitsOptions(ref),
 		"github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1.QueueUnitsSummary": schema_koord_queue_apis_visibility_v1alpha1_QueueUnitsSummary(ref),
 		"github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1.Quota":             schema_koord_queue_apis_visibility_v1alpha1_Quota(ref),
 		"github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1.QuotaList":         schema_koord_queue_apis_visibility_v1alpha1_QuotaList(ref),
@@ -226,6 +227,54 @@ func schema_koord_queue_apis_visibility_v1alpha1_QueueUnitSummary(ref common.Ref
 		},
 		Dependencies: []string{
 			resource.Quantity{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_koord_queue_apis_visibility_v1alpha1_QueueUnitsOptions(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "QueueUnitsOptions are the query parameters of GET .../queueunits (and of the queue or quota itself). They are read from a URL's query only (Convert_url_Values_To_v1alpha1_QueueUnitsOptions), never sent as a body.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"limit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Limit bounds the items returned; 0 means all. 1000 when absent.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"offset": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Offset is how many units to skip from the start.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is the phase to list (Enqueued, the default, Reserved, Dequeued or Running; any case).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
