@@ -48,7 +48,7 @@ func addConversionFuncs(scheme *runtime.Scheme) error {
 // is (start from NewQueueUnitsOptions); other parameters are ignored. A value
 // out of range is an error naming the parameter.
 //
-//nolint:revive,staticcheck // named as apimachinery's conversion functions are
+//nolint:revive // named as apimachinery's conversion functions are
 func Convert_url_Values_To_v1alpha1_QueueUnitsOptions(in *url.Values, out *QueueUnitsOptions, _ conversion.Scope) error {
 	count := func(name string, into *int64) error {
 		s := in.Get(name)
