@@ -33,7 +33,7 @@ tools: ## Build every tool from Go modules into the cache (skips what is there).
 	@hack/tools.sh >/dev/null
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code and CRD manifests.
+generate: ## Regenerate deepcopy code, CRD manifests and the visibility API's OpenAPI definitions.
 	hack/generate.sh
 
 .PHONY: verify

@@ -23,12 +23,15 @@
 # have a cache key of their own, so pinning an operator never rebuilds
 # kube-apiserver. They are built only when named. Koordinator (koord-manager,
 # koord-scheduler, v1.7.0) comes from hack/koordinator, with a key of its own
-# too, and is built only when named.
+# too, and is built only when named. openapi-gen (make generate) comes from
+# hack/openapi-gen, with a key of its own, pinned to the main module's
+# k8s.io/kube-openapi (checked), and is built only when named.
 #
 #   hack/tools.sh [TOOL...]   build the named tools (default: all but the
 #                             operators and Koordinator); print the bin dir of
 #                             the tools, or Koordinator's when it is named and no
-#                             tool is, or the operators' when only they are named
+#                             tool is, or the operators' when only they are named,
+#                             or openapi-gen's when it is named last
 #   hack/tools.sh dir         print the tools' bin dir without building anything
 #   hack/tools.sh operators-dir  print the operators' bin dir without building anything
 #   hack/tools.sh koordinator-dir  print Koordinator's bin dir without building anything
@@ -66,6 +69,13 @@ koord_key=$( (cat "$root/hack/koordinator/go.mod" "$root/hack/koordinator/go.sum
 	sha256sum | cut -c1-16)
 koord_bin="$cache/koordinator/$(go env GOVERSION)-$koord_key/bin"
 
+# openapi-gen's key: its module only. Its k8s.io/kube-openapi must be the one
+# the main module serves OpenAPI with, or the generated code may not fit it.
+oa_ldflags="-s -w"
+oa_key=$( (cat "$root/hack/openapi-gen/go.mod" "$root/hack/openapi-gen/go.sum"; echo "$oa_ldflags") |
+	sha256sum | cut -c1-16)
+oa_bin="$cache/openapi-gen/$(go env GOVERSION)-$oa_key/bin"
+
 case "${1:-}" in
 dir)
 	echo "$bin"
@@ -98,6 +108,7 @@ declare -A pkg=(
 	[workflow-controller]="operators/argo github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
 	[koord-manager]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-manager"
 	[koord-scheduler]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-scheduler"
+	[openapi-gen]="openapi-gen k8s.io/kube-openapi/cmd/openapi-gen"
 )
 all=(etcd kube-apiserver controller-gen kubectl kube-controller-manager kube-scheduler kwok helm golangci-lint)
 operators=(training-operator kuberay-operator spark-operator workflow-controller)
@@ -109,13 +120,20 @@ want=("$@")
 print=$op_bin
 for name in "${want[@]}"; do
 	if [[ -z "${pkg[$name]:-}" ]]; then
-		echo "hack/tools.sh: unknown tool '$name' (known: ${all[*]} ${operators[*]} ${koordinator[*]})" >&2
+		echo "hack/tools.sh: unknown tool '$name' (known: ${all[*]} ${operators[*]} ${koordinator[*]} openapi-gen)" >&2
 		exit 2
 	fi
 	read -r dir path <<<"${pkg[$name]}"
 	out=$bin flags=$ldflags
 	if [[ $dir == operators/* ]]; then
 		out=$op_bin flags=$op_ldflags
+	elif [[ $dir == openapi-gen ]]; then
+		out=$oa_bin flags=$oa_ldflags print=$oa_bin
+		kube_openapi() { awk '$1 == "k8s.io/kube-openapi" { print $2 }' "$1"; }
+		if [[ "$(kube_openapi "$root/go.mod")" != "$(kube_openapi "$root/hack/openapi-gen/go.mod")" ]]; then
+			echo "hack/tools.sh: k8s.io/kube-openapi in hack/openapi-gen/go.mod ($(kube_openapi "$root/hack/openapi-gen/go.mod")) differs from go.mod's ($(kube_openapi "$root/go.mod")): pin the same version" >&2
+			exit 1
+		fi
 	elif [[ $dir == koordinator ]]; then
 		out=$koord_bin flags=$koord_ldflags
 		[[ $print == "$bin" ]] || print=$koord_bin

@@ -25,6 +25,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
@@ -97,7 +98,11 @@ func (o *options) reader() (*Reader, string, error) {
 	}
 	r := &Reader{Client: c}
 	if o.source != sourceObjects {
-		cs, err := kubernetes.NewForConfig(cfg)
+		// A follower's answers carry a warning (pkg/visibility); say it once,
+		// as kubectl does, not once per queue.
+		vcfg := rest.CopyConfig(cfg)
+		vcfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+		cs, err := kubernetes.NewForConfig(vcfg)
 		if err != nil {
 			return nil, "", err
 		}

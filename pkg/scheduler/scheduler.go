@@ -96,6 +96,8 @@ type Scheduler struct {
 	nodes     *nodes
 
 	registrations []toolscache.ResourceEventHandlerRegistration
+	// watched names the kind of each registration, for Unsynced.
+	watched []string
 }
 
 var (
@@ -231,8 +233,24 @@ func (s *Scheduler) watch(ctx context.Context) error {
 			return err
 		}
 		s.registrations = append(s.registrations, reg)
+		s.watched = append(s.watched, h.what)
 	}
 	return nil
+}
+
+// unsynced names what this replica has not read in full yet: the kinds whose
+// handlers have not seen every object, and the quota plugins.
+func (s *Scheduler) unsynced() []string {
+	var out []string
+	for i, r := range s.registrations {
+		if !r.HasSynced() {
+			out = append(out, s.watched[i])
+		}
+	}
+	if !s.env.fw.HasSynced() {
+		out = append(out, "quota plugins")
+	}
+	return out
 }
 
 // NeedLeaderElection is true: only the leader admits and writes.

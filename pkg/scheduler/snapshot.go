@@ -29,14 +29,17 @@ import (
 
 // snapshot answers the read-only APIs with copies (view.Reader).
 type snapshot struct {
-	e       *env
-	objects client.Reader
+	e        *env
+	objects  client.Reader
+	unsynced func() []string
 }
 
 var _ view.Reader = snapshot{}
 
 // View is the scheduler as the visibility and debug APIs may see it.
-func (s *Scheduler) View() view.Reader { return snapshot{e: s.env, objects: s.informer} }
+func (s *Scheduler) View() view.Reader {
+	return snapshot{e: s.env, objects: s.informer, unsynced: s.unsynced}
+}
 
 func (v snapshot) QueueNames() []schedtypes.QueueName { return v.e.queues.QueueNames() }
 
@@ -76,3 +79,7 @@ func (v snapshot) Cohort(quotaName schedtypes.QuotaName) schedtypes.CohortName {
 }
 
 func (v snapshot) Objects() client.Reader { return v.objects }
+
+func (v snapshot) Leading() bool { return v.e.leader() }
+
+func (v snapshot) Unsynced() []string { return v.unsynced() }

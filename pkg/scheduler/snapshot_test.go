@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
@@ -136,5 +137,34 @@ func TestMetricsSnapshot(t *testing.T) {
 	}
 	if len(snap.Queues) != 1 || snap.Queues[0].Name != "team-a" || snap.Queues[0].Active != 1 {
 		t.Errorf("queues = %+v, want team-a with its one waiting unit", snap.Queues)
+	}
+}
+
+// syncedAt is a handler registration that has seen every object once done is true.
+type syncedAt struct{ done *bool }
+
+func (r syncedAt) HasSynced() bool                          { return *r.done }
+func (r syncedAt) HasSyncedChecker() toolscache.DoneChecker { return nil }
+
+// The view says what is not read yet, by kind, and whether the replica leads.
+func TestViewSyncAndLeadership(t *testing.T) {
+	f := newFixture(t, nil)
+	units, queues := false, true
+	f.s.registrations = []toolscache.ResourceEventHandlerRegistration{syncedAt{&units}, syncedAt{&queues}}
+	f.s.watched = []string{"QueueUnits", "Queues"}
+	v := f.s.View()
+	if diff := cmp.Diff([]string{"QueueUnits"}, v.Unsynced()); diff != "" {
+		t.Errorf("unsynced before the units are read (-want +got):\n%s", diff)
+	}
+	units = true
+	if got := v.Unsynced(); len(got) != 0 {
+		t.Errorf("unsynced once all is read: %v, want none", got)
+	}
+	if !v.Leading() {
+		t.Error("the fixture's leading scheduler says it does not lead")
+	}
+	f.s.env.leading.Store(false)
+	if v.Leading() {
+		t.Error("a follower says it leads")
 	}
 }

@@ -62,4 +62,11 @@ type Reader interface {
 	// cache). Objects read with client.UnsafeDisableDeepCopy are shared:
 	// never change them.
 	Objects() client.Reader
+	// Leading reports whether this replica leads with complete caches (it
+	// admits and writes statuses); a follower's queues follow the leader's
+	// by one status write.
+	Leading() bool
+	// Unsynced names what this replica has not read in full yet (kinds such
+	// as "QueueUnits", and "quota plugins"); empty once all is read.
+	Unsynced() []string
 }

@@ -59,4 +59,8 @@ limitations under the License.
 // every replica charges its quota tree with the admitted units it reads. The reason a unit waits is the
 // unit's status.message, which the leader writes and every replica reads from
 // its informer cache, so all replicas give the same answer up to watch latency.
+// A follower says so: its answers carry a Warning header (299, FollowerWarning).
+// Until a replica's caches have synced, the reads of its memory answer 503
+// ServiceUnavailable naming what is not read yet (Replica), since an empty
+// list would be wrong rather than late; discovery keeps answering.
 package visibility

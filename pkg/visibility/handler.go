@@ -20,13 +20,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
@@ -38,7 +39,7 @@ import (
 const ResourceUI = "ui"
 
 // DefaultLimit bounds an answer when the request gives no limit.
-const DefaultLimit = 1000
+const DefaultLimit = visibilityv1alpha1.DefaultLimit
 
 var (
 	gv       = visibilityv1alpha1.SchemeGroupVersion
@@ -48,10 +49,7 @@ var (
 )
 
 // SupportedPhases are the values of the phase query parameter.
-var SupportedPhases = []string{
-	visibilityv1alpha1.PhaseEnqueued, visibilityv1alpha1.PhaseReserved,
-	visibilityv1alpha1.PhaseDequeued, visibilityv1alpha1.PhaseRunning,
-}
+var SupportedPhases = visibilityv1alpha1.Phases
 
 // Option configures NewHandler.
 type Option func(*handlerOptions)
@@ -88,7 +86,7 @@ func NewHandler(src Source, opts ...Option) http.Handler {
 		writeJSON(w, http.StatusOK, featureGates(o.gates))
 	})
 	registerOpenAPI(mux)
-	h := &unitsHandler{src: src, now: o.now}
+	h := guard(&unitsHandler{src: src, now: o.now}, src)
 	for _, r := range []string{visibilityv1alpha1.ResourceQueues, visibilityv1alpha1.ResourceElasticQuotas} {
 		mux.Handle("GET "+versionURL+"/"+r+"/{name}/"+visibilityv1alpha1.SubresourceQueueUnits, h)
 		// The parent answers the same, so that `kubectl get
@@ -96,7 +94,7 @@ func NewHandler(src Source, opts ...Option) http.Handler {
 		// work without --subresource.
 		mux.Handle("GET "+versionURL+"/"+r+"/{name}", h)
 	}
-	qh := &quotasHandler{src: src}
+	qh := guard(&quotasHandler{src: src}, src)
 	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas, qh)
 	mux.Handle("GET "+versionURL+"/"+visibilityv1alpha1.ResourceQuotas+"/{name}", qh)
 	if o.ui != nil {
@@ -161,6 +159,33 @@ func serveResourceList(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
+// FollowerWarning is the text of the Warning header (code 299) on the answers
+// of a replica that does not lead; kubectl prints it.
+const FollowerWarning = "this koord-queue replica is not the leader: positions and phases follow the leader's by one status write"
+
+// guard answers 503 ServiceUnavailable, naming what is not read yet, while
+// src's replica has not synced its caches (an empty list would be a wrong
+// answer, not a late one), and marks a follower's answers with a Warning
+// header. Sources that are no Replica are served as they are.
+func guard(next http.Handler, src Source) http.Handler {
+	rep, ok := src.(Replica)
+	if !ok {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if missing := rep.Unsynced(); len(missing) > 0 {
+			w.Header().Set("Retry-After", "1")
+			writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf(
+				"the scheduler has not read all of %s yet; try again shortly", strings.Join(missing, ", "))))
+			return
+		}
+		if !rep.Leading() {
+			w.Header().Add("Warning", `299 - "`+FollowerWarning+`"`)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 type unitsHandler struct {
 	src Source
 	now func() time.Time
@@ -179,7 +204,7 @@ func (h *unitsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", gr, scope.Name, err.Error(), 0, false))
 		return
 	}
-	items, found, err := h.src.Units(r.Context(), scope, q.phase)
+	items, found, err := h.src.Units(r.Context(), scope, q.Phase)
 	if err != nil {
 		klog.FromContext(r.Context()).Error(err, "Listing units failed", "resource", scope.Resource, "name", scope.Name)
 		writeStatus(w, apierrors.NewInternalError(err))
@@ -198,8 +223,8 @@ func (h *unitsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := &visibilityv1alpha1.QueueUnitsSummary{
 		TypeMeta: metav1.TypeMeta{Kind: "QueueUnitsSummary", APIVersion: gv.String()},
-		Phase:    q.phase, Total: int32(len(items)), Offset: int32(q.offset),
-		Items: page(items, q.offset, q.limit),
+		Phase:    q.Phase, Total: int32(len(items)), Offset: int32(q.Offset),
+		Items: page(items, int(q.Offset), int(q.Limit)),
 	}
 	h.src.Explain(r.Context(), out.Items)
 	if format.table {
@@ -216,37 +241,20 @@ func resourceOf(path string) string {
 	return resource
 }
 
-type query struct {
-	limit, offset int
-	phase         string
-}
+// parameters decodes query parameters the way k8s.io/apiserver's handlers
+// do for a GetterWithOptions: through the scheme's conversion from url.Values.
+var parameters = func() runtime.ParameterCodec {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(visibilityv1alpha1.AddToScheme(scheme))
+	return runtime.NewParameterCodec(scheme)
+}()
 
-func parseQuery(r *http.Request) (query, error) {
-	v := r.URL.Query()
-	q := query{limit: DefaultLimit, phase: visibilityv1alpha1.PhaseEnqueued}
-	var err error
-	if s := v.Get("limit"); s != "" {
-		if q.limit, err = strconv.Atoi(s); err != nil || q.limit < 0 {
-			return q, fmt.Errorf("limit must be a non-negative integer, got %q", s)
-		}
+func parseQuery(r *http.Request) (*visibilityv1alpha1.QueueUnitsOptions, error) {
+	opts := visibilityv1alpha1.NewQueueUnitsOptions()
+	if err := parameters.DecodeParameters(r.URL.Query(), gv, opts); err != nil {
+		return nil, err
 	}
-	if s := v.Get("offset"); s != "" {
-		if q.offset, err = strconv.Atoi(s); err != nil || q.offset < 0 {
-			return q, fmt.Errorf("offset must be a non-negative integer, got %q", s)
-		}
-	}
-	if s := v.Get("phase"); s != "" {
-		q.phase = ""
-		for _, p := range SupportedPhases {
-			if strings.EqualFold(s, p) {
-				q.phase = p
-			}
-		}
-		if q.phase == "" {
-			return q, fmt.Errorf("phase %q is not supported: use one of %s (Enqueued, the default, lists the pending units in scheduling order)", s, strings.Join(SupportedPhases, ", "))
-		}
-	}
-	return q, nil
+	return opts, nil
 }
 
 // page returns items[offset:offset+limit], never nil; limit 0 means no limit.

@@ -286,3 +286,45 @@ func TestAuth(t *testing.T) {
 		t.Errorf("bob quota team-a: %d %+v", code, st)
 	}
 }
+
+// TestReplicaState: before the caches sync, reads of the scheduler's memory
+// are refused with 503 naming what is missing (discovery still answers, so
+// the APIService stays Available); a follower's answers carry a warning.
+func TestReplicaState(t *testing.T) {
+	fv := newFakeView(t)
+	fv.unsynced = []string{"QueueUnits", "quota plugins"}
+	h := NewHandler(FromScheduler(fv))
+	for _, path := range []string{base + "/queues/q/queueunits", base + "/elasticquotas/team-a", base + "/quotas"} {
+		var st metav1.Status
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("GET %s before sync: %d %s, want 503", path, rec.Code, rec.Body)
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Reason != metav1.StatusReasonServiceUnavailable || !strings.Contains(st.Message, "QueueUnits, quota plugins") {
+			t.Errorf("GET %s before sync: %+v, want ServiceUnavailable naming QueueUnits and the quota plugins", path, st)
+		}
+	}
+	if code := get(t, h, base, nil); code != http.StatusOK {
+		t.Errorf("discovery before sync: %d, want 200", code)
+	}
+
+	for _, follower := range []bool{true, false} {
+		fv.unsynced, fv.follower = nil, follower
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, base+"/queues/q/queueunits", nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET after sync (follower %v): %d %s", follower, rec.Code, rec.Body)
+		}
+		warning := rec.Header().Get("Warning")
+		if follower && (!strings.HasPrefix(warning, `299 - "`) || !strings.Contains(warning, "not the leader")) {
+			t.Errorf("follower's Warning header %q, want 299 saying it is not the leader", warning)
+		}
+		if !follower && warning != "" {
+			t.Errorf("leader's Warning header %q, want none", warning)
+		}
+	}
+}

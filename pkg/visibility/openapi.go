@@ -196,6 +196,8 @@ func definitions(ref func(name string) string) map[string]any {
 		props["kind"] = str("Kind of the answer.")
 		return props
 	}
+	// The answers are computed, never stored: their list metadata is empty.
+	listMeta := map[string]any{"type": "object", "description": "Standard list metadata, empty: the answer is computed, not stored."}
 	quantities := func(desc string) map[string]any {
 		return map[string]any{"type": "object", "description": desc,
 			"additionalProperties": map[string]any{"type": "string", "description": "A quantity, such as 500m or 8Gi."}}
@@ -209,9 +211,10 @@ func definitions(ref func(name string) string) map[string]any {
 			"description": "QueueUnitsSummary lists the units of a queue or a quota in one phase.",
 			"required":    []string{"phase", "total", "items"},
 			"properties": typeMeta(map[string]any{
-				"phase":  str("Phase the items are in."),
-				"total":  integer("Total counts every unit in phase the caller may see, before offset and limit."),
-				"offset": integer("Offset is how many units were skipped from the start."),
+				"metadata": listMeta,
+				"phase":    str("Phase the items are in."),
+				"total":    integer("Total counts every unit in phase the caller may see, before offset and limit."),
+				"offset":   integer("Offset is how many units were skipped from the start."),
 				"items": map[string]any{"type": "array", "description": "Items are the units from offset on; pending units in scheduling order.",
 					"items": map[string]any{"$ref": ref("QueueUnitSummary")}},
 			}),
@@ -282,7 +285,8 @@ func definitions(ref func(name string) string) map[string]any {
 			"description": "QuotaList is every quota of the scheduler's quota tree, by name.",
 			"required":    []string{"items"},
 			"properties": typeMeta(map[string]any{
-				"items": map[string]any{"type": "array", "description": "The quotas.", "items": map[string]any{"$ref": ref("Quota")}},
+				"metadata": listMeta,
+				"items":    map[string]any{"type": "array", "description": "The quotas.", "items": map[string]any{"$ref": ref("Quota")}},
 			}),
 			"x-kubernetes-group-version-kind": gvk("QuotaList"),
 		},

@@ -20,12 +20,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/koordinator-sh/koord-queue/apis/visibility/openapi"
 )
 
 func TestOpenAPIV2(t *testing.T) {
@@ -141,4 +144,36 @@ func refsIn(t *testing.T, s spec.Schema) []string {
 	_ = json.Unmarshal(data, &v)
 	walk(v)
 	return out
+}
+
+// TestOpenAPIMatchesTheTypes: every kind the documents describe has the
+// fields the Go types have, as openapi-gen reads them (apis/visibility/openapi),
+// so a field added to a type and not to the documents fails here.
+func TestOpenAPIMatchesTheTypes(t *testing.T) {
+	generated := openapi.GetOpenAPIDefinitions(func(path string) spec.Ref { return spec.MustCreateRef(path) })
+	served := definitions(func(name string) string { return name })
+	for _, kind := range []string{"QueueUnitsSummary", "QueueUnitSummary", "Quota", "QuotaResource", "QuotaList", "FeatureGates"} {
+		gen, ok := generated["github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1."+kind]
+		if !ok {
+			t.Fatalf("openapi-gen has no definition of %s", kind)
+		}
+		var want []string
+		for name := range gen.Schema.Properties {
+			want = append(want, name)
+		}
+		doc, ok := served[defPrefix+kind].(map[string]any)
+		if !ok {
+			t.Fatalf("the served documents have no definition of %s", kind)
+		}
+		props, _ := doc["properties"].(map[string]any)
+		var got []string
+		for name := range props {
+			got = append(got, name)
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: served properties %v, the type has %v", kind, got, want)
+		}
+	}
 }

@@ -48,6 +48,9 @@ type fakeView struct {
 	// quotaOf maps a cached unit's name to its quota.
 	quotaOf map[string]schedtypes.QuotaName
 	objects client.Reader
+	// follower and unsynced are the replica's state (zero: a synced leader).
+	follower bool
+	unsynced []string
 }
 
 var _ view.Reader = (*fakeView)(nil)
@@ -67,6 +70,8 @@ func (f *fakeView) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedt
 }
 func (f *fakeView) Cohort(schedtypes.QuotaName) schedtypes.CohortName { return "" }
 func (f *fakeView) Objects() client.Reader                            { return f.objects }
+func (f *fakeView) Leading() bool                                     { return !f.follower }
+func (f *fakeView) Unsynced() []string                                { return f.unsynced }
 
 func res(cpu, gpu int64) schedtypes.Resources {
 	r := schedtypes.Resources{corev1.ResourceCPU: cpu * 1000}

@@ -37,10 +37,19 @@ type schedulerSource struct {
 	s view.Reader
 }
 
-var _ Source = (*schedulerSource)(nil)
+var (
+	_ Source  = (*schedulerSource)(nil)
+	_ Replica = (*schedulerSource)(nil)
+)
 
 // FromScheduler adapts a scheduler's read-only view (Scheduler.View) to Source.
 func FromScheduler(s view.Reader) Source { return &schedulerSource{s: s} }
+
+// Leading implements Replica.
+func (a *schedulerSource) Leading() bool { return a.s.Leading() }
+
+// Unsynced implements Replica.
+func (a *schedulerSource) Unsynced() []string { return a.s.Unsynced() }
 
 // Units implements Source.
 func (a *schedulerSource) Units(ctx context.Context, scope Scope, phase string) ([]visibilityv1alpha1.QueueUnitSummary, bool, error) {

@@ -44,3 +44,14 @@ type Source interface {
 	// its usage and the units of it and of the quotas below it.
 	Quotas(ctx context.Context) ([]visibilityv1alpha1.Quota, error)
 }
+
+// Replica is what a Source may tell about the replica whose memory it reads.
+// When the Source implements it, the server answers 503 ServiceUnavailable
+// until Unsynced is empty (rather than lists that are merely incomplete), and
+// a follower's answers carry a warning (FollowerWarning).
+type Replica interface {
+	// Leading is false on a follower, and on a leader still reading its caches.
+	Leading() bool
+	// Unsynced names what the replica has not read in full yet.
+	Unsynced() []string
+}

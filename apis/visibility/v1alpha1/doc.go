@@ -22,4 +22,5 @@ limitations under the License.
 //
 // +kubebuilder:object:generate=true
 // +groupName=visibility.koord-queue.x-k8s.io
+// +k8s:openapi-gen=true
 package v1alpha1

@@ -59,6 +59,23 @@ const (
 	PhaseRunning = "Running"
 )
 
+// QueueUnitsOptions are the query parameters of GET .../queueunits (and of
+// the queue or quota itself). They are read from a URL's query only
+// (Convert_url_Values_To_v1alpha1_QueueUnitsOptions), never sent as a body.
+//
+// +kubebuilder:object:root=true
+type QueueUnitsOptions struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Limit bounds the items returned; 0 means all. 1000 when absent.
+	Limit int64 `json:"limit,omitempty"`
+	// Offset is how many units to skip from the start.
+	Offset int64 `json:"offset,omitempty"`
+	// Phase is the phase to list (Enqueued, the default, Reserved, Dequeued
+	// or Running; any case).
+	Phase string `json:"phase,omitempty"`
+}
+
 // QueueUnitsSummary is the answer of GET .../queues/{name}/queueunits and
 // .../elasticquotas/{name}/queueunits.
 //
@@ -180,13 +197,13 @@ type QuotaList struct {
 
 var (
 	// SchemeBuilder registers this package's types.
-	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes, addConversionFuncs)
 	// AddToScheme adds this package's types to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &QueueUnitsSummary{}, &FeatureGates{}, &Quota{}, &QuotaList{})
+	scheme.AddKnownTypes(SchemeGroupVersion, &QueueUnitsSummary{}, &FeatureGates{}, &Quota{}, &QuotaList{}, &QueueUnitsOptions{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

@@ -420,17 +420,30 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
 			InsecureSkipVerify: true, Certificates: []tls.Certificate{pair}}}} //nolint:gosec // self-signed serving certificate
 		var got visibilityv1alpha1.QueueUnitsSummary
+		var warning string
 		err = framework.Eventually(ctx, 30*time.Second, func(context.Context) (bool, error) {
 			resp, err := c.Get("https://127.0.0.1:" + strconv.Itoa(followerPort) + unitsPath)
 			if err != nil {
 				return false, nil // not listening yet
 			}
 			defer resp.Body.Close()
-			got = visibilityv1alpha1.QueueUnitsSummary{}
+			got, warning = visibilityv1alpha1.QueueUnitsSummary{}, resp.Header.Get("Warning")
 			return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&got) == nil && got.Total == 3, nil
 		})
 		if err != nil {
 			t.Fatalf("follower: %v (last %+v)", err, got)
+		}
+		// Its answers say it does not lead; the leader's say nothing.
+		if !strings.HasPrefix(warning, `299 - "`) || !strings.Contains(warning, "not the leader") {
+			t.Errorf("follower's Warning header %q, want 299 saying it is not the leader", warning)
+		}
+		resp, err := c.Get("https://127.0.0.1:" + strconv.Itoa(visibilityPort) + unitsPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Warning") != "" {
+			t.Errorf("leader: %d with Warning %q, want 200 and none", resp.StatusCode, resp.Header.Get("Warning"))
 		}
 		if want := []entry{{"high", 1, 10}, {"mid", 2, 5}, {"low", 3, 0}}; fmt.Sprint(entries(got)) != fmt.Sprint(want) {
 			t.Errorf("follower items %v, want %v", entries(got), want)
