@@ -245,6 +245,8 @@ PERF_OUTPUT ?=
 PERF_FLAGS ?=
 PERF_COMPARE_PAIR ?= baseline
 PERF_COMPARE_RUNS ?= 2
+PERF_COMPARE_QPS ?= 50
+PERF_COMPARE_BURST ?= 100
 PERF_COMPARE_KUEUE ?= v0.17.0
 PERF_RUN = go run ./test/performance/runner --qps $(PERF_QPS) --burst $(PERF_BURST) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT)) $(PERF_FLAGS)
 
@@ -269,9 +271,9 @@ perf-large: ## Performance run, 50,000 units (PERF_QPS, PERF_BURST, PERF_OUTPUT)
 	$(PERF_RUN) --config test/performance/configs/large.yaml
 
 .PHONY: perf-compare
-perf-compare: ## Kueue's harness (module at PERF_COMPARE_KUEUE) and ours in Kueue mode, interleaved, one table (PERF_COMPARE_PAIR=baseline|large-scale|smoke, PERF_OUTPUT).
+perf-compare: ## Kueue's harness (module at PERF_COMPARE_KUEUE) and ours in Kueue mode, interleaved, one table (PERF_COMPARE_PAIR=baseline|large-scale|smoke, PERF_OUTPUT; PERF_COMPARE_QPS/PERF_COMPARE_BURST for both, 50/100 by default, else minimalkueue is patched to them).
 	@hack/tools.sh etcd kube-apiserver >/dev/null
-	go run ./test/performance/compare --pair $(PERF_COMPARE_PAIR) --runs $(PERF_COMPARE_RUNS) --kueue-version $(PERF_COMPARE_KUEUE) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT))
+	go run ./test/performance/compare --pair $(PERF_COMPARE_PAIR) --runs $(PERF_COMPARE_RUNS) --kueue-version $(PERF_COMPARE_KUEUE) --qps $(PERF_COMPARE_QPS) --burst $(PERF_COMPARE_BURST) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT))
 
 .PHONY: perf-check
 perf-check: ## Regression gate: a run's summary against the measured ranges: SUMMARY=.../summary.yaml RANGES=test/performance/ranges/baseline.yaml.

@@ -38,8 +38,8 @@ func main() {
 	var (
 		pair    = flag.String("pair", "baseline", "baseline, large-scale or smoke.")
 		runs    = flag.Int("runs", 2, "Rounds of Kueue then ours (2: Kueue, ours, Kueue, ours).")
-		qps     = flag.Float64("qps", 50, "koord-queue --qps (minimalkueue hard-codes 50).")
-		burst   = flag.Int("burst", 100, "koord-queue --burst (minimalkueue hard-codes 100).")
+		qps     = flag.Float64("qps", 50, "Both schedulers' client QPS: koord-queue --qps; minimalkueue hard-codes 50, so another value builds a copy of it patched to it.")
+		burst   = flag.Int("burst", 100, "Both schedulers' client burst (koord-queue --burst; minimalkueue patched as for --qps).")
 		version = flag.String("kueue-version", kueuecmp.DefaultVersion, "Kueue module version.")
 		output  = flag.String("output", "", "Output folder; default $HOME/.cache/koord-queue/perf/compare-<pair>-<time>.")
 		binary  = flag.String("binary", "", "A prebuilt koord-queue binary; default: built once.")

@@ -61,8 +61,9 @@ type Options struct {
 	Pair string
 	// Runs is the number of Kueue-then-ours rounds (2: Kueue, ours, Kueue, ours).
 	Runs int
-	// QPS and Burst are our scheduler's client limits; minimalkueue
-	// hard-codes 50 / 100.
+	// QPS and Burst are both schedulers' client limits; minimalkueue
+	// hard-codes 50 / 100, so other limits build a patched copy of it
+	// (Kueue.WithClientLimits).
 	QPS   float32
 	Burst int
 	// KueueVersion is the module version to fetch.
@@ -108,6 +109,11 @@ func Compare(ctx context.Context, o Options) (*Table, error) {
 	}
 	k, err := Prepare(ctx, o.KueueVersion, o.Log)
 	if err != nil {
+		return nil, err
+	}
+	// Both schedulers at the same client limits: beyond minimalkueue's
+	// own, a copy patched to them.
+	if k, err = k.WithClientLimits(ctx, o.QPS, o.Burst, o.Log); err != nil {
 		return nil, err
 	}
 	notes := []string{pair.Note}
@@ -200,9 +206,12 @@ func Compare(ctx context.Context, o Options) (*Table, error) {
 	}
 	t := Build(o.Pair, classes, kf, of)
 	t.Notes = append([]string{
-		fmt.Sprintf("Kueue %s (minimalkueue: QPS 50, burst 100) vs koord-queue %s (--qps %g --burst %d, mode kueue); kube-apiserver %s and etcd from %s for both; API server in-flight limits %d/%d for both; %d CPUs (%s); ideal %.2f s.",
-			k.Version, commit, o.QPS, o.Burst, server, assets, harness.KueueMaxInflight, harness.KueueMaxMutatingInflight, runtime.NumCPU(), cpuModel(), ideal),
+		fmt.Sprintf("Kueue %s (minimalkueue: QPS %g, burst %d) vs koord-queue %s (--qps %g --burst %d, mode kueue); kube-apiserver %s and etcd from %s for both; API server in-flight limits %d/%d for both; %d CPUs (%s); ideal %.2f s.",
+			k.Version, o.QPS, o.Burst, commit, o.QPS, o.Burst, server, assets, harness.KueueMaxInflight, harness.KueueMaxMutatingInflight, runtime.NumCPU(), cpuModel(), ideal),
 	}, notes...)
+	if k.Patch != "" {
+		t.Notes = append(t.Notes, "Kueue's side: "+k.Patch+".")
+	}
 	return &t, t.write(o.Output)
 }
 

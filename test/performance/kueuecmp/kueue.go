@@ -54,6 +54,9 @@ type Kueue struct {
 	ModuleDir string
 	// Runner, MinimalKueue and Checker are the built binaries.
 	Runner, MinimalKueue, Checker string
+	// Patch says how MinimalKueue differs from Kueue's; empty when it
+	// does not (WithClientLimits).
+	Patch string
 }
 
 // CacheDir is where the binaries of a version are kept:

@@ -20,6 +20,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,9 @@ func TestCompareSmoke(t *testing.T) {
 	}
 	out := t.TempDir()
 	began := time.Now()
-	tab, err := Compare(ctx, Options{Pair: "smoke", Runs: 1, QPS: 50, Burst: 100, Output: out, Log: os.Stderr})
+	// Limits other than minimalkueue's own, so its patched copy is built
+	// and run (WithClientLimits).
+	tab, err := Compare(ctx, Options{Pair: "smoke", Runs: 1, QPS: 60, Burst: 120, Output: out, Log: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +77,29 @@ func TestCompareSmoke(t *testing.T) {
 	}
 	if v := tab.Ours[0].QuotaViolations; v != 0 {
 		t.Errorf("ours: %d quota violations", v)
+	}
+	// minimalkueue says which limits it runs with.
+	logs, err := filepath.Glob(filepath.Join(out, "kueue-1", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said string
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "K8S Client") {
+				said = line
+			}
+		}
+	}
+	if !strings.Contains(said, "60") || !strings.Contains(said, "120") {
+		t.Errorf("minimalkueue's client limits line %q (in %v), want QPS 60 and burst 120", said, logs)
+	}
+	if !strings.Contains(strings.Join(tab.Notes, " "), "kubeConfig.QPS = 60") {
+		t.Errorf("the table's notes do not say how minimalkueue was patched: %q", tab.Notes)
 	}
 	for _, name := range []string{"compare.md", "compare.yaml", "compare.json", "kueue-generator.yaml", "kueue-1/wlStates.csv", "kueue-1/" + sampledRSSFile, "ours-1/summary.yaml"} {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
