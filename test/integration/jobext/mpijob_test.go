@@ -42,7 +42,9 @@ func mpiJob(ns, name string, suspend bool) *mpiv2.MPIJob {
 	}
 }
 
-func mpiSuspended(o client.Object) bool { return ptr.Deref(o.(*mpiv2.MPIJob).Spec.RunPolicy.Suspend, false) }
+func mpiSuspended(o client.Object) bool {
+	return ptr.Deref(o.(*mpiv2.MPIJob).Spec.RunPolicy.Suspend, false)
+}
 
 // mpiCase plays the mpi-operator's status: a start time and active launcher
 // and workers while running, none once suspended.
