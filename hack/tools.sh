@@ -18,7 +18,7 @@
 # modules pinned in hack/tools, into a cache outside the repository keyed by the
 # pinned versions. A tool already in the cache is not built again.
 #
-# The stock job operators (training-operator, kuberay-operator, spark-operator,
+# The stock job operators (training-operator, mpi-operator, kuberay-operator, spark-operator,
 # workflow-controller) come from their own modules under hack/operators and
 # have a cache key of their own, so pinning an operator never rebuilds
 # kube-apiserver. They are built only when named. Koordinator (koord-manager,
@@ -103,6 +103,7 @@ declare -A pkg=(
 	[helm]="tools helm.sh/helm/v3/cmd/helm"
 	[golangci-lint]="tools/lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint"
 	[training-operator]="operators/training-operator github.com/kubeflow/training-operator/cmd/training-operator.v1"
+	[mpi-operator]="operators/mpi-operator github.com/kubeflow/mpi-operator/cmd/mpi-operator"
 	[kuberay-operator]="operators/kuberay github.com/ray-project/kuberay/ray-operator"
 	[spark-operator]="operators/spark-operator github.com/kubeflow/spark-operator/v2/cmd/operator"
 	[workflow-controller]="operators/argo github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
@@ -111,7 +112,7 @@ declare -A pkg=(
 	[openapi-gen]="openapi-gen k8s.io/kube-openapi/cmd/openapi-gen"
 )
 all=(etcd kube-apiserver controller-gen kubectl kube-controller-manager kube-scheduler kwok helm golangci-lint)
-operators=(training-operator kuberay-operator spark-operator workflow-controller)
+operators=(training-operator mpi-operator kuberay-operator spark-operator workflow-controller)
 koordinator=(koord-manager koord-scheduler)
 
 want=("$@")

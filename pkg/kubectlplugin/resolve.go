@@ -30,6 +30,7 @@ var jobKinds = map[string]string{
 	"job": "Job", "jobs": "Job",
 	"tfjob": "TFJob", "tfjobs": "TFJob",
 	"pytorchjob": "PyTorchJob", "pytorchjobs": "PyTorchJob",
+	"mpijob": "MPIJob", "mpijobs": "MPIJob",
 	"rayjob": "RayJob", "rayjobs": "RayJob",
 	"raycluster": "RayCluster", "rayclusters": "RayCluster",
 	"sparkapplication": "SparkApplication", "sparkapplications": "SparkApplication", "sparkapp": "SparkApplication",

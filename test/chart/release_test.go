@@ -129,7 +129,7 @@ func TestImageDefaults(t *testing.T) {
 // koord-queue-controllers (it would refuse to start with nothing to run);
 // koord-queue is unchanged.
 func TestNoExtensions(t *testing.T) {
-	off := []string{"extension.batchjob.enable=false", "extension.mpi.enable=true", "controller.replicas=2",
+	off := []string{"extension.batchjob.enable=false", "controller.replicas=2",
 		"extension.koord-queue-controllers.replicas=2", "networkPolicy.enabled=true",
 		"metrics.serviceMonitor.enabled=true", "metrics.podMonitor.enabled=true"}
 	r := render(t, off...)
@@ -149,8 +149,8 @@ func TestNoExtensions(t *testing.T) {
 	if diff := cmp.Diff(def.Args, sched.Args); diff != "" {
 		t.Errorf("koord-queue args differ without extensions (-default +got):\n%s", diff)
 	}
-	if out := notes(t, off...); !strings.Contains(out, "No job extension is enabled") || !strings.Contains(out, "MPIJobs") {
-		t.Errorf("NOTES.txt does not say that no extension runs and MPI is ignored:\n%s", out)
+	if out := notes(t, off...); !strings.Contains(out, "No job extension is enabled") {
+		t.Errorf("NOTES.txt does not say that no extension runs:\n%s", out)
 	}
 }
 
@@ -200,9 +200,6 @@ func TestNotes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("NOTES.txt lacks %q:\n%s", want, out)
 		}
-	}
-	if strings.Contains(out, "MPI") {
-		t.Errorf("NOTES.txt mentions MPI with extension.mpi.enable=false:\n%s", out)
 	}
 }
 

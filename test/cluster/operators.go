@@ -48,6 +48,8 @@ type Operator string
 const (
 	// TrainingOperator is the Kubeflow training operator (TFJob, PyTorchJob).
 	TrainingOperator Operator = "training-operator"
+	// MPIOperator is the Kubeflow MPI operator (MPIJob v2beta1).
+	MPIOperator Operator = "mpi-operator"
 	// KubeRayOperator is the KubeRay operator (RayCluster, RayJob).
 	KubeRayOperator Operator = "kuberay-operator"
 	// SparkOperator is the Kubeflow spark-operator v2 controller
@@ -58,7 +60,7 @@ const (
 )
 
 // Operators lists every operator the cluster knows how to run.
-var Operators = []Operator{TrainingOperator, KubeRayOperator, SparkOperator, WorkflowController}
+var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController}
 
 // ParseOperators turns a comma-separated list into operators; "all" means
 // every one. Unknown names are an error that lists the known ones.
@@ -92,6 +94,9 @@ var operatorSpecs = map[Operator]operatorSpec{
 	TrainingOperator: {"training-operator", "github.com/kubeflow/training-operator", []string{
 		"manifests/base/crds/kubeflow.org_tfjobs.yaml",
 		"manifests/base/crds/kubeflow.org_pytorchjobs.yaml",
+	}},
+	MPIOperator: {"mpi-operator", "github.com/kubeflow/mpi-operator", []string{
+		"manifests/base/kubeflow.org_mpijobs.yaml",
 	}},
 	KubeRayOperator: {"kuberay", "github.com/ray-project/kuberay/ray-operator", []string{
 		"config/crd/bases/ray.io_rayclusters.yaml",
@@ -209,6 +214,14 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 		if err := c.mountTrainingOperatorCerts(ctx, p); err != nil {
 			return err
 		}
+	case MPIOperator:
+		// It always elects a leader (its Lease goes to kube-system) and
+		// serves /healthz on :8080 whatever the flags say: one mpi-operator
+		// per machine at a time. It watches every namespace.
+		p, err = c.runEnv(string(op), binary, env,
+			"--lock-namespace", "kube-system",
+			"--threadiness", "2",
+		)
 	case KubeRayOperator:
 		p, err = c.runEnv(string(op), binary, env,
 			"--metrics-addr", addr(0),
@@ -238,13 +251,19 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 	if err != nil {
 		return err
 	}
-	if op == WorkflowController {
+	switch op {
+	case WorkflowController:
 		// It serves no probe on a port of ours: ready once it has taken its
 		// lease-less start, seen in its log.
 		err = c.waitFor(ctx, string(op)+" started", 2*time.Minute, func(context.Context) (bool, error) {
 			return strings.Contains(tail(p.ref.Log, 200), "Starting Workflow Controller"), nil
 		}, p)
-	} else {
+	case MPIOperator:
+		// Its probe port is fixed: ready once it leads, seen in its log.
+		err = c.waitFor(ctx, string(op)+" leading", 2*time.Minute, func(context.Context) (bool, error) {
+			return strings.Contains(tail(p.ref.Log, 200), "Leading started"), nil
+		}, p)
+	default:
 		err = c.waitFor(ctx, string(op)+" readiness probe", 2*time.Minute, httpOK("http://"+addr(1)+"/readyz"), p)
 	}
 	if err != nil {

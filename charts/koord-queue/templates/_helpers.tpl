@@ -28,8 +28,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{/*
 extensions lists the --enabled-extensions names from extension.<kind>.enable, in a
 fixed order; empty when none is enabled (then koord-queue-controllers is not
-deployed). extension.mpi.enable is accepted and ignored: there is no MPIJob
-extension (NOTES.txt says so).
+deployed).
 */}}
 {{- define "koord-queue.extensions" -}}
 {{- $e := .Values.extension -}}
@@ -41,6 +40,7 @@ extension (NOTES.txt says so).
 {{- if $e.spark.enable }}{{ $names = append $names "sparkapp" }}{{ end -}}
 {{- if $e.ray.enable }}{{ $names = concat $names (list "rayjob" "rayjobv1alpha1") }}{{ end -}}
 {{- if $e.raycluster.enable }}{{ $names = append $names "raycluster" }}{{ end -}}
+{{- if $e.mpi.enable }}{{ $names = append $names "mpijob" }}{{ end -}}
 {{- join "," $names -}}
 {{- end -}}
 

@@ -44,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	mpiv2beta1 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
 	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
@@ -105,6 +106,7 @@ func restConfig(o *Options) (*rest.Config, error) {
 func NewScheme() *runtime.Scheme {
 	s := scheme.New()
 	utilruntime.Must(kubeflowv1.AddToScheme(s))
+	utilruntime.Must(mpiv2beta1.AddToScheme(s))
 	utilruntime.Must(rayv1.AddToScheme(s))
 	utilruntime.Must(rayv1alpha1.AddToScheme(s))
 	utilruntime.Must(sparkv1beta2.AddToScheme(s))

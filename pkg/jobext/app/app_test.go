@@ -27,7 +27,7 @@ import (
 
 func TestEnabledExtensions(t *testing.T) {
 	reg := NewRegistry()
-	want := []string{"job", "pytorchjob", "raycluster", "rayjob", "rayjobv1alpha1", "sparkapp", "tfjob", "workflow"}
+	want := []string{"job", "mpijob", "pytorchjob", "raycluster", "rayjob", "rayjobv1alpha1", "sparkapp", "tfjob", "workflow"}
 	if diff := cmp.Diff(want, names(reg)); diff != "" {
 		t.Errorf("registry (-want +got):\n%s", diff)
 	}
@@ -35,8 +35,8 @@ func TestEnabledExtensions(t *testing.T) {
 	if err != nil || len(exts) != 2 {
 		t.Fatalf("got %d extensions, %v", len(exts), err)
 	}
-	_, err = enabledExtensions(reg, []string{"job", "mpijob"})
-	if err == nil || !strings.Contains(err.Error(), "mpijob") || !strings.Contains(err.Error(), strings.Join(want, ", ")) {
+	_, err = enabledExtensions(reg, []string{"job", "xgboostjob"})
+	if err == nil || !strings.Contains(err.Error(), "xgboostjob") || !strings.Contains(err.Error(), strings.Join(want, ", ")) {
 		t.Errorf("unknown extension error = %v", err)
 	}
 	if _, err := enabledExtensions(reg, nil); err == nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/mpijob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/pytorchjob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/raycluster"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/rayjob"
@@ -36,6 +37,7 @@ func NewRegistry() framework.Registry {
 		job.Name:            job.New,
 		tfjob.Name:          tfjob.New,
 		pytorchjob.Name:     pytorchjob.New,
+		mpijob.Name:         mpijob.New,
 		rayjob.Name:         rayjob.New,
 		rayjob.NameV1alpha1: rayjob.NewV1alpha1,
 		raycluster.Name:     raycluster.New,

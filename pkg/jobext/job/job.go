@@ -17,7 +17,10 @@ limitations under the License.
 package job
 
 import (
+	"strings"
+
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -50,7 +53,15 @@ func Wrap(j *batchv1.Job) *Job { return &Job{job: j} }
 var (
 	_ framework.GenericJob    = (*Job)(nil)
 	_ framework.StartReporter = (*Job)(nil)
+	_ framework.NeverManaged  = (*Job)(nil)
 )
+
+// NeverManaged: the launcher Job of an MPIJob. The mpi-operator creates it,
+// suspended while its MPIJob is, and the MPIJob's unit already charges it.
+func (j *Job) NeverManaged() bool {
+	c := metav1.GetControllerOf(j.job)
+	return c != nil && c.Kind == "MPIJob" && strings.HasPrefix(c.APIVersion, "kubeflow.org/")
+}
 
 // Object returns the Job.
 func (j *Job) Object() client.Object { return j.job }

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
@@ -109,5 +110,21 @@ func TestSuspendResume(t *testing.T) {
 	j.Resume()
 	if j.IsSuspended() || j.Object().(*batchv1.Job).Spec.Suspend == nil {
 		t.Error("Resume did not set spec.suspend=false")
+	}
+}
+
+// TestNeverManagedLauncher: an MPIJob's launcher Job is the MPIJob's to
+// queue; other owned Jobs (a CronJob's) are queued as Jobs.
+func TestNeverManagedLauncher(t *testing.T) {
+	owned := func(apiVersion, kind string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: apiVersion, Kind: kind, Name: "x", UID: "u", Controller: ptr.To(true)},
+		}}}
+	}
+	if !Wrap(owned("kubeflow.org/v2beta1", "MPIJob")).NeverManaged() {
+		t.Error("an MPIJob's launcher is managed as a Job")
+	}
+	if Wrap(owned("batch/v1", "CronJob")).NeverManaged() || Wrap(&batchv1.Job{}).NeverManaged() {
+		t.Error("a CronJob's or a bare Job is never managed")
 	}
 }

@@ -17,9 +17,11 @@ limitations under the License.
 package framework
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -48,7 +50,22 @@ func CRDPaths() []string {
 		filepath.Join(root, "config", "crd", "bases"),
 		filepath.Join(root, "config", "crd", "elasticquota"),
 		filepath.Join(root, "test", "crds"),
+		mpiJobCRD(root),
 	}
+}
+
+// mpiJobCRD is the MPIJob CRD in the mpi-operator module koord-queue builds
+// against, found through the module cache (never copied into the repo). When
+// the module cannot be resolved the path names the failure, and envtest's
+// missing-path error shows it.
+func mpiJobCRD(root string) string {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubeflow/mpi-operator")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		return fmt.Sprintf("mpi-operator module not resolved (go list -m: %v)", err)
+	}
+	return filepath.Join(string(bytes.TrimSpace(out)), "manifests", "base", "kubeflow.org_mpijobs.yaml")
 }
 
 // Env is a running control plane.

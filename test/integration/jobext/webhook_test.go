@@ -43,7 +43,7 @@ import (
 )
 
 // allExtensions are every extension, each served by the webhook.
-var allExtensions = []string{"job", "tfjob", "pytorchjob", "rayjob", "rayjobv1alpha1", "raycluster", "sparkapp", "workflow"}
+var allExtensions = []string{"job", "tfjob", "pytorchjob", "mpijob", "rayjob", "rayjobv1alpha1", "raycluster", "sparkapp", "workflow"}
 
 // webhookCluster is a manager serving the webhook, reached by the test API
 // server through a MutatingWebhookConfiguration made as the chart makes it
@@ -80,7 +80,7 @@ func startWebhookWith(t *testing.T, restConfig *rest.Config, extensions []string
 	sideNone := admissionregistrationv1.SideEffectClassNone
 	var rules []admissionregistrationv1.RuleWithOperations
 	for _, r := range []struct{ group, version, resource string }{
-		{"batch", "v1", "jobs"}, {"kubeflow.org", "v1", "tfjobs"}, {"kubeflow.org", "v1", "pytorchjobs"},
+		{"batch", "v1", "jobs"}, {"kubeflow.org", "v1", "tfjobs"}, {"kubeflow.org", "v1", "pytorchjobs"}, {"kubeflow.org", "v2beta1", "mpijobs"},
 		{"ray.io", "v1", "rayjobs"}, {"ray.io", "v1alpha1", "rayjobs"}, {"ray.io", "v1", "rayclusters"},
 		{"sparkoperator.k8s.io", "v1beta2", "sparkapplications"}, {"argoproj.io", "v1alpha1", "workflows"},
 	} {
@@ -142,7 +142,7 @@ type webhookKind struct {
 
 func webhookKinds() []webhookKind {
 	var out []webhookKind
-	cases := append(append(kubeflowCases(), rayCases()...), sparkCase(), workflowCase())
+	cases := append(append(kubeflowCases(), rayCases()...), sparkCase(), workflowCase(), mpiCase())
 	reg := app.NewRegistry()
 	for _, tc := range cases {
 		ext := reg[tc.ext](framework.ExtensionOptions{Enabled: allExtensions})
