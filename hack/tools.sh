@@ -19,9 +19,9 @@
 # pinned versions. A tool already in the cache is not built again.
 #
 # The stock job operators (training-operator, mpi-operator, kuberay-operator, spark-operator,
-# workflow-controller) come from their own modules under hack/operators and
-# have a cache key of their own, so pinning an operator never rebuilds
-# kube-apiserver. They are built only when named. Koordinator (koord-manager,
+# workflow-controller) come from their own modules under hack/operators, each
+# with a cache key of its own, so pinning an operator never rebuilds
+# kube-apiserver or another operator. They are built only when named. Koordinator (koord-manager,
 # koord-scheduler, v1.7.0) comes from hack/koordinator, with a key of its own
 # too, and is built only when named. openapi-gen (make generate) comes from
 # hack/openapi-gen, with a key of its own, pinned to the main module's
@@ -57,11 +57,14 @@ key=$( (cat "$root/hack/tools/go.mod" "$root/hack/tools/go.sum" \
 	sha256sum | cut -c1-16)
 bin="$cache/tools/$(go env GOVERSION)-$key/bin"
 
-# The operators' key: their modules and link flags, and nothing of the tools.
+# The operators live in one folder per Go version, each binary with a key of
+# its own beside it (<name>.key: its module and link flags), so adding or
+# pinning one operator rebuilds that one only.
 op_ldflags="-s -w"
-op_key=$( (cat "$root"/hack/operators/*/go.mod "$root"/hack/operators/*/go.sum; echo "$op_ldflags") |
-	sha256sum | cut -c1-16)
-op_bin="$cache/operators/$(go env GOVERSION)-$op_key/bin"
+op_bin="$cache/operators/$(go env GOVERSION)/bin"
+op_key() {
+	(cat "$root/hack/$1/go.mod" "$root/hack/$1/go.sum"; echo "$op_ldflags") | sha256sum | cut -c1-16
+}
 
 # Koordinator's key: its module and link flags, and nothing of the others.
 koord_ldflags="-s -w"
@@ -141,7 +144,13 @@ for name in "${want[@]}"; do
 	else
 		print=$bin
 	fi
-	[[ -x "$out/$name" ]] && continue
+	want=""
+	if [[ $dir == operators/* ]]; then
+		want=$(op_key "$dir")
+		[[ -x "$out/$name" && "$(cat "$out/$name.key" 2>/dev/null)" == "$want" ]] && continue
+	else
+		[[ -x "$out/$name" ]] && continue
+	fi
 	mkdir -p "$out"
 	echo "hack/tools.sh: building $name ($path) into $out" >&2
 	start=$SECONDS
@@ -149,6 +158,7 @@ for name in "${want[@]}"; do
 	# half-written binary that a later run would take as done.
 	(cd "$root/hack/$dir" && go build -trimpath -ldflags "$flags" -o "$out/.$name.tmp" "$path")
 	mv "$out/.$name.tmp" "$out/$name"
+	[[ -z $want ]] || echo "$want" >"$out/$name.key"
 	echo "hack/tools.sh: built $name in $((SECONDS - start))s" >&2
 done
 echo "$print"
