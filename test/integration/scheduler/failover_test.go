@@ -100,8 +100,16 @@ func TestOnlyTheLeaderCountsUnits(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the first replica did not take the lease: %v", err)
 	}
-	startScheduler(t, replica(registries[1]))
+	// The Lease is written before the new leader has caught up and leads;
+	// a unit created in between is counted by no replica. Wait until the
+	// first replica reports a gauge, which only a leading replica does.
 	create(t, utiltesting.MakeElasticQuota("lm").Namespace(ns).Max("cpu", "1").Obj())
+	if err := framework.Eventually(ctx(), 30*time.Second, func(context.Context) (bool, error) {
+		return metricValue(t, registries[0], `koord_queue_quota_max{quota="lm",resource="cpu"}`) == 1, nil
+	}); err != nil {
+		t.Fatalf("the first replica never led: %v", err)
+	}
+	startScheduler(t, replica(registries[1]))
 	create(t, utiltesting.MakeQueueUnit("big", ns).Quota("lm").Request("cpu", "2").ConsumerRef("batch/v1", "Job", "big").Obj())
 	waitMessage(t, ns, "big")
 
