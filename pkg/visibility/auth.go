@@ -19,11 +19,8 @@ package visibility
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -46,14 +43,20 @@ const (
 	authConfigMapName      = "extension-apiserver-authentication"
 )
 
-// alwaysAllowPaths answer anyone: kubelet probes.
-var alwaysAllowPaths = map[string]bool{"/healthz": true, "/readyz": true, "/livez": true}
+// alwaysAllowPaths answer anyone, anonymous included: kubelet probes.
+var alwaysAllowPaths = []string{"/healthz", "/healthz/*", "/readyz", "/readyz/*", "/livez", "/livez/*"}
 
 // Delegated is authentication and authorization delegated to kube-apiserver.
 type Delegated struct {
+	// Authenticator recognises front-proxy requests, client certificates and
+	// bearer tokens.
 	Authenticator authenticator.Request
-	Authorizer    authorizer.UnconditionalAuthorizer
-	// run keeps the CAs and front-proxy settings in step with the ConfigMap.
+	// Authorizer asks kube-apiserver (SubjectAccessReview).
+	Authorizer authorizer.Authorizer
+	// ClientCA are the CAs a client certificate may be signed by: the
+	// cluster's client CA and the front proxy's.
+	ClientCA dynamiccertificates.CAContentProvider
+	// run keeps the front-proxy settings in step with the ConfigMap.
 	run []func(ctx context.Context, workers int)
 }
 
@@ -110,61 +113,23 @@ func NewDelegated(ctx context.Context, cs kubernetes.Interface) (*Delegated, err
 	}
 	return &Delegated{
 		Authenticator: authn, Authorizer: authz,
-		run: []func(context.Context, int){clientCA.Run, proxyCA.Run, headers.Run},
+		ClientCA: dynamiccertificates.NewUnionCAContentProvider(clientCA, proxyCA),
+		// The serving machinery runs the CA controllers (ClientCA), once
+		// it listens to them.
+		run: []func(context.Context, int){headers.Run},
 	}, nil
 }
 
-// Run follows the ConfigMap until ctx ends.
+// Run follows the ConfigMap's front-proxy settings until ctx ends; the CAs
+// follow it once served as ClientCA (the generic server runs them).
 func (d *Delegated) Run(ctx context.Context) {
 	for _, run := range d.run {
 		go run(ctx, 1)
 	}
 }
 
-// WithAuth authenticates and authorizes every request before next sees it:
-// 401 when nobody is recognised, 403 when the user may not get the resource
-// (or, for discovery and OpenAPI, the path), as kube-apiserver decided before
-// proxying. Health paths are open. Whoever may get a queue's or a quota's
-// units sees those of the namespaces where it may list QueueUnits
-// (scheduling.x-k8s.io):
-// all of them when it may list them cluster-wide, else one
-// SubjectAccessReview per namespace (cached by the authorizer).
-func WithAuth(next http.Handler, authn authenticator.Request, authz authorizer.UnconditionalAuthorizer) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if alwaysAllowPaths[r.URL.Path] {
-			next.ServeHTTP(w, r)
-			return
-		}
-		resp, ok, err := authn.AuthenticateRequest(r)
-		if err != nil || !ok {
-			writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
-			return
-		}
-		attrs := attributesOf(r, resp)
-		decision, reason, err := authz.Authorize(r.Context(), attrs)
-		if decision == authorizer.DecisionAllow {
-			if attrs.ResourceRequest && (attrs.Resource == visibilityv1alpha1.ResourceQueues || attrs.Resource == visibilityv1alpha1.ResourceElasticQuotas) {
-				r = r.WithContext(withNamespaceFilter(r.Context(), listFilter(authz, resp.User)))
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err != nil {
-			writeStatus(w, apierrors.NewInternalError(fmt.Errorf("authorization: %w", err)))
-			return
-		}
-		writeStatus(w, forbidden(attrs, reason))
-	})
-}
-
 // namespaceFilter says whether the caller may see the units of a namespace.
 type namespaceFilter func(ctx context.Context, namespace string) (bool, error)
-
-type filterKey struct{}
-
-func withNamespaceFilter(ctx context.Context, f namespaceFilter) context.Context {
-	return context.WithValue(ctx, filterKey{}, f)
-}
 
 // listFilter asks the authorizer whether u may list QueueUnits
 // (scheduling.x-k8s.io), the question kube-apiserver answers for `kubectl get
@@ -197,13 +162,8 @@ func listFilter(authz authorizer.UnconditionalAuthorizer, u user.Info) namespace
 	}
 }
 
-// visibleTo keeps the items the request's namespace filter lets through, in
-// order; without a filter (no authorization configured: tests) it keeps all.
-func visibleTo(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary) ([]visibilityv1alpha1.QueueUnitSummary, error) {
-	f, ok := ctx.Value(filterKey{}).(namespaceFilter)
-	if !ok {
-		return items, nil
-	}
+// visibleTo keeps the items f lets through, in order.
+func visibleTo(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary, f namespaceFilter) ([]visibilityv1alpha1.QueueUnitSummary, error) {
 	allowed := map[string]bool{}
 	out := items[:0:0]
 	for _, it := range items {
@@ -220,51 +180,4 @@ func visibleTo(ctx context.Context, items []visibilityv1alpha1.QueueUnitSummary)
 		}
 	}
 	return out, nil
-}
-
-// attributesOf describes a request for the authorizer: a resource request
-// (get {resource}/queueunits of a name, get a quota or list the quotas,
-// cluster scope) or a non-resource path.
-func attributesOf(r *http.Request, resp *authenticator.Response) authorizer.AttributesRecord {
-	attrs := authorizer.AttributesRecord{User: resp.User, Verb: "get", Path: r.URL.Path}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		attrs.Verb = strings.ToLower(r.Method)
-	}
-	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, versionURL), "/"), "/")
-	if strings.HasPrefix(r.URL.Path, versionURL+"/") && len(parts) >= 1 && parts[0] != "" {
-		attrs.ResourceRequest = true
-		attrs.APIGroup, attrs.APIVersion = gv.Group, gv.Version
-		attrs.Resource = parts[0]
-		if len(parts) >= 2 {
-			attrs.Name = parts[1]
-		} else if (attrs.Resource == visibilityv1alpha1.ResourceQuotas || attrs.Resource == ResourceUI) && attrs.Verb == "get" {
-			// As kube-apiserver names a read of a collection (featuregates
-			// keeps get, which its RBAC has always granted); the web view's
-			// page, .../ui/, is one too.
-			attrs.Verb = "list"
-		}
-		if len(parts) >= 3 {
-			attrs.Subresource = parts[2]
-		}
-	}
-	return attrs
-}
-
-func forbidden(a authorizer.AttributesRecord, reason string) *apierrors.StatusError {
-	user := a.User.GetName()
-	if reason != "" {
-		reason = ": " + reason
-	}
-	if !a.ResourceRequest {
-		return apierrors.NewForbidden(gv.WithResource("").GroupResource(), "",
-			// Worded as kube-apiserver words its own refusals.
-			fmt.Errorf("User %q cannot get path %q%s", user, a.Path, reason)) //nolint:staticcheck // kube-apiserver's wording
-
-	}
-	resource := a.Resource
-	if a.Subresource != "" {
-		resource += "/" + a.Subresource
-	}
-	return apierrors.NewForbidden(gv.WithResource(a.Resource).GroupResource(), a.Name,
-		fmt.Errorf("User %q cannot %s resource %q in API group %q at the cluster scope%s", user, a.Verb, resource, gv.Group, reason)) //nolint:staticcheck // kube-apiserver's wording
 }

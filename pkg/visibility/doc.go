@@ -23,12 +23,21 @@ limitations under the License.
 //	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas
 //	GET /apis/visibility.koord-queue.x-k8s.io/v1alpha1/quotas/{name}
 //
-// the first two with the query parameters limit, offset and phase, plus the discovery
-// documents the aggregator needs to mark the APIService Available, the
-// OpenAPI documents it merges (/openapi/v2, /openapi/v3: `kubectl explain`),
-// GET .../featuregates, the scheduler's feature gates for clients, and, when
-// Options.UI is set, the web view at GET .../ui/ (package ui), authorized as
-// resource ui as kube-apiserver names it.
+// the first two with the query parameters limit, offset and phase
+// (visibilityv1alpha1.QueueUnitsOptions), GET .../featuregates, the
+// scheduler's feature gates for clients (a list: kube-apiserver authorizes it
+// as list featuregates), and, when Options.UI is set, the web view at GET
+// .../ui/ (package ui), authorized as resource ui as kube-apiserver names it.
+//
+// It is a k8s.io/apiserver generic server without storage (no etcd): each
+// resource is a REST storage (storage.go) reading the Source, and the
+// generic server gives the rest as kube-apiserver has it: discovery, which
+// the aggregator needs to mark the APIService Available; the OpenAPI v2 and
+// v3 documents it merges (`kubectl explain`), built from the generated
+// definitions (apis/visibility/openapi); content negotiation and Table
+// output; API Priority and Fairness on the cluster's FlowSchemas and
+// PriorityLevelConfigurations (Options.NoPriorityAndFairness falls back to a
+// plain bound, beyond which requests are answered 429); health checks.
 //
 // kubectl conventions: GET .../queues/{name} answers what its queueunits
 // subresource answers; asked with Accept application/json;as=Table;
@@ -46,10 +55,11 @@ limitations under the License.
 // small Source interface (FromScheduler adapts the scheduler's read-only
 // view, pkg/view), and owns only its listener, its serving certificate
 // (tls.crt and tls.key, served anew whenever the files change, so a rotated
-// Secret needs no restart), a bound on requests at once (beyond it, 429 with
-// Retry-After) and the delegated authentication and authorization machinery (requests are
-// authenticated from the front-proxy headers or by TokenReview, and
-// authorized by SubjectAccessReview, both answered by kube-apiserver).
+// Secret needs no restart) and the delegated authentication and authorization
+// machinery (requests are authenticated from the front-proxy headers, client
+// certificates or by TokenReview, and authorized by SubjectAccessReview, both
+// answered by kube-apiserver; without credentials a request is
+// system:anonymous, which may read the health paths only).
 //
 // Consistency: the server runs on every replica, leader or not. The pending
 // queues of every replica are fed by the same informers (units, queues,
@@ -62,5 +72,5 @@ limitations under the License.
 // A follower says so: its answers carry a Warning header (299, FollowerWarning).
 // Until a replica's caches have synced, the reads of its memory answer 503
 // ServiceUnavailable naming what is not read yet (Replica), since an empty
-// list would be wrong rather than late; discovery keeps answering.
+// list would be wrong rather than late; discovery and OpenAPI keep answering.
 package visibility

@@ -96,6 +96,17 @@ func get(t *testing.T, h http.Handler, path string, out any) int {
 	return rec.Code
 }
 
+// newHandler is the server's handler chain for src; it fails the test when
+// it cannot be built.
+func newHandler(t *testing.T, src Source, opts ...Option) http.Handler {
+	t.Helper()
+	h, err := NewHandler(src, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func names(s *visibilityv1alpha1.QueueUnitsSummary) []string {
 	var out []string
 	for _, it := range s.Items {
@@ -105,7 +116,7 @@ func names(s *visibilityv1alpha1.QueueUnitsSummary) []string {
 }
 
 func TestQueueUnits(t *testing.T) {
-	h := NewHandler(newFakeSource())
+	h := newHandler(t, newFakeSource())
 	cases := []struct {
 		name      string
 		path      string
@@ -145,7 +156,7 @@ func TestQueueUnits(t *testing.T) {
 
 func TestQueueUnitsCarryPositionAndReason(t *testing.T) {
 	var got visibilityv1alpha1.QueueUnitsSummary
-	get(t, NewHandler(newFakeSource()), base+"/queues/team-a/queueunits?offset=1", &got)
+	get(t, newHandler(t, newFakeSource()), base+"/queues/team-a/queueunits?offset=1", &got)
 	want := []visibilityv1alpha1.QueueUnitSummary{pendingUnit("mid", 5, 2), pendingUnit("low", 0, 3)}
 	want[0].Message, want[1].Message = "held back", "held back"
 	if diff := cmp.Diff(want, got.Items); diff != "" {
@@ -157,7 +168,7 @@ func TestQueueUnitsCarryPositionAndReason(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	h := NewHandler(newFakeSource())
+	h := newHandler(t, newFakeSource())
 	cases := []struct {
 		name, path    string
 		wantCode      int
@@ -186,7 +197,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestDiscovery(t *testing.T) {
-	h := NewHandler(newFakeSource())
+	h := newHandler(t, newFakeSource())
 	var groups metav1.APIGroupList
 	if code := get(t, h, "/apis", &groups); code != 200 || len(groups.Groups) != 1 || groups.Groups[0].PreferredVersion.GroupVersion != "visibility.koord-queue.x-k8s.io/v1alpha1" {
 		t.Errorf("/apis: %d %+v", code, groups)
@@ -209,7 +220,7 @@ func TestDiscovery(t *testing.T) {
 	want := map[string][]string{
 		"queues": {"get"}, "queues/queueunits": {"get"},
 		"elasticquotas": {"get"}, "elasticquotas/queueunits": {"get"},
-		"featuregates": {"get"}, "quotas": {"get", "list"},
+		"featuregates": {"list"}, "quotas": {"get", "list"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" || list.GroupVersion != "visibility.koord-queue.x-k8s.io/v1alpha1" {
 		t.Errorf("resources (-want +got):\n%s", diff)
@@ -231,7 +242,10 @@ func (f *fakeAuth) AuthenticateRequest(r *http.Request) (*authenticator.Response
 }
 
 func (f *fakeAuth) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	f.seen = append(f.seen, a.(authorizer.AttributesRecord))
+	f.seen = append(f.seen, authorizer.AttributesRecord{
+		User: a.GetUser(), Verb: a.GetVerb(), Namespace: a.GetNamespace(), APIGroup: a.GetAPIGroup(), APIVersion: a.GetAPIVersion(),
+		Resource: a.GetResource(), Subresource: a.GetSubresource(), Name: a.GetName(), ResourceRequest: a.IsResourceRequest(), Path: a.GetPath(),
+	})
 	if f.allow(a) {
 		return authorizer.DecisionAllow, "", nil
 	}
@@ -240,7 +254,7 @@ func (f *fakeAuth) Authorize(_ context.Context, a authorizer.Attributes) (author
 
 func TestAuth(t *testing.T) {
 	auth := &fakeAuth{allow: func(a authorizer.Attributes) bool { return a.GetUser().GetName() == "admin" }}
-	h := WithAuth(NewHandler(newFakeSource()), auth, auth)
+	h := newHandler(t, newFakeSource(), WithAuth(auth, auth))
 	do := func(path, who string) (int, metav1.Status) {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		if who != "" {
@@ -270,10 +284,12 @@ func TestAuth(t *testing.T) {
 	if code, st := do(base, "bob"); code != 403 || !strings.Contains(st.Message, `cannot get path`) {
 		t.Errorf("bob discovery: %d %+v", code, st)
 	}
-	if code, st := do(base+"/queues/team-a/queueunits", ""); code != 401 || st.Reason != metav1.StatusReasonUnauthorized {
+	// Without credentials a request is anonymous: refused unless the
+	// cluster lets system:anonymous read; the health paths answer anyone.
+	if code, st := do(base+"/queues/team-a/queueunits", ""); code != 403 || !strings.Contains(st.Message, `User "system:anonymous" cannot get`) {
 		t.Errorf("anonymous: %d %+v", code, st)
 	}
-	if code, _ := do("/healthz", ""); code != 200 {
+	if code, _ := do("/healthz/ping", ""); code != 200 {
 		t.Errorf("healthz refused: %d", code)
 	}
 	// Reading the quotas is list, one quota get, as kube-apiserver names them.
@@ -293,7 +309,7 @@ func TestAuth(t *testing.T) {
 func TestReplicaState(t *testing.T) {
 	fv := newFakeView(t)
 	fv.unsynced = []string{"QueueUnits", "quota plugins"}
-	h := NewHandler(FromScheduler(fv))
+	h := newHandler(t, FromScheduler(fv))
 	for _, path := range []string{base + "/queues/q/queueunits", base + "/elasticquotas/team-a", base + "/quotas"} {
 		var st metav1.Status
 		rec := httptest.NewRecorder()

@@ -18,59 +18,14 @@ package visibility
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 )
-
-// quotasHandler serves GET .../quotas and .../quotas/{name}.
-type quotasHandler struct {
-	src Source
-}
-
-func (h *quotasHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	gr := gv.WithResource(visibilityv1alpha1.ResourceQuotas).GroupResource()
-	format, err := negotiate(r)
-	if err != nil {
-		writeStatus(w, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "get", gr, name, err.Error(), 0, false))
-		return
-	}
-	quotas, err := h.src.Quotas(r.Context())
-	if err != nil {
-		klog.FromContext(r.Context()).Error(err, "Listing quotas failed", "name", name)
-		writeStatus(w, apierrors.NewInternalError(err))
-		return
-	}
-	if name == "" {
-		list := &visibilityv1alpha1.QuotaList{TypeMeta: metav1.TypeMeta{Kind: "QuotaList", APIVersion: gv.String()}, Items: quotas}
-		if format.table {
-			writeJSON(w, http.StatusOK, quotaTable(list.Items, format))
-			return
-		}
-		writeJSON(w, http.StatusOK, list)
-		return
-	}
-	for i := range quotas {
-		if quotas[i].Name != name {
-			continue
-		}
-		if format.table {
-			writeJSON(w, http.StatusOK, quotaTable(quotas[i:i+1], format))
-			return
-		}
-		writeJSON(w, http.StatusOK, &quotas[i])
-		return
-	}
-	writeStatus(w, apierrors.NewNotFound(gr, name))
-}
 
 // quotaColumns are the columns of the quotas Table; priority 1 ones show
 // only with kubectl -o wide.
@@ -88,9 +43,8 @@ var quotaColumns = []metav1.TableColumnDefinition{
 }
 
 // quotaTable renders quotas as a meta.k8s.io Table, one row per quota.
-func quotaTable(quotas []visibilityv1alpha1.Quota, f format) *metav1.Table {
+func quotaTable(quotas []visibilityv1alpha1.Quota) *metav1.Table {
 	t := &metav1.Table{
-		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: metav1.GroupName + "/" + f.tableVersion},
 		ColumnDefinitions: quotaColumns,
 		Rows:              make([]metav1.TableRow, 0, len(quotas)),
 	}
@@ -109,15 +63,8 @@ func quotaTable(quotas []visibilityv1alpha1.Quota, f format) *metav1.Table {
 			amounts(q.Resources, func(r visibilityv1alpha1.QuotaResource) string { return r.Borrowed.String() }, func(r visibilityv1alpha1.QuotaResource) bool { return !r.Borrowed.IsZero() }),
 			amounts(q.Resources, func(r visibilityv1alpha1.QuotaResource) string { return r.Lent.String() }, func(r visibilityv1alpha1.QuotaResource) bool { return !r.Lent.IsZero() }),
 		}}
-		switch f.include {
-		case metav1.IncludeObject:
-			row.Object = runtime.RawExtension{Object: q.DeepCopy()}
-		case metav1.IncludeMetadata:
-			row.Object = runtime.RawExtension{Object: &metav1.PartialObjectMetadata{
-				TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.GroupName + "/" + f.tableVersion},
-				ObjectMeta: metav1.ObjectMeta{Name: q.Name},
-			}}
-		}
+		// Trimmed by the server as the request asks (includeObject).
+		row.Object = runtime.RawExtension{Object: q.DeepCopy()}
 		t.Rows = append(t.Rows, row)
 	}
 	return t

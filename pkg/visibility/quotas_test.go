@@ -179,7 +179,7 @@ func TestQuotasFromScheduler(t *testing.T) {
 }
 
 func TestQuotasEndpoints(t *testing.T) {
-	h := NewHandler(FromScheduler(newFakeView(t)))
+	h := newHandler(t, FromScheduler(newFakeView(t)))
 	var list visibilityv1alpha1.QuotaList
 	if code := get(t, h, base+"/quotas", &list); code != http.StatusOK {
 		t.Fatalf("list: %d", code)
@@ -202,7 +202,7 @@ func TestQuotasEndpoints(t *testing.T) {
 }
 
 func TestQuotaTable(t *testing.T) {
-	h := NewHandler(FromScheduler(newFakeView(t)))
+	h := newHandler(t, FromScheduler(newFakeView(t)))
 	table := func(path string) metav1.Table {
 		t.Helper()
 		var tb metav1.Table

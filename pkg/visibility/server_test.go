@@ -35,6 +35,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	certutil "k8s.io/client-go/util/cert"
+
+	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 )
 
 // writeCert writes a new self-signed pair for cn into dir as tls.crt and
@@ -121,14 +123,24 @@ func TestServingCertificateIsReloaded(t *testing.T) {
 	}
 }
 
+// blockingSource holds every read of the quotas until release is closed.
+type blockingSource struct {
+	*fakeSource
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingSource) Quotas(ctx context.Context) ([]visibilityv1alpha1.Quota, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.fakeSource.Quotas(ctx)
+}
+
+// TestMaxInFlight: without API Priority and Fairness, the requests beyond
+// the bound are refused with 429 and Retry-After, as kube-apiserver does.
 func TestMaxInFlight(t *testing.T) {
-	release, entered := make(chan struct{}), make(chan struct{})
-	h := withMaxInFlight(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" {
-			entered <- struct{}{}
-			<-release
-		}
-	}), 1)
+	src := &blockingSource{fakeSource: newFakeSource(), entered: make(chan struct{}), release: make(chan struct{})}
+	h := newHandler(t, src, func(o *handlerOptions) { o.maxInFlight = 1 })
 	do := func(path string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
@@ -139,16 +151,13 @@ func TestMaxInFlight(t *testing.T) {
 		defer close(done)
 		do(base + "/quotas")
 	}()
-	<-entered // the one slot is taken
+	<-src.entered // the one slot is taken
 	if rec := do(base + "/quotas"); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
 		t.Errorf("second request at once: %d, Retry-After %q; want 429 with Retry-After 1", rec.Code, rec.Header().Get("Retry-After"))
 	}
-	if rec := do("/healthz"); rec.Code != http.StatusOK {
-		t.Errorf("healthz while busy: %d", rec.Code)
-	}
-	close(release)
+	close(src.release)
 	<-done
-	go func() { <-entered }()
+	go func() { <-src.entered }()
 	if rec := do(base + "/quotas"); rec.Code != http.StatusOK {
 		t.Errorf("once the slot is free: %d", rec.Code)
 	}

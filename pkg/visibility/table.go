@@ -17,10 +17,6 @@ limitations under the License.
 package visibility
 
 import (
-	"fmt"
-	"mime"
-	"net/http"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,55 +25,6 @@ import (
 	visibilityv1alpha1 "github.com/koordinator-sh/koord-queue/apis/visibility/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/util/columns"
 )
-
-// format is the answer's shape chosen from the Accept header and the
-// includeObject query parameter.
-type format struct {
-	table bool
-	// tableVersion is meta.k8s.io's v1 or v1beta1.
-	tableVersion string
-	// include is None, Metadata (the default) or Object: what each row carries.
-	include metav1.IncludeObjectPolicy
-}
-
-// negotiate reads Accept the way kube-apiserver does for Table output: the
-// first acceptable media type wins; application/json;as=Table;g=meta.k8s.io;
-// v=v1 (or v1beta1) asks for a Table, plain JSON or a wildcard for the object.
-func negotiate(r *http.Request) (format, error) {
-	f := format{include: metav1.IncludeMetadata}
-	switch p := metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject")); p {
-	case "":
-	case metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
-		f.include = p
-	default:
-		return f, fmt.Errorf("includeObject must be None, Metadata or Object, got %q", p)
-	}
-	accept := r.Header.Get("Accept")
-	if strings.TrimSpace(accept) == "" {
-		return f, nil
-	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
-		case "application/json", "application/*", "*/*":
-		default:
-			continue
-		}
-		switch params["as"] {
-		case "":
-			return f, nil
-		case "Table":
-			if params["g"] == metav1.GroupName && (params["v"] == "v1" || params["v"] == "v1beta1") {
-				f.table, f.tableVersion = true, params["v"]
-				return f, nil
-			}
-		}
-	}
-	return f, fmt.Errorf("none of the media types in Accept %q is served: use application/json, optionally with as=Table;g=meta.k8s.io;v=v1", accept)
-}
 
 // tableColumns are the columns of the Table answer. Priority 1 columns show
 // only with kubectl -o wide.
@@ -95,9 +42,10 @@ var tableColumns = []metav1.TableColumnDefinition{
 }
 
 // toTable renders a summary as a meta.k8s.io Table, one row per unit.
-func toTable(s *visibilityv1alpha1.QueueUnitsSummary, f format, now time.Time) *metav1.Table {
+// Each row carries the unit (includeObject=Object); the server trims it to
+// its metadata (the default) or drops it as the request asks.
+func toTable(s *visibilityv1alpha1.QueueUnitsSummary, now time.Time) *metav1.Table {
 	t := &metav1.Table{
-		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: metav1.GroupName + "/" + f.tableVersion},
 		ColumnDefinitions: tableColumns,
 		Rows:              make([]metav1.TableRow, 0, len(s.Items)),
 	}
@@ -107,18 +55,9 @@ func toTable(s *visibilityv1alpha1.QueueUnitsSummary, f format, now time.Time) *
 			it.Namespace, it.Name, int64(it.PositionInQueue), int64(it.Priority), it.Phase, it.Queue, it.Quota,
 			columns.Resources(it.Request), columns.Age(it.CreationTimestamp, now), it.Message,
 		}}
-		switch f.include {
-		case metav1.IncludeObject:
-			obj := it.DeepCopy()
-			row.Object = runtime.RawExtension{Object: &unitObject{
-				TypeMeta: metav1.TypeMeta{Kind: "QueueUnitSummary", APIVersion: gv.String()}, QueueUnitSummary: *obj,
-			}}
-		case metav1.IncludeMetadata:
-			row.Object = runtime.RawExtension{Object: &metav1.PartialObjectMetadata{
-				TypeMeta:   metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: metav1.GroupName + "/" + f.tableVersion},
-				ObjectMeta: metav1.ObjectMeta{Name: it.Name, Namespace: it.Namespace, CreationTimestamp: it.CreationTimestamp},
-			}}
-		}
+		row.Object = runtime.RawExtension{Object: &unitObject{
+			TypeMeta: metav1.TypeMeta{Kind: "QueueUnitSummary", APIVersion: gv.String()}, QueueUnitSummary: *it.DeepCopy(),
+		}}
 		t.Rows = append(t.Rows, row)
 	}
 	return t

@@ -38,7 +38,7 @@ func serve(h http.Handler, path, who string) *httptest.ResponseRecorder {
 }
 
 func TestUIOffByDefault(t *testing.T) {
-	h := NewHandler(newFakeSource())
+	h := newHandler(t, newFakeSource())
 	for _, path := range []string{base + "/ui/", base + "/ui", base + "/ui/app.js"} {
 		if rec := serve(h, path, ""); rec.Code != http.StatusNotFound {
 			t.Errorf("GET %s without a UI: %d, want 404", path, rec.Code)
@@ -47,7 +47,7 @@ func TestUIOffByDefault(t *testing.T) {
 }
 
 func TestUIMounted(t *testing.T) {
-	h := NewHandler(newFakeSource(), WithUI(ui.Handler()))
+	h := newHandler(t, newFakeSource(), WithUI(ui.Handler()))
 	rec := serve(h, base+"/ui/", "")
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 		t.Fatalf("GET .../ui/: %d %q", rec.Code, rec.Header().Get("Content-Type"))
@@ -78,7 +78,7 @@ func TestUIAuthorizedAsResourceUI(t *testing.T) {
 		return a.GetUser().GetName() == "viewer" && a.IsResourceRequest() && a.GetResource() == ResourceUI &&
 			a.GetAPIGroup() == gv.Group && (a.GetVerb() == "get" || a.GetVerb() == "list")
 	}}
-	h := WithAuth(NewHandler(newFakeSource(), WithUI(ui.Handler())), auth, auth)
+	h := newHandler(t, newFakeSource(), WithUI(ui.Handler()), WithAuth(auth, auth))
 	for path, verb := range map[string]string{base + "/ui/": "list", base + "/ui/app.js": "get", base + "/ui/style.css": "get"} {
 		auth.seen = nil
 		if rec := serve(h, path, "viewer"); rec.Code != http.StatusOK {
@@ -91,8 +91,8 @@ func TestUIAuthorizedAsResourceUI(t *testing.T) {
 			!strings.Contains(rec.Body.String(), `cannot `+verb+` resource \"ui\"`) {
 			t.Errorf("stranger GET %s: %d %s", path, rec.Code, rec.Body.String())
 		}
-		if rec := serve(h, path, ""); rec.Code != http.StatusUnauthorized {
-			t.Errorf("anonymous GET %s: %d, want 401", path, rec.Code)
+		if rec := serve(h, path, ""); rec.Code != http.StatusForbidden {
+			t.Errorf("anonymous GET %s: %d, want 403", path, rec.Code)
 		}
 	}
 	// May read the page, not the queues: the page shows nothing more than

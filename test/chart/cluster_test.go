@@ -188,6 +188,9 @@ func schedulerNeeds() []access {
 	a = append(a, accesses("default", []string{"create", "patch"}, "events", "events.events.k8s.io")...)
 	a = append(a, accesses(Namespace, []string{"get", "create", "update"}, "leases.coordination.k8s.io")...)
 	a = append(a, leaseWatch("koord-queue")...)
+	// API Priority and Fairness of the visibility server.
+	a = append(a, accesses("", []string{"list", "watch"}, "flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io")...)
+	a = append(a, accesses("", []string{"patch"}, "flowschemas/status.flowcontrol.apiserver.k8s.io")...)
 	// The front-proxy CA of delegated authentication, and that object only.
 	for _, v := range read {
 		a = append(a, access{verb: v, resource: "configmaps", namespace: "kube-system", name: "extension-apiserver-authentication"})
@@ -209,6 +212,8 @@ func schedulerMustNot() []access {
 	// Its own Lease only: no list of every Lease of the namespace.
 	a = append(a, accesses(Namespace, []string{"list", "watch"}, "leases.coordination.k8s.io")...)
 	a = append(a, accesses("", write, "clusterroles.rbac.authorization.k8s.io", "customresourcedefinitions.apiextensions.k8s.io")...)
+	// Reads API Priority and Fairness, never rewrites it.
+	a = append(a, accesses("", []string{"create", "update", "delete"}, "flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io")...)
 	return a
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -379,8 +380,10 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		if code, st := call(t, nobody); code != http.StatusForbidden || st.Reason != metav1.StatusReasonForbidden {
 			t.Errorf("nobody: %d %+v, want 403", code, st)
 		}
-		if code, st := call(t, nil); code != http.StatusUnauthorized {
-			t.Errorf("anonymous: %d %+v, want 401", code, st)
+		// Without credentials a caller is system:anonymous, whom the
+		// cluster's RBAC lets read nothing here.
+		if code, st := call(t, nil); code != http.StatusForbidden || !strings.Contains(st.Message, `"system:anonymous"`) {
+			t.Errorf("anonymous: %d %+v, want 403 for system:anonymous", code, st)
 		}
 		_, admin, err := env.UserKubeconfig("admin-direct", "system:masters")
 		if err != nil {
@@ -388,6 +391,88 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		}
 		if code, st := call(t, admin); code != http.StatusOK {
 			t.Errorf("admin: %d %+v, want 200", code, st)
+		}
+	})
+
+	t.Run("requests pass API Priority and Fairness on the cluster's FlowSchemas", func(t *testing.T) {
+		// A FlowSchema and priority level of our own: the visibility server
+		// classifies a caller by them, as kube-apiserver would, and says so
+		// in each answer's headers.
+		pl := &flowcontrolv1.PriorityLevelConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "visibility-readers"},
+			Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+				Type: flowcontrolv1.PriorityLevelEnablementLimited,
+				Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+					NominalConcurrencyShares: ptr.To[int32](1),
+					LimitResponse:            flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject},
+				},
+			},
+		}
+		fs := &flowcontrolv1.FlowSchema{
+			ObjectMeta: metav1.ObjectMeta{Name: "visibility-readers"},
+			Spec: flowcontrolv1.FlowSchemaSpec{
+				PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: pl.Name},
+				MatchingPrecedence:         100,
+				Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+					Subjects: []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: "reader-direct"}}},
+					ResourceRules: []flowcontrolv1.ResourcePolicyRule{{
+						Verbs: []string{"*"}, APIGroups: []string{visibilityv1alpha1.GroupName}, Resources: []string{"*"}, ClusterScope: true,
+					}},
+				}},
+			},
+		}
+		for _, o := range []client.Object{pl, fs} {
+			if err := env.Client.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		direct := func(t *testing.T, user string, groups ...string) *http.Response {
+			t.Helper()
+			_, cfg, err := env.UserKubeconfig(user, groups...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pair, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+				InsecureSkipVerify: true, //nolint:gosec // self-signed serving certificate
+				Certificates:       []tls.Certificate{pair},
+			}}}
+			resp, err := c.Get("https://127.0.0.1:" + strconv.Itoa(visibilityPort) + unitsPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			return resp
+		}
+		// The server watches the configuration: poll until it has ours.
+		var last *http.Response
+		err := framework.Eventually(ctx, 30*time.Second, func(context.Context) (bool, error) {
+			last = direct(t, "reader-direct")
+			return last.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID) == string(fs.UID), nil
+		})
+		if err != nil {
+			t.Fatalf("never classified by FlowSchema %s (%s): %v; last answer %d under %q", fs.Name, fs.UID, err,
+				last.StatusCode, last.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID))
+		}
+		if got := last.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID); got != string(pl.UID) {
+			t.Errorf("priority level %q, want %s's %q", got, pl.Name, pl.UID)
+		}
+		// The limit comes before authorization: the reader has no RBAC.
+		if last.StatusCode != http.StatusForbidden {
+			t.Errorf("reader without RBAC: %d, want 403", last.StatusCode)
+		}
+		// system:masters falls under the cluster's own "exempt" FlowSchema.
+		other := direct(t, "admin-apf", "system:masters")
+		if got := other.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID); other.StatusCode != http.StatusOK || got == "" || got == string(fs.UID) {
+			t.Errorf("system:masters: %d under FlowSchema %q; want 200 under one of the cluster's", other.StatusCode, got)
+		}
+		for _, o := range []client.Object{fs, pl} {
+			if err := env.Client.Delete(ctx, o); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 
@@ -630,7 +715,7 @@ func TestQueueUnitsThroughTheAggregator(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kubectl explain: %v\n%s", err, out)
 		}
-		for _, want := range []string{"QueueUnitsSummary", "positionInQueue", "Position counted from 1"} {
+		for _, want := range []string{"QueueUnitsSummary", "positionInQueue", "PositionInQueue counts from 1"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("explain does not mention %q:\n%s", want, out)
 			}
