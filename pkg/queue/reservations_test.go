@@ -59,13 +59,12 @@ func newHeldWorld(t *testing.T, quotas ...quota.Spec) *heldWorld {
 
 func (w *heldWorld) try(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
 	if s := w.tree.Check(u.Quota, u.Request); s != nil {
-		var lower []schedtypes.Holding
+		held := map[schedtypes.QuotaName][]schedtypes.Holding{}
 		for _, r := range w.running {
-			if r.h.Priority < u.Priority {
-				lower = append(lower, r.h)
-			}
+			held[r.h.Quota] = append(held[r.h.Quota], r.h)
 		}
-		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: quota.NewHeldRoom(w.tree).CouldFit(u.Quota, u.Request, lower)}
+		lower := func(h schedtypes.Holding) bool { return h.Priority < u.Priority }
+		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), NeverFits: s.NeverFits, Reserves: quota.NewHeldRoom(w.tree).CouldFit(u.Quota, u.Request, held, lower)}
 	}
 	if s := quota.NewHeldRoom(w.tree).Check(u.Quota, u.Request, u.Pending.Beside); s != nil {
 		return &schedtypes.Failure{Reason: s.Reason(), Message: s.Message(), Reserves: true}

@@ -138,7 +138,7 @@ func TestSystemAndParentQuotas(t *testing.T) {
 			!strings.Contains(s.Message(), "Koordinator schedules no pod charged to a parent quota") {
 			t.Errorf("%s: %+v, want a parent-quota refusal", name, s)
 		}
-		if NewHeldRoom(tr).CouldFit(name, res("cpu", "1"), nil) {
+		if NewHeldRoom(tr).CouldFit(name, res("cpu", "1"), nil, nil) {
 			t.Errorf("%s: CouldFit says a parent quota could take a unit", name)
 		}
 	}

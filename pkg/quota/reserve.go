@@ -123,11 +123,31 @@ func (hr *HeldRoom) Check(name schedtypes.QuotaName, req schedtypes.Resources, h
 	return nil
 }
 
-// CouldFit reports whether req would fit quota name once the holdings gone
-// (admitted units of lower priority, say) had given back what they hold.
-// A request that can never fit, or a quota that is missing or broken, could
-// not.
-func (hr *HeldRoom) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources, gone []schedtypes.Holding) bool {
+// CouldFit reports whether req would fit quota name once the holdings of
+// held that gone picks (admitted units of lower priority, say) had given
+// back what they hold. A request that can never fit, or a quota that is
+// missing or broken, could not.
+func (hr *HeldRoom) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources, held map[schedtypes.QuotaName][]schedtypes.Holding, gone func(schedtypes.Holding) bool) bool {
+	return hr.CouldFitFreed(name, req, func(under schedtypes.QuotaName) schedtypes.Resources {
+		var out schedtypes.Resources
+		for q, hs := range held {
+			if !hr.t.Under(q, under) {
+				continue
+			}
+			for _, h := range hs {
+				if gone(h) {
+					out = out.Add(h.Used)
+				}
+			}
+		}
+		return out
+	})
+}
+
+// CouldFitFreed is CouldFit with what would be given back below each quota
+// of name's path (name and its ancestors) told by freed, so that a caller
+// asking for many quotas of one cohort can sum each ancestor's once.
+func (hr *HeldRoom) CouldFitFreed(name schedtypes.QuotaName, req schedtypes.Resources, freed func(under schedtypes.QuotaName) schedtypes.Resources) bool {
 	t := hr.t
 	if t.Problem(name) != nil {
 		return false
@@ -136,36 +156,18 @@ func (hr *HeldRoom) CouldFit(name schedtypes.QuotaName, req schedtypes.Resources
 	if t.neverFits(leaf, req) != nil {
 		return false
 	}
-	onPath := hr.ancestors(name)
-	freed := map[*node]schedtypes.Resources{}
-	for _, h := range gone {
-		for n := t.nodes[h.Quota]; n != nil && n != t.root; n = n.parent {
-			if onPath[n] {
-				freed[n] = freed[n].Add(h.Used)
-			}
-		}
-	}
-	var from *node
+	var from *node // the child of n on the unit's path
 	for n := leaf; n != t.root; from, n = n, n.parent {
 		if !n.exists || len(n.spec.Max) == 0 {
 			continue
 		}
 		kept := t.reservedBesides(n, from)
+		back := freed(n.spec.Name)
 		for r, v := range req {
-			if lim, limited := t.limit(n, r); limited && exceeds(lim, v, subSat(n.used[r], freed[n][r]), kept[r]) {
+			if lim, limited := t.limit(n, r); limited && exceeds(lim, v, subSat(n.used[r], back[r]), kept[r]) {
 				return false
 			}
 		}
 	}
 	return true
-}
-
-// ancestors is the set of quota name and its ancestors, without the root.
-func (hr *HeldRoom) ancestors(name schedtypes.QuotaName) map[*node]bool {
-	t := hr.t
-	out := map[*node]bool{}
-	for n := t.nodes[name]; n != nil && n != t.root; n = n.parent {
-		out[n] = true
-	}
-	return out
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package quota
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -123,7 +125,14 @@ func TestHeldRoomCouldFit(t *testing.T) {
 			for q, r := range c.used {
 				tr.Charge(q, r)
 			}
-			if got := NewHeldRoom(tr).CouldFit(c.quota, c.req, c.gone); got != c.want {
+			held := map[schedtypes.QuotaName][]schedtypes.Holding{}
+			for _, h := range c.gone {
+				held[h.Quota] = append(held[h.Quota], h)
+			}
+			// A holding of the same quota that stays frees nothing.
+			held["a"] = append(held["a"], schedtypes.Holding{Key: "ns/stays", Quota: "a", Used: res("cpu", "4"), Priority: 500})
+			gone := func(h schedtypes.Holding) bool { return h.Priority < 100 }
+			if got := NewHeldRoom(tr).CouldFit(c.quota, c.req, held, gone); got != c.want {
 				t.Errorf("CouldFit = %v, want %v", got, c.want)
 			}
 		})
@@ -179,5 +188,52 @@ func TestHeldRoomYieldsToAGuarantee(t *testing.T) {
 				t.Fatalf("refused: %s", s.Message())
 			}
 		})
+	}
+}
+
+// TestHeldRoomCouldFitMatchesReleasing: CouldFit answers what releasing the
+// holdings it picks and checking the request would, on a three-level tree
+// with a quota that does not lend its min, two resources and random holdings.
+func TestHeldRoomCouldFitMatchesReleasing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 35))
+	quotas := []schedtypes.QuotaName{"a", "b", "c", "d", "q"}
+	for round := range 500 {
+		tr := treeOf(t,
+			Spec{Name: "root", Max: res("cpu", "40", "memory", "40")},
+			Spec{Name: "p", Parent: "root", Max: res("cpu", "30")},
+			Spec{Name: "a", Parent: "p", Max: res("cpu", "20", "memory", "20")},
+			Spec{Name: "b", Parent: "p", Min: res("cpu", "6"), Max: res("cpu", "20"), NoLend: true},
+			Spec{Name: "c", Parent: "root", Max: res("cpu", "20", "memory", "30")},
+			Spec{Name: "d", Parent: "c", Max: res("memory", "10")},
+			Spec{Name: "q", Max: res("cpu", "10")})
+		held := map[schedtypes.QuotaName][]schedtypes.Holding{}
+		for i := range rng.IntN(12) {
+			q := quotas[rng.IntN(len(quotas))]
+			used := schedtypes.Resources{"cpu": int64(1+rng.IntN(6)) * 1000}
+			if rng.IntN(2) == 0 {
+				used["memory"] = int64(1+rng.IntN(6)) * 1000
+			}
+			h := schedtypes.Holding{Key: schedtypes.UnitKey(fmt.Sprintf("ns/u%d", i)), Quota: q, Priority: int32(rng.IntN(3)), Used: used}
+			tr.Charge(q, h.Used)
+			held[q] = append(held[q], h)
+		}
+		name := quotas[rng.IntN(len(quotas))]
+		req := schedtypes.Resources{"cpu": int64(1+rng.IntN(12)) * 1000}
+		if rng.IntN(2) == 0 {
+			req["memory"] = int64(1+rng.IntN(12)) * 1000
+		}
+		below := int32(rng.IntN(4))
+		gone := func(h schedtypes.Holding) bool { return h.Priority < below }
+		got := NewHeldRoom(tr).CouldFit(name, req, held, gone)
+		for _, hs := range held {
+			for _, h := range hs {
+				if gone(h) {
+					tr.Release(h.Quota, h.Used)
+				}
+			}
+		}
+		if want := tr.Check(name, req) == nil; got != want {
+			t.Fatalf("round %d: CouldFit(%s, %v) below priority %d = %v, releasing and checking says %v; holdings %v", round, name, req, below, got, want, held)
+		}
 	}
 }

@@ -231,6 +231,14 @@ func (t *Tree) hasChildQuota(n *node) bool {
 	return false
 }
 
+// Under reports whether quota q is quota a or below it; a quota the tree
+// does not know is under nothing.
+func (t *Tree) Under(q, a schedtypes.QuotaName) bool {
+	qn, ok := t.nodes[q]
+	an, ok2 := t.nodes[a]
+	return ok && ok2 && t.isAncestor(an, qn)
+}
+
 // isAncestor reports whether a is an ancestor of (or is) b.
 func (t *Tree) isAncestor(a, b *node) bool {
 	for p := b; p != nil; p = p.parent {

@@ -38,6 +38,16 @@ type Preemption struct {
 	// preemption and reclaim.
 	Protection time.Duration
 	Now        time.Time
+	// Leave, when set, keeps units of held out of the search (the unit
+	// itself, units whose admission is being written). It is asked only of
+	// the holdings a search looks at, so the caller need not copy held
+	// without them for every search.
+	Leave func(schedtypes.UnitKey) bool
+}
+
+// left reports whether the search leaves h out.
+func (p Preemption) left(h schedtypes.Holding) bool {
+	return p.Leave != nil && p.Leave(h.Key)
 }
 
 // VictimSelector chooses the admitted units whose eviction makes room for
@@ -72,7 +82,7 @@ func (vs *VictimSelector) Select(p Preemption, held map[schedtypes.QuotaName][]s
 			continue
 		}
 		for _, h := range hs {
-			if end := h.AllocatedAt.Add(p.Protection); end.After(p.Now) {
+			if end := h.AllocatedAt.Add(p.Protection); end.After(p.Now) && !p.left(h) {
 				ends = append(ends, end)
 			}
 		}
@@ -113,7 +123,7 @@ func (vs *VictimSelector) selectAt(p Preemption, held map[schedtypes.QuotaName][
 			continue
 		}
 		for _, h := range hs {
-			if h.Evicting {
+			if h.Evicting && !p.left(h) {
 				r.release(h)
 			}
 		}
@@ -140,7 +150,7 @@ func (vs *VictimSelector) selectAt(p Preemption, held map[schedtypes.QuotaName][
 	if p.Preempt {
 		var cands []schedtypes.Holding
 		for _, h := range held[p.Quota] {
-			if !h.Evicting && h.Priority < p.Priority && !protected(h) {
+			if !h.Evicting && h.Priority < p.Priority && !p.left(h) && !protected(h) {
 				cands = append(cands, h)
 			}
 		}
@@ -162,7 +172,7 @@ func (vs *VictimSelector) selectAt(p Preemption, held map[schedtypes.QuotaName][
 				continue
 			}
 			for _, h := range hs {
-				if !h.Evicting && (!borrowing(h) || !protected(h)) {
+				if !h.Evicting && !p.left(h) && (!borrowing(h) || !protected(h)) {
 					cands = append(cands, h)
 				}
 			}

@@ -188,6 +188,27 @@ func TestPreemptLowerPriorityOnlyAsNeeded(t *testing.T) {
 	}
 }
 
+// A unit the search leaves out is never chosen, nor waited for.
+func TestLeftOutUnitsAreNotVictims(t *testing.T) {
+	tr := New(1)
+	_ = tr.Upsert(Spec{Name: "q", Max: schedtypes.Resources{"cpu": 4000}})
+	held := map[schedtypes.QuotaName][]schedtypes.Holding{"q": {
+		holding("low-small", "q", 1, time.Hour, 1),
+		holding("low-big", "q", 1, 2*time.Hour, 2),
+		holding("going", "q", 1, time.Hour, 1),
+	}}
+	held["q"][2].Evicting = true
+	chargeAll(tr, held)
+	leave := func(k schedtypes.UnitKey) bool { return k == "low-big" || k == "going" }
+	v := NewVictimSelector(tr).Select(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 1000}, Priority: 5, Preempt: true, Now: now, Leave: leave}, held)
+	if diff := cmp.Diff([]schedtypes.UnitKey{"low-small"}, keys(v)); diff != "" || v.Waiting {
+		t.Errorf("victims (-want +got):\n%s (waiting %v)", diff, v.Waiting)
+	}
+	if v := NewVictimSelector(tr).Select(Preemption{Quota: "q", Request: schedtypes.Resources{"cpu": 2000}, Priority: 5, Preempt: true, Now: now, Leave: leave}, held); len(v.Units) != 0 || v.Waiting {
+		t.Errorf("got %+v with the units left out, want nobody", v)
+	}
+}
+
 func TestEvictingUnitsAreWaitedFor(t *testing.T) {
 	tr := New(1)
 	_ = tr.Upsert(Spec{Name: "q", Max: schedtypes.Resources{"cpu": 2000}})

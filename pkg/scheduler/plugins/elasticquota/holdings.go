@@ -17,23 +17,21 @@ limitations under the License.
 package elasticquota
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
-// cohortHoldingsLocked lists, by quota, what the units of cohort hold, but
-// for unit self and the units skip refuses: the candidates of a victim
-// search. It walks the quotas of the cohort only, not every quota, and
-// keeps the list until the tree's shape or the cohort's holdings change:
-// after a release every queue of the cohort is tried, and their searches
-// share it.
-// The answer is read only. It runs under p.mu.
-func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName, self schedtypes.UnitKey, skip func(schedtypes.UnitKey) bool) map[schedtypes.QuotaName][]schedtypes.Holding {
+// cohortHoldingsLocked lists, by quota, what the units of cohort hold: the
+// candidates of a victim search. It walks the quotas of the cohort only, not
+// every quota, and keeps the list until the tree's shape or the cohort's
+// holdings change: after a release every queue of the cohort is tried, and
+// their searches share it (each leaves out its own units with
+// quota.Preemption.Leave, see leaveLocked). The answer is read only. It runs
+// under p.mu.
+func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName) map[schedtypes.QuotaName][]schedtypes.Holding {
 	c, ok := p.heldByCohort[cohort]
 	if !ok || c.shape != p.tree.ShapeVersion() || c.version != p.versions[cohort] {
-		c = cohortHeld{shape: p.tree.ShapeVersion(), version: p.versions[cohort], held: map[schedtypes.QuotaName][]schedtypes.Holding{}}
+		c = cohortHeld{shape: p.tree.ShapeVersion(), version: p.versions[cohort], held: map[schedtypes.QuotaName][]schedtypes.Holding{},
+			lower: map[lowerKey]schedtypes.Resources{}}
 		p.tree.EachInCohort(cohort, func(q schedtypes.QuotaName) {
 			for key := range p.byQuota[q] {
 				c.held[q] = append(c.held[q], p.charged[key])
@@ -44,32 +42,16 @@ func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName, self schedty
 		}
 		p.heldByCohort[cohort] = c
 	}
-	left := func(key schedtypes.UnitKey) bool {
+	return c.held
+}
+
+// leaveLocked is who a victim search for unit self leaves out: itself, the
+// units known to be gone, and those skip refuses. It runs under p.mu.
+func (p *Plugin) leaveLocked(self schedtypes.UnitKey, skip func(schedtypes.UnitKey) bool) func(schedtypes.UnitKey) bool {
+	return func(key schedtypes.UnitKey) bool {
 		_, gone := p.gone[key]
 		return key == self || gone || (skip != nil && skip(key))
 	}
-	var out map[schedtypes.QuotaName][]schedtypes.Holding
-	for q, hs := range c.held {
-		if !slices.ContainsFunc(hs, func(h schedtypes.Holding) bool { return left(h.Key) }) {
-			continue
-		}
-		if out == nil {
-			// Copied only when someone is left out, and only the lists
-			// that lose someone.
-			out = maps.Clone(c.held)
-		}
-		kept := make([]schedtypes.Holding, 0, len(hs))
-		for _, h := range hs {
-			if !left(h.Key) {
-				kept = append(kept, h)
-			}
-		}
-		out[q] = kept
-	}
-	if out == nil {
-		return c.held
-	}
-	return out
 }
 
 // cohortHeld is the holdings of a cohort, by quota, as of a shape of the
@@ -78,6 +60,8 @@ func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName, self schedty
 type cohortHeld struct {
 	shape, version uint64
 	held           map[schedtypes.QuotaName][]schedtypes.Holding
+	// lower are the sums of lowerUnderLocked.
+	lower map[lowerKey]schedtypes.Resources
 }
 
 // sameCharge reports whether b charges what a charges and looks the same
@@ -86,4 +70,41 @@ type cohortHeld struct {
 func sameCharge(a, b schedtypes.Holding) bool {
 	return a.Quota == b.Quota && a.Used.Equal(b.Used) && a.Priority == b.Priority &&
 		a.AllocatedAt.Equal(b.AllocatedAt) && a.Evicting == b.Evicting
+}
+
+// lowerUnderLocked is what the units of cohort holding quota at or below
+// quota under, at a priority below priority, hold together, but for unit
+// self: what evicting them could give back there (Victims.Reachable). The
+// sums are kept with the cohort's holdings, by quota and priority, so the
+// searches of every queue of a cohort after a release sum each ancestor
+// once, not once per search. Units whose admission is being written count:
+// they will hold, and may be evicted then. It runs under p.mu, after
+// cohortHoldingsLocked for cohort.
+func (p *Plugin) lowerUnderLocked(cohort schedtypes.CohortName, under schedtypes.QuotaName, priority int32, self schedtypes.UnitKey) schedtypes.Resources {
+	c := p.heldByCohort[cohort]
+	k := lowerKey{under: under, priority: priority}
+	sum, ok := c.lower[k]
+	if !ok {
+		for q, hs := range c.held {
+			if !p.tree.Under(q, under) {
+				continue
+			}
+			for _, h := range hs {
+				if h.Priority < priority {
+					sum = sum.Add(h.Used)
+				}
+			}
+		}
+		c.lower[k] = sum
+	}
+	if h, held := p.charged[self]; held && h.Priority < priority && p.tree.Under(h.Quota, under) {
+		sum = sum.Clone().Sub(h.Used)
+	}
+	return sum
+}
+
+// lowerKey names a sum of lowerUnderLocked.
+type lowerKey struct {
+	under    schedtypes.QuotaName
+	priority int32
 }

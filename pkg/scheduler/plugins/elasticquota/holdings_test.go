@@ -29,13 +29,27 @@ import (
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
-// seen returns a skip function that lets every unit be a candidate and
-// records which units the search looked at.
+// seen returns a skip function that records which units the search looked
+// at as candidates, and leaves each of them out.
 func seen(keys *[]schedtypes.UnitKey) func(schedtypes.UnitKey) bool {
 	return func(k schedtypes.UnitKey) bool {
 		*keys = append(*keys, k)
-		return false
+		return true
 	}
+}
+
+// searchedKeys are the units of the holdings kept for the victim searches
+// of quota q's cohort.
+func searchedKeys(p *Plugin, q schedtypes.QuotaName) []schedtypes.UnitKey {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []schedtypes.UnitKey
+	for _, hs := range p.cohortHoldingsLocked(p.tree.Cohort(q)) {
+		for _, h := range hs {
+			out = append(out, h.Key)
+		}
+	}
+	return sortedKeys(out)
 }
 
 // A victim search looks at the holdings of its cohort only, and at all of
@@ -52,10 +66,9 @@ func TestVictimSearchLooksAtItsCohortOnly(t *testing.T) {
 		x := unit(u.name, u.quota, 5, 2)
 		p.SetUsage(x.Key, holding(x, h.clock.Now()))
 	}
-	var keys []schedtypes.UnitKey
-	p.Preempt(context.Background(), unit("new", "team-a", 5, 4), true, true, seen(&keys))
+	p.Preempt(context.Background(), unit("new", "team-a", 5, 4), true, true, nil)
 	want := []schedtypes.UnitKey{"default/a1", "default/b1"}
-	if diff := cmp.Diff(want, sortedKeys(keys)); diff != "" {
+	if diff := cmp.Diff(want, searchedKeys(p, "team-a")); diff != "" {
 		t.Errorf("candidates looked at (-want +got):\n%s", diff)
 	}
 }
@@ -70,8 +83,8 @@ func TestFruitlessSearchSurvivesUnchangedUsage(t *testing.T) {
 	p.SetUsage(holder.Key, held)
 	search := func() int {
 		var keys []schedtypes.UnitKey
-		if v := p.Preempt(context.Background(), unit("high", "q", 5, 4), true, false, seen(&keys)); len(v.Units) != 0 {
-			t.Fatalf("a unit of equal priority was chosen: %+v", v)
+		if v := p.Preempt(context.Background(), unit("high", "q", 10, 4), true, false, seen(&keys)); len(v.Units) != 0 {
+			t.Fatalf("a unit left out was chosen: %+v", v)
 		}
 		return len(keys)
 	}
@@ -121,11 +134,10 @@ func TestVictimSearchFollowsHoldingsAndTree(t *testing.T) {
 		utiltesting.MakeElasticQuota("team-c").Parent("org2").Max(corev1.ResourceCPU, "6").Obj())
 	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}}, quotas...)
 	look := func() []schedtypes.UnitKey {
-		var keys []schedtypes.UnitKey
-		// A new priority each time, so no fruitless search is reused.
+		// Past the memory of a fruitless search, so each one searches.
 		h.clock.Step(2 * noVictimsTTL)
-		p.Preempt(context.Background(), unit("new", "team-a", 9, 4), true, true, seen(&keys))
-		return sortedKeys(keys)
+		p.Preempt(context.Background(), unit("new", "team-a", 9, 4), true, true, nil)
+		return searchedKeys(p, "team-a")
 	}
 	a1, b1, c1 := unit("a1", "team-a", 1, 1), unit("b1", "team-b", 1, 1), unit("c1", "team-c", 1, 1)
 	p.SetUsage(a1.Key, holding(a1, h.clock.Now()))

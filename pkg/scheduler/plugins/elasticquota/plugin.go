@@ -367,30 +367,19 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		// Reachable is known only for the same request and priority.
 		return schedtypes.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
 	}
-	held := p.cohortHoldingsLocked(cohort, u.Key, skip)
+	held := p.cohortHoldingsLocked(cohort)
 	v := p.victims.Select(quota.Preemption{
 		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
-		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now,
+		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now, Leave: p.leaveLocked(u.Key, skip),
 	}, held)
 	if len(v.Units) == 0 && !v.Waiting {
-		v.Reachable = p.heldRoom.CouldFit(u.Quota, u.Request, lowerThan(u.Priority, held))
+		v.Reachable = p.heldRoom.CouldFitFreed(u.Quota, u.Request, func(under schedtypes.QuotaName) schedtypes.Resources {
+			return p.lowerUnderLocked(cohort, under, u.Priority, u.Key)
+		})
 		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now,
 			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim, reachable: v.Reachable}
 	}
 	return v
-}
-
-// lowerThan lists the holdings of priority below priority.
-func lowerThan(priority int32, held map[schedtypes.QuotaName][]schedtypes.Holding) []schedtypes.Holding {
-	var out []schedtypes.Holding
-	for _, hs := range held {
-		for _, h := range hs {
-			if h.Priority < priority {
-				out = append(out, h)
-			}
-		}
-	}
-	return out
 }
 
 // covers reports whether a asks at least as much as b of every resource b asks.
