@@ -288,6 +288,14 @@ func (vs *VictimSelector) reclaimOrder(p Preemption, cands []schedtypes.Holding,
 	return victims
 }
 
+// CouldReclaim reports whether a unit of quota name asking req would be
+// allowed to reclaim now: it is short of some resource and within its min
+// of each it is short of.
+func (vs *VictimSelector) CouldReclaim(name schedtypes.QuotaName, req schedtypes.Resources) bool {
+	short := vs.short(name, req)
+	return len(short) > 0 && vs.t.withinMin(name, short)
+}
+
 // short is the part of req that does not fit quota name now: each resource
 // of req that, asked for alone, would not fit.
 func (vs *VictimSelector) short(name schedtypes.QuotaName, req schedtypes.Resources) schedtypes.Resources {

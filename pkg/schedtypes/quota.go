@@ -63,6 +63,10 @@ type Victims struct {
 	// what they hold: waiting can help it, so it may hold room (see
 	// Reservation).
 	Reachable bool
+	// Partial is true when a search left out candidates that may become
+	// victims later without anything else changing (units whose admission
+	// is being written): a refusal it led to is not rechecked cheaply.
+	Partial bool
 }
 
 // Info is a read-only view of one quota.

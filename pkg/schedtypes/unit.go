@@ -98,6 +98,26 @@ type Failure struct {
 	// priority units hold or could take: it could fit once they finish. The
 	// queue then may hold its request in its cohort (see Reservation).
 	Reserves bool
+	// Recheck, set by the caller on a refusal for want of quota with no
+	// unit to evict, lets the next try confirm the refusal without a filter
+	// or a victim search while nothing it depended on changed (see
+	// framework.RefusalChecker).
+	Recheck *Recheck
+	// Confirmed is set by the caller when the failure is the unit's last
+	// one, confirmed through Recheck: there is nothing new to tell.
+	Confirmed bool
+}
+
+// Recheck is what a refusal for want of quota depended on beyond the room
+// itself, as the plugin that refused it counts changes.
+type Recheck struct {
+	Quota    QuotaName
+	Priority int32
+	// Preempt is whether the unit's queue let it preempt then.
+	Preempt bool
+	// Shape and Changes are the plugin's counts of changes to the quota
+	// tree's shape and to what units of Quota hold.
+	Shape, Changes uint64
 }
 
 // Less orders units inside a queue: true when a goes first.

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/admissioncheck"
@@ -96,6 +97,11 @@ func (p *passDriver) schedule(ctx context.Context) {
 		// Held-back units were not tried, but say what they wait for: their
 		// texts name what stays put while others are admitted, and
 		// reportWaiting writes only when the reason changes.
+		if f.Failure.Confirmed && !f.Changed {
+			// Refused as last time: it was told why then.
+			p.opts.Metrics.Attempt(string(f.Queue), metrics.ResultUnschedulable)
+			continue
+		}
 		if !f.Failure.HeldBack {
 			result := metrics.ResultUnschedulable
 			if f.Failure.NeverFits {
@@ -137,6 +143,14 @@ func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settin
 		u.Cohort = p.fw.Cohort(u.Quota)
 		info := st.info(u)
 		info.Beside = u.Pending.Beside
+		if pf := u.Pending.Failure; pf != nil && pf.Recheck != nil && !pf.Inferred && pf.Recheck.Preempt == q.Preempt &&
+			!p.preemptor.isNominated(u.Key) && p.fw.StillRefused(info, pf.Recheck, pf.Reason, p.reclaims()) {
+			// Refused as before, and nothing its refusal depended on changed:
+			// no filter, no victim search, nothing new to report.
+			f := *pf
+			f.Confirmed = true
+			return &f
+		}
 		if f := p.preemptor.borrowingPaused(info, u.Cohort); f != nil {
 			// WouldBorrow is monotone in the request too.
 			f.Covering = true
@@ -164,6 +178,11 @@ func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settin
 			}
 			if !f.NeverFits {
 				f.Covering, f.Reserves = true, v.Reachable
+				if f.Reason.Kind == schedtypes.WaitInsufficientQuota && v.RetryAt.IsZero() && !v.Partial {
+					if f.Recheck = p.fw.RefusalMark(info); f.Recheck != nil {
+						f.Recheck.Preempt = q.Preempt
+					}
+				}
 				memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
 			}
 			return f
@@ -175,6 +194,11 @@ func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settin
 		p.preemptor.unnominate(u.Key)
 		return nil
 	})
+}
+
+// reclaims reports whether units may reclaim what other quotas borrow.
+func (p *passDriver) reclaims() bool {
+	return ptr.Deref(p.opts.Config.EnableReclaim, true)
 }
 
 // info is what plugins see of pending unit u.

@@ -256,6 +256,22 @@ func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim b
 	return f.preempter.Preempt(ctx, u, preempt, reclaim, skip)
 }
 
+// RefusalMark is the preemption plugin's Recheck of a refusal of u decided
+// now, nil when it cannot confirm refusals (see RefusalChecker).
+func (f *Framework) RefusalMark(u *UnitInfo) *schedtypes.Recheck {
+	if c, ok := f.preempter.(RefusalChecker); ok {
+		return c.RefusalMark(u)
+	}
+	return nil
+}
+
+// StillRefused asks the preemption plugin whether u, refused with reason
+// under mark, is refused the same way now (see RefusalChecker).
+func (f *Framework) StillRefused(u *UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) bool {
+	c, ok := f.preempter.(RefusalChecker)
+	return ok && mark != nil && c.StillRefused(u, mark, reason, reclaim)
+}
+
 // HasSynced reports whether every plugin with informers has seen them all.
 func (f *Framework) HasSynced() bool {
 	for _, s := range f.syncers {

@@ -143,6 +143,21 @@ type PreemptPlugin interface {
 	WouldBorrow(u *UnitInfo) bool
 }
 
+// RefusalChecker is a PreemptPlugin that can confirm a refusal cheaply: a
+// unit refused for want of quota, whose victim search found nobody (with
+// nobody left out and no protection period to wait for), stays refused while
+// its request still does not fit, for the same reason, nothing that units of
+// its own quota hold changed (no new victim in its quota) and it could not
+// reclaim. After a release every queue of the cohort is worth a look; this
+// keeps that look O(1) for the heads that the freed room does not help.
+type RefusalChecker interface {
+	// RefusalMark is the Recheck of a refusal of u decided now.
+	RefusalMark(u *UnitInfo) *schedtypes.Recheck
+	// StillRefused reports whether u, refused with reason under mark, is
+	// refused the same way now; reclaim says whether it may reclaim.
+	StillRefused(u *UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) bool
+}
+
 // Runnable is a plugin with work of its own; Start blocks until ctx ends. It
 // runs only on the leader.
 type Runnable interface {

@@ -46,12 +46,20 @@ func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName) map[schedtyp
 }
 
 // leaveLocked is who a victim search for unit self leaves out: itself, the
-// units known to be gone, and those skip refuses. It runs under p.mu.
-func (p *Plugin) leaveLocked(self schedtypes.UnitKey, skip func(schedtypes.UnitKey) bool) func(schedtypes.UnitKey) bool {
+// units known to be gone, and those skip refuses; partial becomes true when
+// skip left out a candidate (Victims.Partial). It runs under p.mu.
+func (p *Plugin) leaveLocked(self schedtypes.UnitKey, skip func(schedtypes.UnitKey) bool) (leave func(schedtypes.UnitKey) bool, partial *bool) {
+	partial = new(bool)
 	return func(key schedtypes.UnitKey) bool {
-		_, gone := p.gone[key]
-		return key == self || gone || (skip != nil && skip(key))
-	}
+		if _, gone := p.gone[key]; key == self || gone {
+			return true
+		}
+		if skip != nil && skip(key) {
+			*partial = true
+			return true
+		}
+		return false
+	}, partial
 }
 
 // cohortHeld is the holdings of a cohort, by quota, as of a shape of the

@@ -19,6 +19,7 @@ package elasticquota
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -155,5 +156,66 @@ func TestVictimSearchFollowsHoldingsAndTree(t *testing.T) {
 	p.follow.onQuota(utiltesting.MakeElasticQuota("team-c").Parent("org").Max(corev1.ResourceCPU, "6").Obj())
 	if diff := cmp.Diff([]schedtypes.UnitKey{"default/b1", "default/c1"}, look()); diff != "" {
 		t.Errorf("after team-c moved under org (-want +got):\n%s", diff)
+	}
+}
+
+// A refusal for want of room with nobody to evict is confirmed while its
+// request still does not fit for the same reason and nothing held in its
+// own quota changed; room freed, or a change in its quota (a new victim
+// could be there), sends it to a full try.
+func TestRefusalIsConfirmedUntilItsQuotaOrRoomChanges(t *testing.T) {
+	// Room runs out in org, and stays the shortage whatever team-a holds.
+	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}},
+		utiltesting.MakeElasticQuota("org").IsParent(true).Max(corev1.ResourceCPU, "6").Obj(),
+		utiltesting.MakeElasticQuota("team-a").Parent("org").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "6").Obj(),
+		utiltesting.MakeElasticQuota("team-b").Parent("org").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "6").Obj())
+	a1, b1 := unit("a1", "team-a", 9, 2), unit("b1", "team-b", 5, 4)
+	p.SetUsage(a1.Key, holding(a1, h.clock.Now()))
+	p.SetUsage(b1.Key, holding(b1, h.clock.Now()))
+	big := unit("big", "team-a", 9, 2)
+	if st := p.Filter(context.Background(), big); st.IsSuccess() {
+		t.Fatal("big fits; want it refused for want of room in org")
+	}
+	if v := p.Preempt(context.Background(), big, true, true, nil); len(v.Units) != 0 || v.Waiting || v.Partial {
+		t.Fatalf("victims %+v, want none: nobody below priority 9 in team-a, team-a not within its min", v)
+	}
+	reason := p.Filter(context.Background(), big).Reason
+	mark := p.RefusalMark(big)
+	if !p.StillRefused(big, mark, reason, true) {
+		t.Fatal("not confirmed with nothing changed")
+	}
+	// Another quota's holdings changing does not touch team-a's victims.
+	moved := *holding(b1, h.clock.Now().Add(time.Second))
+	p.SetUsage(b1.Key, &moved)
+	if !p.StillRefused(big, mark, reason, true) {
+		t.Error("not confirmed after a change in team-b only")
+	}
+	if p.StillRefused(big, mark, reason, false) != true {
+		t.Error("not confirmed without reclaim")
+	}
+	if other := unit("big", "team-a", 8, 2); p.StillRefused(other, mark, reason, true) {
+		t.Error("confirmed for another priority")
+	}
+	// A lower unit admitted in team-a is a victim the mark has not seen;
+	// the shortage is still org's.
+	low := unit("low", "team-a", 1, 1)
+	p.SetUsage(low.Key, holding(low, h.clock.Now()))
+	if got := p.Filter(context.Background(), big).Reason; got != reason {
+		t.Fatalf("refused for %v after low came, want %v as before", got, reason)
+	}
+	if p.StillRefused(big, mark, reason, true) {
+		t.Error("confirmed after a unit of lower priority came to team-a")
+	}
+	p.SetUsage(low.Key, nil)
+	mark = p.RefusalMark(big)
+	if !p.StillRefused(big, mark, reason, true) {
+		t.Fatal("not confirmed under a fresh mark")
+	}
+	// Room freed in team-b lets it fit.
+	smaller := *holding(b1, h.clock.Now())
+	smaller.Used = cpu(2)
+	p.SetUsage(b1.Key, &smaller)
+	if p.StillRefused(big, mark, reason, true) {
+		t.Error("confirmed although it fits now")
 	}
 }

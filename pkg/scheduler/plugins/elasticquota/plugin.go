@@ -58,6 +58,8 @@ type Plugin struct {
 	// the same search is not repeated until something changed.
 	versions  map[schedtypes.CohortName]uint64
 	noVictims map[schedtypes.QuotaName]victimSearch
+	// changes count changes of what units hold, by quota (RefusalChecker).
+	changes map[schedtypes.QuotaName]uint64
 	// heldByCohort keeps the holdings of each cohort for victim searches
 	// (cohortHoldingsLocked).
 	heldByCohort map[schedtypes.CohortName]cohortHeld
@@ -141,7 +143,7 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 	p := &Plugin{shared: args.SharedQuotas,
 		h: h, tree: quota.New(*args.OversellRate), charged: map[schedtypes.UnitKey]schedtypes.Holding{}, gone: map[schedtypes.UnitKey]struct{}{}, byQuota: map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}{},
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
-		versions: map[schedtypes.CohortName]uint64{}, noVictims: map[schedtypes.QuotaName]victimSearch{},
+		versions: map[schedtypes.CohortName]uint64{}, noVictims: map[schedtypes.QuotaName]victimSearch{}, changes: map[schedtypes.QuotaName]uint64{},
 		quotas: map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[schedtypes.QuotaName]string{}, minReported: map[schedtypes.QuotaName]string{},
 		foreign: newForeignPods(), sameName: quota.NewSameNames(), sameNameReported: map[string]string{},
 	}
@@ -284,9 +286,11 @@ func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedt
 	if !had || h == nil || !sameCharge(prev, *h) {
 		if had {
 			p.versions[p.tree.Cohort(prev.Quota)]++
+			p.changes[prev.Quota]++
 		}
 		if h != nil {
 			p.versions[p.tree.Cohort(h.Quota)]++
+			p.changes[h.Quota]++
 		}
 	}
 	if h != nil && (h.Quota == "" || h.Used.IsZero()) {
@@ -341,8 +345,8 @@ type victimSearch struct {
 	// retryAt is when a protection period that kept candidates out ends.
 	retryAt          time.Time
 	preempt, reclaim bool
-	// reachable is the search's Victims.Reachable.
-	reachable bool
+	// reachable and partial are the search's Victims.Reachable and Partial.
+	reachable, partial bool
 }
 
 // noVictimsTTL bounds how long a fruitless search is trusted: time alone can
@@ -365,21 +369,51 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 		(last.retryAt.IsZero() || now.Before(last.retryAt)) && last.preempt == preempt && last.reclaim == reclaim &&
 		u.Priority <= last.priority && covers(u.Request, last.request) {
 		// Reachable is known only for the same request and priority.
-		return schedtypes.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request)}
+		return schedtypes.Victims{RetryAt: last.retryAt, Reachable: last.reachable && u.Priority == last.priority && u.Request.Equal(last.request), Partial: last.partial}
 	}
 	held := p.cohortHoldingsLocked(cohort)
+	leave, partial := p.leaveLocked(u.Key, skip)
 	v := p.victims.Select(quota.Preemption{
 		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
-		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now, Leave: p.leaveLocked(u.Key, skip),
+		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now, Leave: leave,
 	}, held)
+	v.Partial = *partial
 	if len(v.Units) == 0 && !v.Waiting {
 		v.Reachable = p.heldRoom.CouldFitFreed(u.Quota, u.Request, func(under schedtypes.QuotaName) schedtypes.Resources {
 			return p.lowerUnderLocked(cohort, under, u.Priority, u.Key)
 		})
 		p.noVictims[u.Quota] = victimSearch{version: p.versions[cohort], priority: u.Priority, request: u.Request.Clone(), at: now,
-			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim, reachable: v.Reachable}
+			retryAt: v.RetryAt, preempt: preempt, reclaim: reclaim, reachable: v.Reachable, partial: v.Partial}
 	}
 	return v
+}
+
+// RefusalMark implements framework.RefusalChecker.
+func (p *Plugin) RefusalMark(u *framework.UnitInfo) *schedtypes.Recheck {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &schedtypes.Recheck{Quota: u.Quota, Priority: u.Priority, Shape: p.tree.ShapeVersion(), Changes: p.changes[u.Quota]}
+}
+
+// StillRefused implements framework.RefusalChecker: the request still does
+// not fit, for the same reason (the same quota and resource), and neither
+// the tree's shape nor what units of u's quota hold changed since mark, so
+// a victim search in its quota would find what it found then (nobody); and
+// u may not reclaim now.
+func (p *Plugin) StillRefused(u *framework.UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if mark.Quota != u.Quota || mark.Priority != u.Priority || mark.Shape != p.tree.ShapeVersion() || mark.Changes != p.changes[u.Quota] {
+		return false
+	}
+	if tenancyLocked(p, u) != nil {
+		return false
+	}
+	s := p.tree.Check(u.Quota, u.Request)
+	if s == nil || s.NeverFits || s.Reason() != reason {
+		return false
+	}
+	return !reclaim || !p.victims.CouldReclaim(u.Quota, u.Request)
 }
 
 // covers reports whether a asks at least as much as b of every resource b asks.
