@@ -219,7 +219,9 @@ func (r *protocolRun) settle(t *testing.T) {
 			u := u
 			switch {
 			case queueunit.IsEvicting(&u):
+				// Given back, it waits to be admitted again.
 				r.extension(t, &u, func(u *schedv1alpha1.QueueUnit) { queueunit.Requeue(u, queueunit.ReasonRequeued, "evicted", now) })
+				waiting = true
 			case queueunit.HoldsQuota(u.Status.Phase):
 				r.extension(t, &u, func(u *schedv1alpha1.QueueUnit) { queueunit.MarkFinished(u, false, "done", now) })
 			case !queueunit.IsFinished(u.Status.Phase):
