@@ -19,6 +19,7 @@ package pod
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,6 +61,9 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
 	opts     framework.ReconcilerOptions
+
+	// told holds the UIDs of pods already told they run outside the queue.
+	told sync.Map
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -175,6 +179,9 @@ func (r *Reconciler) waiting(members []*corev1.Pod) []*corev1.Pod {
 }
 
 func (r *Reconciler) leftAlone(p *corev1.Pod) {
+	if _, seen := r.told.LoadOrStore(p.UID, true); seen {
+		return
+	}
 	r.recorder.Eventf(p, nil, corev1.EventTypeWarning, framework.EventLeftAlone, "Queue",
 		"pod was created without the scheduling gate %s (the webhook was not called): it runs outside the queue, no quota is charged for it, and it is never evicted by koord-queue", SchedulingGate)
 }
