@@ -84,7 +84,12 @@ func checkWebhook(t *testing.T, env *framework.Env, addr string) {
 		if ok, err := get(ctx, c, "", webhookConfig, cfg); !ok {
 			return false, err
 		}
-		return len(cfg.Webhooks) == 1 && len(cfg.Webhooks[0].ClientConfig.CABundle) > 0, nil
+		for _, w := range cfg.Webhooks {
+			if len(w.ClientConfig.CABundle) == 0 {
+				return false, nil
+			}
+		}
+		return len(cfg.Webhooks) > 0, nil
 	})
 	secret := &corev1.Secret{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: webhookSecret}, secret); err != nil {
@@ -95,8 +100,10 @@ func checkWebhook(t *testing.T, env *framework.Env, addr string) {
 			t.Errorf("Secret %s has no %s", webhookSecret, k)
 		}
 	}
-	cfg.Webhooks[0].ClientConfig.Service = nil
-	cfg.Webhooks[0].ClientConfig.URL = ptr.To(fmt.Sprintf("https://%s/mutate-jobs", addr))
+	for i := range cfg.Webhooks {
+		cfg.Webhooks[i].ClientConfig.Service = nil
+		cfg.Webhooks[i].ClientConfig.URL = ptr.To(fmt.Sprintf("https://%s/mutate-jobs", addr))
+	}
 	if err := c.Update(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
