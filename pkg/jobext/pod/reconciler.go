@@ -18,6 +18,7 @@ package pod
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -183,7 +184,7 @@ func (r *Reconciler) leftAlone(p *corev1.Pod) {
 		return
 	}
 	r.recorder.Eventf(p, nil, corev1.EventTypeWarning, framework.EventLeftAlone, "Queue",
-		"pod was created without the scheduling gate %s (the webhook was not called): it runs outside the queue, no quota is charged for it, and it is never evicted by koord-queue", SchedulingGate)
+		"pod was created without the scheduling gate %s (the webhook was not called): it runs outside the queue; koord-queue counts its requests against its quota as usage it does not manage, and never evicts it", SchedulingGate)
 }
 
 // create makes the unit of held pods once they are all here.
@@ -207,24 +208,26 @@ func (r *Reconciler) create(ctx context.Context, key types.NamespacedName, membe
 	}
 	first := Wrap(g.members[0])
 	prio, err := framework.JobPriority(ctx, r.client, first, g.sets)
-	if err == nil {
-		var spec schedv1alpha1.QueueUnitSpec
-		if spec, err = framework.DesiredSpec(r.ext, first, g.sets, prio, r.opts.Gates); err == nil {
-			return r.createUnit(ctx, key, g, spec)
-		}
+	if err != nil && isAPIError(err) {
+		return err // reading the priority class failed: retried
 	}
-	if apierrors.IsNotFound(err) || !isAPIError(err) {
+	var spec schedv1alpha1.QueueUnitSpec
+	if err == nil {
+		spec, err = framework.DesiredSpec(r.ext, first, g.sets, prio, r.opts.Gates)
+	}
+	if err != nil {
+		// Bad annotations: retrying cannot help; the pods keep their gate.
 		for _, p := range g.members {
 			r.recorder.Eventf(p, nil, corev1.EventTypeWarning, framework.EventInvalidJob, "Queue", "cannot queue pod: %v", err)
 		}
 		return nil
 	}
-	return err
+	return r.createUnit(ctx, key, g, spec)
 }
 
 func isAPIError(err error) bool {
-	_, ok := err.(apierrors.APIStatus) //nolint:errorlint // only the outermost error tells an API failure here
-	return ok
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 func (r *Reconciler) createUnit(ctx context.Context, key types.NamespacedName, g *group, spec schedv1alpha1.QueueUnitSpec) error {
