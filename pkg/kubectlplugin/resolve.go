@@ -75,6 +75,11 @@ func Resolve(units []schedv1alpha1.QueueUnit, namespace, ref string) (*schedv1al
 			return nil, fmt.Errorf("no QueueUnit in namespace %s belongs to a %s named %s (known job kinds: %s)",
 				namespace, kindArg, name, strings.Join(knownKinds(), ", "))
 		}
+		if kind == "Pod" {
+			return nil, fmt.Errorf("no QueueUnit in namespace %s belongs to Pod %s: is the pod there, labelled %s, with no controller, and extension pod on? "+
+				"A member of a group gets its unit only once every member is here (see its WaitingForGroup event)",
+				namespace, name, schedv1alpha1.QuotaNameLabel)
+		}
 		return nil, fmt.Errorf("no QueueUnit in namespace %s belongs to %s %s: is the job there, labelled %s, and of a kind koord-queue-controllers manages?",
 			namespace, kind, name, schedv1alpha1.QuotaNameLabel)
 	}

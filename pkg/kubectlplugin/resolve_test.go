@@ -69,6 +69,7 @@ func TestResolve(t *testing.T) {
 		{ref: "pod/solo", want: "solo-pod"},
 		{ref: "po/g-0", want: "g-podgroup"},
 		{ref: "pods/g-1", want: "g-podgroup"},
+		{ref: "pod/g-2", wantErr: "gets its unit only once every member is here"},
 		{ref: "raycluster/rc2", wantErr: "no QueueUnit in namespace ns belongs to RayCluster rc2"},
 		{ref: "qu/train-tfjob", want: "train-tfjob"},
 		{ref: "queueunit/train", want: "train"},
