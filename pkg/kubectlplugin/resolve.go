@@ -35,6 +35,7 @@ var jobKinds = map[string]string{
 	"raycluster": "RayCluster", "rayclusters": "RayCluster",
 	"sparkapplication": "SparkApplication", "sparkapplications": "SparkApplication", "sparkapp": "SparkApplication",
 	"workflow": "Workflow", "workflows": "Workflow", "wf": "Workflow",
+	"pod": "Pod", "pods": "Pod", "po": "Pod",
 }
 
 // unitKinds name the QueueUnit itself.
@@ -74,6 +75,11 @@ func Resolve(units []schedv1alpha1.QueueUnit, namespace, ref string) (*schedv1al
 			return nil, fmt.Errorf("no QueueUnit in namespace %s belongs to a %s named %s (known job kinds: %s)",
 				namespace, kindArg, name, strings.Join(knownKinds(), ", "))
 		}
+		if kind == "Pod" {
+			return nil, fmt.Errorf("no QueueUnit in namespace %s belongs to Pod %s: is the pod there, labelled %s, with no controller, and extension pod on? "+
+				"A member of a group gets its unit only once every member is here (see its WaitingForGroup event)",
+				namespace, name, schedv1alpha1.QuotaNameLabel)
+		}
 		return nil, fmt.Errorf("no QueueUnit in namespace %s belongs to %s %s: is the job there, labelled %s, and of a kind koord-queue-controllers manages?",
 			namespace, kind, name, schedv1alpha1.QuotaNameLabel)
 	}
@@ -109,13 +115,15 @@ func unitNamed(units []schedv1alpha1.QueueUnit, namespace, name string) (*schedv
 	return nil, fmt.Errorf("no QueueUnit named %s in namespace %s", name, namespace)
 }
 
-// jobOf reports whether u stands for the job kind/name.
+// jobOf reports whether u stands for the job kind/name. A group of pods'
+// unit is owned by every member, none its controller.
 func jobOf(u *schedv1alpha1.QueueUnit, kind, name string) bool {
 	if ref := u.Spec.ConsumerRef; ref != nil && strings.EqualFold(ref.Kind, kind) && ref.Name == name {
 		return true
 	}
 	for _, o := range u.OwnerReferences {
-		if o.Controller != nil && *o.Controller && strings.EqualFold(o.Kind, kind) && o.Name == name {
+		member := o.APIVersion == "v1" && o.Kind == "Pod"
+		if (member || (o.Controller != nil && *o.Controller)) && strings.EqualFold(o.Kind, kind) && o.Name == name {
 			return true
 		}
 	}

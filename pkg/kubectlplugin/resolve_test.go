@@ -33,6 +33,12 @@ func TestResolve(t *testing.T) {
 	owned := utiltesting.MakeQueueUnit("legacy-unit", "ns").ConsumerRef("", "", "").Obj()
 	owned.Spec.ConsumerRef = nil
 	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayCluster", Name: "rc", Controller: ptr.To(true)}}
+	// A group of pods: consumerRef names its first member, every member owns it.
+	group := utiltesting.MakeQueueUnit("g-podgroup", "ns").ConsumerRef("v1", "Pod", "g-0").Obj()
+	group.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "g-0"}, {APIVersion: "v1", Kind: "Pod", Name: "g-1"}}
+	// Another kind's plain owner reference names no job.
+	plain := utiltesting.MakeQueueUnit("plain", "ns").ConsumerRef("batch/v1", "Job", "plain").Obj()
+	plain.OwnerReferences = []metav1.OwnerReference{{APIVersion: "ray.io/v1", Kind: "RayCluster", Name: "rc2"}}
 	units := []schedv1alpha1.QueueUnit{
 		*utiltesting.MakeQueueUnit("train", "ns").Obj(),
 		*utiltesting.MakeQueueUnit("train-tfjob", "ns").ConsumerRef("kubeflow.org/v1", "TFJob", "train").Obj(),
@@ -41,6 +47,9 @@ func TestResolve(t *testing.T) {
 		*utiltesting.MakeQueueUnit("etl-sparkapp", "ns").ConsumerRef("sparkoperator.k8s.io/v1beta2", "SparkApplication", "etl").Obj(),
 		*utiltesting.MakeQueueUnit("wf-workflow", "ns").ConsumerRef("argoproj.io/v1alpha1", "Workflow", "wf").Obj(),
 		*owned,
+		*utiltesting.MakeQueueUnit("solo-pod", "ns").ConsumerRef("v1", "Pod", "solo").Obj(),
+		*group,
+		*plain,
 	}
 	cases := []struct {
 		ref, want, wantErr string
@@ -57,6 +66,11 @@ func TestResolve(t *testing.T) {
 		{ref: "sparkapplication/etl", want: "etl-sparkapp"},
 		{ref: "wf/wf", want: "wf-workflow"},
 		{ref: "raycluster/rc", want: "legacy-unit"},
+		{ref: "pod/solo", want: "solo-pod"},
+		{ref: "po/g-0", want: "g-podgroup"},
+		{ref: "pods/g-1", want: "g-podgroup"},
+		{ref: "pod/g-2", wantErr: "gets its unit only once every member is here"},
+		{ref: "raycluster/rc2", wantErr: "no QueueUnit in namespace ns belongs to RayCluster rc2"},
 		{ref: "qu/train-tfjob", want: "train-tfjob"},
 		{ref: "queueunit/train", want: "train"},
 		{ref: "train-tfjob", want: "train-tfjob"},
@@ -64,7 +78,7 @@ func TestResolve(t *testing.T) {
 		// A bare name that is a unit wins over jobs of that name.
 		{ref: "train", want: "train"},
 		{ref: "rayjob/train", wantErr: "no QueueUnit in namespace ns belongs to RayJob train"},
-		{ref: "cronjob/train", wantErr: "known job kinds: job, mpijob, pytorchjob, raycluster, rayjob, sparkapplication, tfjob, workflow, queueunit (qu)"},
+		{ref: "cronjob/train", wantErr: "known job kinds: job, mpijob, pod, pytorchjob, raycluster, rayjob, sparkapplication, tfjob, workflow, queueunit (qu)"},
 		{ref: "nothing", wantErr: "no QueueUnit named nothing in namespace ns"},
 		{ref: "job/", wantErr: `"job/" is not NAME or KIND/NAME`},
 		{ref: "a/b/c", wantErr: `"a/b/c" is not NAME or KIND/NAME`},

@@ -51,7 +51,7 @@ const (
 // ServiceMonitor needs the Prometheus Operator's CRDs, so it stays off).
 var fullValues = []string{
 	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.mpi.enable=true", "extension.argo.enable=true",
-	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true",
+	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true", "extension.pod.enable=true",
 	"controller.enableVisibilityServer=true", "controller.visibility.ui.enabled=true", "grafana.dashboard.enabled=true",
 }
 
@@ -234,6 +234,8 @@ func controllersNeed() []access {
 	// Pod metadata: a deleted unit waits for its job's pods to go; LimitRange
 	// defaults count in a unit's requests.
 	a = append(a, accesses("default", read, "pods", "limitranges")...)
+	// Extension pod: its gate goes on admission, an evicted pod is deleted.
+	a = append(a, accesses("default", []string{"update", "patch", "delete"}, "pods")...)
 	a = append(a, accesses("", read, "priorityclasses.scheduling.k8s.io")...)
 	a = append(a, accesses("", read, "namespaces")...)
 	// Secure metrics: the callers' tokens and access are reviewed.
@@ -249,7 +251,8 @@ func controllersMustNot() []access {
 	a = append(a, accesses(Namespace, []string{"delete", "create", "update", "get"}, "queues.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "delete"}, jobKinds...)...)
 	a = append(a, accesses("default", []string{"get", "list"}, "secrets")...)
-	a = append(a, accesses("default", []string{"delete", "create", "update", "patch"}, "pods", "limitranges")...)
+	a = append(a, accesses("default", []string{"delete", "create", "update", "patch"}, "limitranges")...)
+	a = append(a, accesses("default", []string{"create"}, "pods", "pods/binding", "pods/eviction")...)
 	a = append(a, accesses("default", []string{"update", "get"}, "elasticquotas.scheduling.sigs.k8s.io")...)
 	a = append(a, accesses("", []string{"create"}, "namespaces")...)
 	a = append(a, accesses("", []string{"update", "delete"}, "namespaces")...)
@@ -386,6 +389,21 @@ func checkImpersonatedCalls(t *testing.T, env *framework.Env) {
 	expect("koord-queue-controllers reads a secret", err, true)
 	_, err = sets[controllersSA].BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
 	expect("koord-queue-controllers lists Jobs", err, false)
+
+	// Extension pod: the controllers remove their gate from a pod and delete
+	// an evicted one; they never make pods.
+	gated := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "rbac-probe-pod", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			Containers:      []corev1.Container{{Name: "c", Image: "probe"}},
+			SchedulingGates: []corev1.PodSchedulingGate{{Name: "koord-queue/admission"}},
+		},
+	}
+	expect("koord-queue-controllers creates a pod", clients[controllersSA].Create(ctx, gated.DeepCopy()), true)
+	expect("admin creates a gated pod", env.Client.Create(ctx, gated), false)
+	expect("koord-queue-controllers removes the pod's scheduling gate",
+		clients[controllersSA].Patch(ctx, gated, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"schedulingGates":null}}`))), false)
+	expect("koord-queue-controllers deletes the pod", clients[controllersSA].Delete(ctx, gated), false)
 
 	expect("admin removes the probe Queue", env.Client.Delete(ctx, q), false)
 }

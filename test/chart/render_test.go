@@ -335,6 +335,7 @@ func TestExtensions(t *testing.T) {
 		{name: "raycluster only", sets: []string{"extension.batchjob.enable=false", "extension.raycluster.enable=true"}, want: "raycluster"},
 		{name: "ray without batch", sets: []string{"extension.batchjob.enable=false", "extension.ray.enable=true"}, want: "rayjob,rayjobv1alpha1"},
 		{name: "mpi", sets: []string{"extension.mpi.enable=true"}, want: "job,mpijob"},
+		{name: "pod", sets: []string{"extension.pod.enable=true"}, want: "job,pod"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.wantErr != "" {
@@ -368,6 +369,25 @@ func TestJobRBACFollowsSwitches(t *testing.T) {
 	} {
 		if got := allows(rules, c.group, c.resource, "patch") || allows(rules, c.group, c.resource, "update"); got != c.want {
 			t.Errorf("%s.%s granted=%v, want %v", c.resource, c.group, got, c.want)
+		}
+	}
+}
+
+// TestPodRBACOnlyWithPodExtension: writing pods is granted only with
+// extension.pod.enable, whatever rbac.allJobKinds says.
+func TestPodRBACOnlyWithPodExtension(t *testing.T) {
+	for _, sets := range [][]string{nil, {"rbac.allJobKinds=true"}} {
+		rules := render(t, sets...).clusterRole(t, "koord-queue-controllers").Rules
+		for _, verb := range []string{"update", "patch", "delete"} {
+			if allows(rules, "", "pods", verb) {
+				t.Errorf("%v: pods %s granted without extension.pod.enable", sets, verb)
+			}
+		}
+	}
+	rules := render(t, "extension.pod.enable=true").clusterRole(t, "koord-queue-controllers").Rules
+	for verb, want := range map[string]bool{"update": true, "patch": true, "delete": true, "create": false} {
+		if got := allows(rules, "", "pods", verb); got != want {
+			t.Errorf("extension.pod.enable=true: pods %s granted=%v, want %v", verb, got, want)
 		}
 	}
 }

@@ -84,7 +84,12 @@ func checkWebhook(t *testing.T, env *framework.Env, addr string) {
 		if ok, err := get(ctx, c, "", webhookConfig, cfg); !ok {
 			return false, err
 		}
-		return len(cfg.Webhooks) == 1 && len(cfg.Webhooks[0].ClientConfig.CABundle) > 0, nil
+		for _, w := range cfg.Webhooks {
+			if len(w.ClientConfig.CABundle) == 0 {
+				return false, nil
+			}
+		}
+		return len(cfg.Webhooks) > 0, nil
 	})
 	secret := &corev1.Secret{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: webhookSecret}, secret); err != nil {
@@ -95,8 +100,10 @@ func checkWebhook(t *testing.T, env *framework.Env, addr string) {
 			t.Errorf("Secret %s has no %s", webhookSecret, k)
 		}
 	}
-	cfg.Webhooks[0].ClientConfig.Service = nil
-	cfg.Webhooks[0].ClientConfig.URL = ptr.To(fmt.Sprintf("https://%s/mutate-jobs", addr))
+	for i := range cfg.Webhooks {
+		cfg.Webhooks[i].ClientConfig.Service = nil
+		cfg.Webhooks[i].ClientConfig.URL = ptr.To(fmt.Sprintf("https://%s/mutate-jobs", addr))
+	}
 	if err := c.Update(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -134,13 +141,24 @@ func TestWebhookRender(t *testing.T) {
 	r := render(t, fullValues...)
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	r.Into(t, "MutatingWebhookConfiguration", webhookConfig, cfg)
-	if len(cfg.Webhooks) != 1 {
-		t.Fatalf("%d webhooks, want 1", len(cfg.Webhooks))
+	if len(cfg.Webhooks) != 2 {
+		t.Fatalf("%d webhooks, want 2 (jobs, and pods with extension.pod.enable)", len(cfg.Webhooks))
+	}
+	// The pods webhook is the binary's, but for the clientConfig and the
+	// namespaceSelector the binary writes.
+	pods := cfg.Webhooks[1]
+	want := webhook.PodWebhook(pods.ClientConfig)
+	want.NamespaceSelector = pods.NamespaceSelector
+	if diff := cmp.Diff(want, pods); diff != "" {
+		t.Errorf("pods webhook (-binary's +chart's):\n%s", diff)
+	}
+	if off := render(t); len(off.webhookConfig(t).Webhooks) != 1 {
+		t.Error("the pods webhook is rendered without extension.pod.enable")
 	}
 	w := cfg.Webhooks[0]
 	reg := app.NewRegistry()
 	var exts []jobframework.Extension
-	for _, n := range []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "sparkapp", "rayjob", "rayjobv1alpha1", "raycluster"} {
+	for _, n := range []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "sparkapp", "rayjob", "rayjobv1alpha1", "raycluster"} {
 		exts = append(exts, reg[n](jobframework.ExtensionOptions{}))
 	}
 	if diff := cmp.Diff(webhook.Rules(exts), w.Rules); diff != "" {
@@ -194,4 +212,11 @@ func TestWebhookRender(t *testing.T) {
 	if port, _ := flag(container(t, off.deployment(t, "koord-queue-controllers"), "manager").Args, "webhook-port"); port != "0" {
 		t.Errorf("webhook off: --webhook-port=%q, want 0", port)
 	}
+}
+
+func (r *Rendered) webhookConfig(t *testing.T) *admissionregistrationv1.MutatingWebhookConfiguration {
+	t.Helper()
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	r.Into(t, "MutatingWebhookConfiguration", webhookConfig, cfg)
+	return cfg
 }

@@ -34,6 +34,7 @@ deployed).
 {{- $e := .Values.extension -}}
 {{- $names := list -}}
 {{- if $e.batchjob.enable }}{{ $names = append $names "job" }}{{ end -}}
+{{- if $e.pod.enable }}{{ $names = append $names "pod" }}{{ end -}}
 {{- if $e.tf.enable }}{{ $names = append $names "tfjob" }}{{ end -}}
 {{- if $e.pytorch.enable }}{{ $names = append $names "pytorchjob" }}{{ end -}}
 {{- if $e.argo.enable }}{{ $names = append $names "workflow" }}{{ end -}}

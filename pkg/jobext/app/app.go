@@ -53,6 +53,7 @@ import (
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/pkg/eventrecorder"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/pod"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
 	"github.com/koordinator-sh/koord-queue/pkg/util/election"
@@ -183,6 +184,16 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			SkipNameValidation:  o.SkipNameValidation,
 			Workers:             o.Workers,
 		})
+		if ext.Name == pod.Name {
+			// One unit for several pods: the pods have a reconciler of their own.
+			pr := pod.NewReconciler(writes, ext, events.ForEventsAPI(), clk, framework.ReconcilerOptions{
+				Gates: c.gates, SkipNameValidation: o.SkipNameValidation, Workers: o.Workers,
+			})
+			if err := pr.SetupWithManager(mgr); err != nil {
+				return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
+			}
+			continue
+		}
 		if !missing[ext.Name] {
 			if err := r.SetupWithManager(mgr); err != nil {
 				return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/mpijob"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/pod"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/pytorchjob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/raycluster"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/rayjob"
@@ -38,6 +39,7 @@ func NewRegistry() framework.Registry {
 		tfjob.Name:          tfjob.New,
 		pytorchjob.Name:     pytorchjob.New,
 		mpijob.Name:         mpijob.New,
+		pod.Name:            pod.New,
 		rayjob.Name:         rayjob.New,
 		rayjob.NameV1alpha1: rayjob.NewV1alpha1,
 		raycluster.Name:     raycluster.New,

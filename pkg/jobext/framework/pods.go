@@ -51,11 +51,12 @@ const podUnitIndex = "koord-queue.queueUnit/"
 // Kept: name, namespace, UID, resourceVersion, labels, owner references and
 // deletionTimestamp; status.phase and status.reason, status.message of a
 // failed pod (why it was evicted), and the conditions PodScheduled and
-// DisruptionTarget. Anything that is not a *corev1.Pod passes unchanged. It
-// returns a new object and may be applied twice.
+// DisruptionTarget. Anything that is not a *corev1.Pod passes unchanged, and
+// so does a pod the pod extension may queue (KeepWhole): it reads their
+// spec. It returns a new object and may be applied twice.
 func TrimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok {
+	if !ok || KeepWhole(pod) {
 		return obj, nil
 	}
 	slim := &corev1.Pod{
@@ -82,6 +83,12 @@ func TrimPod(obj any) (any, error) {
 		}
 	}
 	return slim, nil
+}
+
+// KeepWhole reports a pod the cache keeps whole: one that carries the quota
+// label and has no controller, which only the pod extension queues.
+func KeepWhole(pod *corev1.Pod) bool {
+	return pod.Labels[schedv1alpha1.QuotaNameLabel] != "" && metav1.GetControllerOf(pod) == nil
 }
 
 // ownedByKind is the pod's controller owner reference when it is of this

@@ -124,3 +124,27 @@ func TestPodsLeft(t *testing.T) {
 		t.Errorf("podsLeft = %d, %v; want 2", n, err)
 	}
 }
+
+// TestTrimPodKeepsQueuedBarePods: the cache keeps whole a pod with the quota
+// label and no controller (extension pod reads its spec), and trims every
+// other pod, a Job's labelled one too.
+func TestTrimPodKeepsQueuedBarePods(t *testing.T) {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}
+	quota := map[string]string{schedv1alpha1.QuotaNameLabel: "q"}
+	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "ns", Labels: quota}, Spec: spec}
+	owned := ownedPod("owned", quota)
+	owned.Spec = spec
+	unlabelled := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: "ns"}, Spec: spec}
+	for _, tc := range []struct {
+		pod  *corev1.Pod
+		keep bool
+	}{{bare, true}, {owned, false}, {unlabelled, false}} {
+		out, err := TrimPod(tc.pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := len(out.(*corev1.Pod).Spec.Containers) > 0; kept != tc.keep {
+			t.Errorf("pod %s: spec kept %v, want %v", tc.pod.Name, kept, tc.keep)
+		}
+	}
+}

@@ -21,6 +21,11 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/app"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
@@ -41,9 +46,14 @@ func TestRulesNameTheServedResources(t *testing.T) {
 	}
 	exts := make([]framework.Extension, 0, len(names))
 	for _, n := range names {
-		exts = append(exts, reg[n](framework.ExtensionOptions{}))
+		if n != "pod" { // its own webhook: TestPodsWebhook
+			exts = append(exts, reg[n](framework.ExtensionOptions{}))
+		}
 	}
-	rules := webhook.Rules(exts)
+	rules := webhook.Rules(append(exts, reg["pod"](framework.ExtensionOptions{})))
+	if len(rules) != len(exts) {
+		t.Fatalf("%d rules for %d kinds: pods must not be in the jobs webhook", len(rules), len(exts))
+	}
 	for i, ext := range exts {
 		r := rules[i]
 		want := "jobs"
@@ -53,5 +63,33 @@ func TestRulesNameTheServedResources(t *testing.T) {
 		if got := r.Resources[0]; got != want || r.APIGroups[0] != ext.GVK.Group || r.APIVersions[0] != ext.GVK.Version {
 			t.Errorf("%s: rule %v/%v/%v, want resource %s in %s", ext.Name, r.APIGroups, r.APIVersions, r.Resources, want, ext.GVK.GroupVersion())
 		}
+	}
+}
+
+// TestPodsWebhook: with extension pod, a second webhook asks for pod
+// creations, and only of pods with the quota label, never failing them.
+func TestPodsWebhook(t *testing.T) {
+	reg := app.NewRegistry()
+	job := reg["job"](framework.ExtensionOptions{})
+	if cfg := webhook.Configuration("c", []framework.Extension{job}, admissionregistrationv1.WebhookClientConfig{}); len(cfg.Webhooks) != 1 {
+		t.Fatalf("without extension pod: %d webhooks, want 1", len(cfg.Webhooks))
+	}
+	cfg := webhook.Configuration("c", []framework.Extension{job, reg["pod"](framework.ExtensionOptions{})}, admissionregistrationv1.WebhookClientConfig{})
+	if len(cfg.Webhooks) != 2 {
+		t.Fatalf("with extension pod: %d webhooks, want 2", len(cfg.Webhooks))
+	}
+	w := cfg.Webhooks[1]
+	if w.Name != webhook.PodsName || len(w.Rules) != 1 || w.Rules[0].Resources[0] != "pods" || w.Rules[0].APIGroups[0] != "" {
+		t.Errorf("pods webhook %s rules %+v", w.Name, w.Rules)
+	}
+	if *w.FailurePolicy != admissionregistrationv1.Ignore {
+		t.Errorf("failurePolicy %s, want Ignore", *w.FailurePolicy)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(w.ObjectSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Matches(labels.Set{"app": "x"}) || !sel.Matches(labels.Set{schedv1alpha1.QuotaNameLabel: "q"}) {
+		t.Errorf("objectSelector %s must match exactly the pods with the quota label", sel)
 	}
 }
