@@ -149,6 +149,8 @@ func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settin
 			// no filter, no victim search, nothing new to report.
 			f := *pf
 			f.Confirmed = true
+			// Later units of its queue asking no less are refused too.
+			memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, &f)
 			return &f
 		}
 		if f := p.preemptor.borrowingPaused(info, u.Cohort); f != nil {
