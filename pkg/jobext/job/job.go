@@ -56,11 +56,16 @@ var (
 	_ framework.NeverManaged  = (*Job)(nil)
 )
 
-// NeverManaged: the launcher Job of an MPIJob. The mpi-operator creates it,
-// suspended while its MPIJob is, and the MPIJob's unit already charges it.
+// NeverManaged: the launcher Job of an MPIJob, or a Job of a JobSet. Their
+// operators create them, suspended while the owner is, and the owner's unit
+// already charges them.
 func (j *Job) NeverManaged() bool {
 	c := metav1.GetControllerOf(j.job)
-	return c != nil && c.Kind == "MPIJob" && strings.HasPrefix(c.APIVersion, "kubeflow.org/")
+	if c == nil {
+		return false
+	}
+	return c.Kind == "MPIJob" && strings.HasPrefix(c.APIVersion, "kubeflow.org/") ||
+		c.Kind == "JobSet" && strings.HasPrefix(c.APIVersion, "jobset.x-k8s.io/")
 }
 
 // Object returns the Job.
