@@ -41,7 +41,7 @@ func extensions() []string {
 	if e := os.Getenv("E2E_EXTENSIONS"); e != "" {
 		return strings.Split(e, ",")
 	}
-	return []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp"}
+	return []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset"}
 }
 
 // env is the cluster every test shares.
