@@ -197,7 +197,8 @@ ancestor up to the root with used/min/max per resource (SHORT is what its
 request lacks at that level), its position in its queue and the units ahead.
 
 The argument is a job as KIND/NAME (job/NAME, tfjob/NAME, pytorchjob/NAME,
-mpijob/NAME, rayjob/NAME, raycluster/NAME, sparkapplication/NAME, workflow/NAME), a
+mpijob/NAME, rayjob/NAME, raycluster/NAME, sparkapplication/NAME, workflow/NAME,
+jobset/NAME), a
 QueueUnit as qu/NAME, or a bare NAME: the unit of that name, else the unit of
 the one job of that name.`,
 		Example: `  kubectl koord-queue why job/train

@@ -35,6 +35,7 @@ var jobKinds = map[string]string{
 	"raycluster": "RayCluster", "rayclusters": "RayCluster",
 	"sparkapplication": "SparkApplication", "sparkapplications": "SparkApplication", "sparkapp": "SparkApplication",
 	"workflow": "Workflow", "workflows": "Workflow", "wf": "Workflow",
+	"jobset": "JobSet", "jobsets": "JobSet",
 }
 
 // unitKinds name the QueueUnit itself.

@@ -40,6 +40,7 @@ func TestResolve(t *testing.T) {
 		*utiltesting.MakeQueueUnit("hpc-mpijob", "ns").ConsumerRef("kubeflow.org/v2beta1", "MPIJob", "hpc").Obj(),
 		*utiltesting.MakeQueueUnit("etl-sparkapp", "ns").ConsumerRef("sparkoperator.k8s.io/v1beta2", "SparkApplication", "etl").Obj(),
 		*utiltesting.MakeQueueUnit("wf-workflow", "ns").ConsumerRef("argoproj.io/v1alpha1", "Workflow", "wf").Obj(),
+		*utiltesting.MakeQueueUnit("llm-jobset", "ns").ConsumerRef("jobset.x-k8s.io/v1alpha2", "JobSet", "llm").Obj(),
 		*owned,
 	}
 	cases := []struct {
@@ -56,6 +57,8 @@ func TestResolve(t *testing.T) {
 		{ref: "sparkapp/etl", want: "etl-sparkapp"},
 		{ref: "sparkapplication/etl", want: "etl-sparkapp"},
 		{ref: "wf/wf", want: "wf-workflow"},
+		{ref: "jobset/llm", want: "llm-jobset"},
+		{ref: "jobsets.jobset.x-k8s.io/llm", want: "llm-jobset"},
 		{ref: "raycluster/rc", want: "legacy-unit"},
 		{ref: "qu/train-tfjob", want: "train-tfjob"},
 		{ref: "queueunit/train", want: "train"},
@@ -64,7 +67,7 @@ func TestResolve(t *testing.T) {
 		// A bare name that is a unit wins over jobs of that name.
 		{ref: "train", want: "train"},
 		{ref: "rayjob/train", wantErr: "no QueueUnit in namespace ns belongs to RayJob train"},
-		{ref: "cronjob/train", wantErr: "known job kinds: job, mpijob, pytorchjob, raycluster, rayjob, sparkapplication, tfjob, workflow, queueunit (qu)"},
+		{ref: "cronjob/train", wantErr: "known job kinds: job, jobset, mpijob, pytorchjob, raycluster, rayjob, sparkapplication, tfjob, workflow, queueunit (qu)"},
 		{ref: "nothing", wantErr: "no QueueUnit named nothing in namespace ns"},
 		{ref: "job/", wantErr: `"job/" is not NAME or KIND/NAME`},
 		{ref: "a/b/c", wantErr: `"a/b/c" is not NAME or KIND/NAME`},
