@@ -92,11 +92,7 @@ func (j *Job) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
 // Count is how many pods the Job runs at once: min(parallelism, completions),
 // parallelism defaulting to 1 and unset completions meaning no cap.
 func (j *Job) Count() int32 {
-	n := ptr.Deref(j.job.Spec.Parallelism, 1)
-	if j.job.Spec.Completions != nil && *j.job.Spec.Completions < n {
-		n = *j.job.Spec.Completions
-	}
-	return max(n, 0)
+	return framework.JobPodsAtOnce(&j.job.Spec)
 }
 
 // PodSets is the Job's one pod set.

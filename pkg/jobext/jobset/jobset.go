@@ -19,7 +19,6 @@ package jobset
 import (
 	"fmt"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,7 +26,6 @@ import (
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
-	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
 )
 
 // Name is the extension's name.
@@ -76,7 +74,7 @@ func (w *Job) Resume() {
 // podsPerJob is how many pods one Job of a replicated job runs at once,
 // counted as the Job extension counts a Job.
 func podsPerJob(rj *jobsetv1.ReplicatedJob) int32 {
-	return job.Wrap(&batchv1.Job{Spec: rj.Template.Spec}).Count()
+	return framework.JobPodsAtOnce(&rj.Template.Spec)
 }
 
 // PodSets is one set per replicated job, in the JobSet's order: its replicas

@@ -64,9 +64,9 @@ func TestPodSetsAndRequests(t *testing.T) {
 	}
 	js := &jobsetv1.JobSet{Spec: jobsetv1.JobSetSpec{ReplicatedJobs: []jobsetv1.ReplicatedJob{
 		rjob("workers", 2, ptr.To[int32](4), ptr.To[int32](3), workers), // 2 Jobs of 3 pods
-		rjob("driver", 1, nil, nil, mainPod("500m")),                       // 1 pod
-		rjob("idle", 0, ptr.To[int32](5), nil, mainPod("1")),               // none
-		rjob("wide", 3, ptr.To[int32](2), nil, mainPod("250m")),            // 3 Jobs of 2 pods
+		rjob("driver", 1, nil, nil, mainPod("500m")),                    // 1 pod
+		rjob("idle", 0, ptr.To[int32](5), nil, mainPod("1")),            // none
+		rjob("wide", 3, ptr.To[int32](2), nil, mainPod("250m")),         // 3 Jobs of 2 pods
 	}}}
 	sets, err := Wrap(js).PodSets()
 	if err != nil {

@@ -54,7 +54,9 @@ func jobSet(ns, name string, suspend bool) *jobsetv1.JobSet {
 	}
 }
 
-func jobSetSuspended(o client.Object) bool { return ptr.Deref(o.(*jobsetv1.JobSet).Spec.Suspend, false) }
+func jobSetSuspended(o client.Object) bool {
+	return ptr.Deref(o.(*jobsetv1.JobSet).Spec.Suspend, false)
+}
 
 // jobSetCase plays the jobset controller's status: every Job ready and
 // active while running, none once suspended.
