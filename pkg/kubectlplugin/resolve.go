@@ -36,6 +36,7 @@ var jobKinds = map[string]string{
 	"sparkapplication": "SparkApplication", "sparkapplications": "SparkApplication", "sparkapp": "SparkApplication",
 	"workflow": "Workflow", "workflows": "Workflow", "wf": "Workflow",
 	"pod": "Pod", "pods": "Pod", "po": "Pod",
+	"jobset": "JobSet", "jobsets": "JobSet",
 }
 
 // unitKinds name the QueueUnit itself.

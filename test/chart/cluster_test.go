@@ -50,7 +50,7 @@ const (
 // fullValues turns on everything that a plain kube-apiserver can take (the
 // ServiceMonitor needs the Prometheus Operator's CRDs, so it stays off).
 var fullValues = []string{
-	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.mpi.enable=true", "extension.argo.enable=true",
+	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.mpi.enable=true", "extension.jobset.enable=true", "extension.argo.enable=true",
 	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true", "extension.pod.enable=true",
 	"controller.enableVisibilityServer=true", "controller.visibility.ui.enabled=true", "grafana.dashboard.enabled=true",
 }
@@ -218,7 +218,7 @@ func schedulerMustNot() []access {
 }
 
 var jobKinds = []string{
-	"jobs.batch", "tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org", "mpijobs.kubeflow.org", "workflows.argoproj.io",
+	"jobs.batch", "tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org", "mpijobs.kubeflow.org", "jobsets.jobset.x-k8s.io", "workflows.argoproj.io",
 	"sparkapplications.sparkoperator.k8s.io", "rayjobs.ray.io", "rayclusters.ray.io",
 }
 

@@ -57,10 +57,12 @@ const (
 	SparkOperator Operator = "spark-operator"
 	// WorkflowController is Argo's workflow-controller (Workflow).
 	WorkflowController Operator = "workflow-controller"
+	// JobSetController is the JobSet controller (JobSet v1alpha2).
+	JobSetController Operator = "jobset-controller"
 )
 
 // Operators lists every operator the cluster knows how to run.
-var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController}
+var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController, JobSetController}
 
 // ParseOperators turns a comma-separated list into operators; "all" means
 // every one. Unknown names are an error that lists the known ones.
@@ -118,6 +120,9 @@ var operatorSpecs = map[Operator]operatorSpec{
 		"manifests/base/crds/minimal/argoproj.io_workflowtasksets.yaml",
 		"manifests/base/crds/minimal/argoproj.io_workflowartifactgctasks.yaml",
 		"manifests/base/crds/minimal/argoproj.io_workfloweventbindings.yaml",
+	}},
+	JobSetController: {"jobset", "sigs.k8s.io/jobset", []string{
+		"config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml",
 	}},
 }
 
@@ -235,6 +240,12 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 			"--health-probe-bind-address", addr(1),
 			"--controller-threads", "2",
 		)
+	case JobSetController:
+		var config string
+		if config, err = c.prepareJobSetController(ctx, ports[2], addr(1)); err != nil {
+			return err
+		}
+		p, err = c.runEnv(string(op), binary, env, "--config", config, "--zap-devel=false")
 	case WorkflowController:
 		if err := c.prepareWorkflowController(ctx); err != nil {
 			return err

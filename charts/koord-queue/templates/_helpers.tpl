@@ -42,6 +42,7 @@ deployed).
 {{- if $e.ray.enable }}{{ $names = concat $names (list "rayjob" "rayjobv1alpha1") }}{{ end -}}
 {{- if $e.raycluster.enable }}{{ $names = append $names "raycluster" }}{{ end -}}
 {{- if $e.mpi.enable }}{{ $names = append $names "mpijob" }}{{ end -}}
+{{- if $e.jobset.enable }}{{ $names = append $names "jobset" }}{{ end -}}
 {{- join "," $names -}}
 {{- end -}}
 

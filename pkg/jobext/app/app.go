@@ -49,6 +49,7 @@ import (
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/pkg/eventrecorder"
@@ -111,6 +112,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(rayv1.AddToScheme(s))
 	utilruntime.Must(rayv1alpha1.AddToScheme(s))
 	utilruntime.Must(sparkv1beta2.AddToScheme(s))
+	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
 	return s
 }
 

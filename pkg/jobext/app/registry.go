@@ -21,6 +21,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/jobset"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/mpijob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/pod"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/pytorchjob"
@@ -45,6 +46,7 @@ func NewRegistry() framework.Registry {
 		raycluster.Name:     raycluster.New,
 		sparkapp.Name:       sparkapp.New,
 		workflow.Name:       workflow.New,
+		jobset.Name:         jobset.New,
 	}
 }
 

@@ -19,8 +19,10 @@ package framework
 import (
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -61,4 +63,15 @@ func EndBy[C ~string](st *JobStatus, typ C, status corev1.ConditionStatus, messa
 	case failed:
 		st.Finished, st.Failed, st.Message = true, true, message
 	}
+}
+
+// JobPodsAtOnce is how many pods a batch Job of spec runs at once:
+// min(parallelism, completions), parallelism defaulting to 1 and unset
+// completions meaning no cap. The Job and JobSet extensions share it.
+func JobPodsAtOnce(spec *batchv1.JobSpec) int32 {
+	n := ptr.Deref(spec.Parallelism, 1)
+	if spec.Completions != nil && *spec.Completions < n {
+		n = *spec.Completions
+	}
+	return max(n, 0)
 }

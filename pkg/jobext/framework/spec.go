@@ -111,12 +111,21 @@ func JobPriority(ctx context.Context, reader PriorityClassReader, gj GenericJob,
 	return p, nil
 }
 
+// CheckPodSetCount refuses more pod sets than a unit takes, naming the limit;
+// the webhook denies such a job and the reconciler says so in an event.
+func CheckPodSetCount(sets []PodSet) error {
+	if len(sets) > schedv1alpha1.MaxPodSets {
+		return fmt.Errorf("the job has %d pod sets, more than the %d a queue unit takes: koord-queue cannot queue it", len(sets), schedv1alpha1.MaxPodSets)
+	}
+	return nil
+}
+
 // DesiredSpec is the spec a job's unit should have, and the job priority it
 // was computed with.
 func DesiredSpec(ext *Extension, gj GenericJob, sets []PodSet, prio Priority, gates features.Gates) (schedv1alpha1.QueueUnitSpec, error) {
 	obj := gj.Object()
-	if len(sets) > schedv1alpha1.MaxPodSets {
-		return schedv1alpha1.QueueUnitSpec{}, fmt.Errorf("job has %d pod sets, a unit takes at most %d", len(sets), schedv1alpha1.MaxPodSets)
+	if err := CheckPodSetCount(sets); err != nil {
+		return schedv1alpha1.QueueUnitSpec{}, err
 	}
 	spec := schedv1alpha1.QueueUnitSpec{
 		ConsumerRef: &corev1.ObjectReference{

@@ -56,11 +56,16 @@ var (
 	_ framework.NeverManaged  = (*Job)(nil)
 )
 
-// NeverManaged: the launcher Job of an MPIJob. The mpi-operator creates it,
-// suspended while its MPIJob is, and the MPIJob's unit already charges it.
+// NeverManaged: the launcher Job of an MPIJob, or a Job of a JobSet. Their
+// operators create them, suspended while the owner is, and the owner's unit
+// already charges them.
 func (j *Job) NeverManaged() bool {
 	c := metav1.GetControllerOf(j.job)
-	return c != nil && c.Kind == "MPIJob" && strings.HasPrefix(c.APIVersion, "kubeflow.org/")
+	if c == nil {
+		return false
+	}
+	return c.Kind == "MPIJob" && strings.HasPrefix(c.APIVersion, "kubeflow.org/") ||
+		c.Kind == "JobSet" && strings.HasPrefix(c.APIVersion, "jobset.x-k8s.io/")
 }
 
 // Object returns the Job.
@@ -87,11 +92,7 @@ func (j *Job) SetPodLabels(labels map[string]string) []framework.ReplacedLabel {
 // Count is how many pods the Job runs at once: min(parallelism, completions),
 // parallelism defaulting to 1 and unset completions meaning no cap.
 func (j *Job) Count() int32 {
-	n := ptr.Deref(j.job.Spec.Parallelism, 1)
-	if j.job.Spec.Completions != nil && *j.job.Spec.Completions < n {
-		n = *j.job.Spec.Completions
-	}
-	return max(n, 0)
+	return framework.JobPodsAtOnce(&j.job.Spec)
 }
 
 // PodSets is the Job's one pod set.

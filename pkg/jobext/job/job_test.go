@@ -114,7 +114,8 @@ func TestSuspendResume(t *testing.T) {
 }
 
 // TestNeverManagedLauncher: an MPIJob's launcher Job is the MPIJob's to
-// queue; other owned Jobs (a CronJob's) are queued as Jobs.
+// queue, a JobSet's Job the JobSet's; other owned Jobs (a CronJob's) are
+// queued as Jobs.
 func TestNeverManagedLauncher(t *testing.T) {
 	owned := func(apiVersion, kind string) *batchv1.Job {
 		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{
@@ -123,6 +124,12 @@ func TestNeverManagedLauncher(t *testing.T) {
 	}
 	if !Wrap(owned("kubeflow.org/v2beta1", "MPIJob")).NeverManaged() {
 		t.Error("an MPIJob's launcher is managed as a Job")
+	}
+	if !Wrap(owned("jobset.x-k8s.io/v1alpha2", "JobSet")).NeverManaged() {
+		t.Error("a JobSet's Job is managed as a Job")
+	}
+	if Wrap(owned("example.com/v1", "JobSet")).NeverManaged() {
+		t.Error("a JobSet kind of another group is never managed")
 	}
 	if Wrap(owned("batch/v1", "CronJob")).NeverManaged() || Wrap(&batchv1.Job{}).NeverManaged() {
 		t.Error("a CronJob's or a bare Job is never managed")

@@ -80,7 +80,8 @@ func NewHandler(exts []framework.Extension, namespaces client.Reader, manageAll 
 	return h
 }
 
-// Handle suspends a job being created when koord-queue will manage it.
+// Handle suspends a job being created when koord-queue will manage it, and
+// refuses one with more pod sets than a unit takes.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
 	log := ctrl.LoggerFrom(ctx).WithValues("kind", gvk.String(), "job", klog.KRef(req.Namespace, req.Name), "uid", req.UID)
@@ -112,6 +113,12 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	if !managed {
 		return admission.Allowed("not managed by koord-queue")
+	}
+	if sets, err := gj.PodSets(); err == nil {
+		if err := framework.CheckPodSetCount(sets); err != nil {
+			log.V(2).Info("Refusing a job koord-queue cannot queue", "podSets", len(sets))
+			return admission.Denied(err.Error())
+		}
 	}
 	patched, err := held(ext, gj, req.Object.Raw, queueunit.FormatCreated(h.clock.Now()), h.podLabels(ext, gj))
 	if err != nil {

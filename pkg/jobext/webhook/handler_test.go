@@ -19,6 +19,8 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +35,7 @@ import (
 
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/jobset"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/sparkapp"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/tfjob"
 )
@@ -176,5 +179,40 @@ func TestHandle(t *testing.T) {
 				tc.check(t, applied(t, string(tc.req.Object.Raw), resp))
 			}
 		})
+	}
+}
+
+// TestHandleTooManyPodSets: a managed JobSet of more replicated jobs than a
+// unit has pod sets is refused, the message naming both counts; at the limit
+// it is held; an unmanaged one is let through as written.
+func TestHandleTooManyPodSets(t *testing.T) {
+	kind := metav1.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"}
+	jobSet := func(labels string, n int) string {
+		var rjs []string
+		for i := range n {
+			rjs = append(rjs, fmt.Sprintf(`{"name":"r%d","replicas":1,"template":{"spec":{"template":{}}}}`, i))
+		}
+		return `{"metadata":{"name":"j"` + labels + `},"spec":{"replicatedJobs":[` + strings.Join(rjs, ",") + `]}}`
+	}
+	labelled := `,"labels":{"quota.scheduling.koordinator.sh/name":"q"}`
+	c := fake.NewClientBuilder().Build()
+	h := NewHandler([]framework.Extension{jobset.New(framework.ExtensionOptions{})}, c, false,
+		framework.DefaultNamespaceSelector("kq"), clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+
+	resp := h.Handle(context.Background(), request(kind, admissionv1.Create, jobSet(labelled, 9)))
+	if resp.Allowed {
+		t.Fatal("a JobSet of 9 replicated jobs was admitted")
+	}
+	if msg := resp.Result.Message; !strings.Contains(msg, "9 pod sets") || !strings.Contains(msg, "8") {
+		t.Errorf("refusal does not name the count and the limit: %q", msg)
+	}
+	raw := jobSet(labelled, 8)
+	resp = h.Handle(context.Background(), request(kind, admissionv1.Create, raw))
+	if !resp.Allowed || field(applied(t, raw, resp), "spec", "suspend") != true {
+		t.Errorf("a JobSet of 8 replicated jobs: allowed %v, patches %v", resp.Allowed, resp.Patches)
+	}
+	resp = h.Handle(context.Background(), request(kind, admissionv1.Create, jobSet("", 9)))
+	if !resp.Allowed || len(resp.Patches) > 0 {
+		t.Errorf("an unmanaged JobSet of 9: allowed %v, patches %v", resp.Allowed, resp.Patches)
 	}
 }

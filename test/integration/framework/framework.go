@@ -51,21 +51,32 @@ func CRDPaths() []string {
 		filepath.Join(root, "config", "crd", "elasticquota"),
 		filepath.Join(root, "test", "crds"),
 		mpiJobCRD(root),
+		jobSetCRD(root),
 	}
 }
 
-// mpiJobCRD is the MPIJob CRD in the mpi-operator module koord-queue builds
-// against, found through the module cache (never copied into the repo). When
-// the module cannot be resolved the path names the failure, and envtest's
-// missing-path error shows it.
+// mpiJobCRD and jobSetCRD are CRDs in the modules koord-queue builds against
+// (the mpi-operator's, JobSet's), found through the module cache (never
+// copied into the repo).
 func mpiJobCRD(root string) string {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubeflow/mpi-operator")
+	return moduleFile(root, "github.com/kubeflow/mpi-operator", "manifests", "base", "kubeflow.org_mpijobs.yaml")
+}
+
+func jobSetCRD(root string) string {
+	return moduleFile(root, "sigs.k8s.io/jobset", "config", "components", "crd", "bases", "jobset.x-k8s.io_jobsets.yaml")
+}
+
+// moduleFile is a file of a module the main module requires. When the module
+// cannot be resolved the path names the failure, and envtest's missing-path
+// error shows it.
+func moduleFile(root, module string, elem ...string) string {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil || len(bytes.TrimSpace(out)) == 0 {
-		return fmt.Sprintf("mpi-operator module not resolved (go list -m: %v)", err)
+		return fmt.Sprintf("%s module not resolved (go list -m: %v)", module, err)
 	}
-	return filepath.Join(string(bytes.TrimSpace(out)), "manifests", "base", "kubeflow.org_mpijobs.yaml")
+	return filepath.Join(append([]string{string(bytes.TrimSpace(out))}, elem...)...)
 }
 
 // Env is a running control plane.

@@ -43,7 +43,7 @@ import (
 )
 
 // allExtensions are every extension, each served by the webhook.
-var allExtensions = []string{"job", "tfjob", "pytorchjob", "mpijob", "rayjob", "rayjobv1alpha1", "raycluster", "sparkapp", "workflow"}
+var allExtensions = []string{"job", "tfjob", "pytorchjob", "mpijob", "rayjob", "rayjobv1alpha1", "raycluster", "sparkapp", "workflow", "jobset"}
 
 // webhookCluster is a manager serving the webhook, reached by the test API
 // server through a MutatingWebhookConfiguration made as the chart makes it
@@ -83,6 +83,7 @@ func startWebhookWith(t *testing.T, restConfig *rest.Config, extensions []string
 		{"batch", "v1", "jobs"}, {"kubeflow.org", "v1", "tfjobs"}, {"kubeflow.org", "v1", "pytorchjobs"}, {"kubeflow.org", "v2beta1", "mpijobs"},
 		{"ray.io", "v1", "rayjobs"}, {"ray.io", "v1alpha1", "rayjobs"}, {"ray.io", "v1", "rayclusters"},
 		{"sparkoperator.k8s.io", "v1beta2", "sparkapplications"}, {"argoproj.io", "v1alpha1", "workflows"},
+		{"jobset.x-k8s.io", "v1alpha2", "jobsets"},
 	} {
 		rules = append(rules, admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
@@ -142,7 +143,7 @@ type webhookKind struct {
 
 func webhookKinds() []webhookKind {
 	var out []webhookKind
-	cases := append(append(kubeflowCases(), rayCases()...), sparkCase(), workflowCase(), mpiCase())
+	cases := append(append(kubeflowCases(), rayCases()...), sparkCase(), workflowCase(), mpiCase(), jobSetCase())
 	reg := app.NewRegistry()
 	for _, tc := range cases {
 		ext := reg[tc.ext](framework.ExtensionOptions{Enabled: allExtensions})
