@@ -39,6 +39,9 @@ type Framework struct {
 	reservers []ReservePlugin
 	usages    []UsagePlugin
 	preempter PreemptPlugin
+	// refusals is the preemption plugin as a RefusalChecker, nil when it is
+	// not one: asked once per try, so resolved once here.
+	refusals  RefusalChecker
 	sharer    SharePlugin
 	lister    QuotaLister
 	syncers   []Syncer
@@ -122,6 +125,7 @@ func add(f *Framework, plugin Plugin) error {
 			return err
 		}
 		f.preempter = x
+		f.refusals, _ = plugin.(RefusalChecker)
 	}
 	if x, ok := plugin.(SharePlugin); ok {
 		if err := claim(f, roleShare, plugin); err != nil {
@@ -259,17 +263,16 @@ func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim b
 // RefusalMark is the preemption plugin's Recheck of a refusal of u decided
 // now, nil when it cannot confirm refusals (see RefusalChecker).
 func (f *Framework) RefusalMark(u *UnitInfo) *schedtypes.Recheck {
-	if c, ok := f.preempter.(RefusalChecker); ok {
-		return c.RefusalMark(u)
+	if f.refusals == nil {
+		return nil
 	}
-	return nil
+	return f.refusals.RefusalMark(u)
 }
 
 // StillRefused asks the preemption plugin whether u, refused with reason
 // under mark, is refused the same way now (see RefusalChecker).
 func (f *Framework) StillRefused(u *UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) bool {
-	c, ok := f.preempter.(RefusalChecker)
-	return ok && mark != nil && c.StillRefused(u, mark, reason, reclaim)
+	return f.refusals != nil && mark != nil && f.refusals.StillRefused(u, mark, reason, reclaim)
 }
 
 // HasSynced reports whether every plugin with informers has seen them all.
