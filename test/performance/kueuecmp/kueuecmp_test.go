@@ -21,6 +21,7 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,11 +207,11 @@ func TestBuildTable(t *testing.T) {
 		return Figures{Completed: 10, WallSeconds: wall, TimeToAdmission: map[string]harness.KueueWait{"small": {AvgMs: avgSmall}},
 			WritesPerAdmission: map[string]float64{"PATCH": patch, "total": patch}}
 	}
-	ours := func(wall float64, avgSmall int64, post float64) Figures {
+	ours := func(wall float64, avgSmall int64, post, bound float64) Figures {
 		return Figures{Completed: 10, WallSeconds: wall, TimeToAdmission: map[string]harness.KueueWait{"small": {AvgMs: avgSmall}},
-			WritesPerAdmission: map[string]float64{"POST": post, "total": post}}
+			WritesPerAdmission: map[string]float64{"POST": post, "total": post}, APIBoundSeconds: bound, WallToAPIBound: wall / bound}
 	}
-	tab := Build("test", []string{"small"}, []Figures{k(400, 2000, 3), k(410, 3000, 5)}, []Figures{ours(200, 500, 1), ours(190, 1500, 2)})
+	tab := Build("test", []string{"small"}, []Figures{k(400, 2000, 3), k(410, 3000, 5)}, []Figures{ours(200, 500, 1, 100), ours(190, 1500, 2, 150)})
 	row := func(name string) Row {
 		for _, r := range tab.Rows {
 			if r.Figure == name {
@@ -233,10 +234,19 @@ func TestBuildTable(t *testing.T) {
 		{"API writes / admission, POST", Row{Figure: "API writes / admission, POST", Kueue: 0, Ours: 1.5, KRuns: []float64{0, 0}, ORuns: []float64{1, 2}}},
 		{"API writes / admission, PATCH", Row{Figure: "API writes / admission, PATCH", Kueue: 4, Ours: 0, Ratio: ratio(0), KRuns: []float64{3, 5}, ORuns: []float64{0, 0}}},
 		{"completed units", Row{Figure: "completed units", Kueue: 10, Ours: 10, Ratio: ratio(1), KRuns: []float64{10, 10}, ORuns: []float64{10, 10}}},
+		// Kueue's runs are held to the mean bound of ours, (100+150)/2 =
+		// 125 s: 400/125 = 3.2, 410/125 = 3.28; ours 200/100 = 2, 190/150.
+		{"wall / API bound", Row{Figure: "wall / API bound", Kueue: 3.24, Ours: 1.633, Ratio: ratio(0.5), KRuns: []float64{3.2, 3.28}, ORuns: []float64{2, 190.0 / 150}}},
 	} {
 		if diff := cmp.Diff(c.want, row(c.name)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, diff)
 		}
+	}
+	if tab.Kueue[0].APIBoundSeconds != 125 || len(tab.Kueue) != 2 {
+		t.Errorf("Kueue's first run has API bound %v, want our runs' mean 125", tab.Kueue[0].APIBoundSeconds)
+	}
+	if none := Build("test", nil, []Figures{k(400, 2000, 3)}, []Figures{{WallSeconds: 200}}); slices.ContainsFunc(none.Rows, func(r Row) bool { return r.Figure == "wall / API bound" }) {
+		t.Error("a table whose runs of ours have no API bound shows a wall / API bound row")
 	}
 	md := tab.Markdown()
 	for _, line := range []string{

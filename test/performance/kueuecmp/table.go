@@ -32,6 +32,12 @@ type Figures struct {
 	// WallSeconds is the scheduler process's start to its exit.
 	WallSeconds float64 `json:"wallSeconds"`
 	WallToIdeal float64 `json:"wallToIdealRatio"`
+	// APIBoundSeconds is the least wall time the API server allows on this
+	// machine (harness.CPUFigures.APIBoundSeconds), measured in our runs
+	// only: Kueue's runner reads no API server figures, so Build gives its
+	// runs the mean bound of ours (the same units, machine and binaries).
+	APIBoundSeconds float64 `json:"apiBoundSeconds,omitempty"`
+	WallToAPIBound  float64 `json:"wallToAPIBoundRatio,omitempty"`
 	// Admissions counts re-admissions too.
 	Admissions          int     `json:"admissions"`
 	AdmissionsPerSecond float64 `json:"admissionsPerSecond"`
@@ -96,6 +102,7 @@ func FromOurs(s *harness.Summary) (Figures, error) {
 		Units: s.Units, Completed: s.Completed, WallSeconds: k.WallSeconds, Admissions: k.Admissions,
 		TimeToAdmission: k.TimeToAdmission, CPUSeconds: round(k.UserCPUSeconds+k.SystemCPUSeconds, 3), PeakRSSMiB: k.MaxRSSMiB, RusagePeakRSSMiB: k.RusageMaxRSSMiB,
 		QuotaViolations: s.Quota.Violations, Evictions: s.Evictions.Total,
+		APIBoundSeconds: s.CPU.APIBoundSeconds, WallToAPIBound: s.CPU.WallToAPIBound,
 	}
 	f.finish(k.WritesByMethod, s.Ideal.Seconds)
 	return f, nil
@@ -123,8 +130,22 @@ type Table struct {
 
 // Build makes the table of a pair from each side's runs (the same number
 // or not) and the classes to show. Means are arithmetic; the ratio is
-// ours / Kueue's, absent when Kueue's mean is 0.
+// ours / Kueue's, absent when Kueue's mean is 0. Kueue's runs get the mean
+// API bound of ours (see Figures.APIBoundSeconds).
 func Build(pair string, classes []string, kueue, ours []Figures) Table {
+	var bounds []float64
+	for _, f := range ours {
+		if f.APIBoundSeconds > 0 {
+			bounds = append(bounds, f.APIBoundSeconds)
+		}
+	}
+	kueue = append([]Figures(nil), kueue...)
+	if bound := mean(bounds); bound > 0 {
+		for i := range kueue {
+			kueue[i].APIBoundSeconds = bound
+			kueue[i].WallToAPIBound = round(kueue[i].WallSeconds/bound, 3)
+		}
+	}
 	t := Table{Pair: pair, Kueue: kueue, Ours: ours}
 	add := func(name string, get func(Figures) float64) {
 		r := Row{Figure: name}
@@ -144,6 +165,9 @@ func Build(pair string, classes []string, kueue, ours []Figures) Table {
 	add("completed units", func(f Figures) float64 { return float64(f.Completed) })
 	add("wall time (s)", func(f Figures) float64 { return f.WallSeconds })
 	add("wall / ideal", func(f Figures) float64 { return f.WallToIdeal })
+	if len(bounds) > 0 {
+		add("wall / API bound", func(f Figures) float64 { return f.WallToAPIBound })
+	}
 	add("admissions / s", func(f Figures) float64 { return f.AdmissionsPerSecond })
 	for _, c := range classes {
 		add("time to admission avg, "+c+" (s)", func(f Figures) float64 { return float64(f.TimeToAdmission[c].AvgMs) / 1000 })
