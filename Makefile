@@ -271,7 +271,7 @@ perf-large: ## Performance run, 50,000 units (PERF_QPS, PERF_BURST, PERF_OUTPUT)
 	$(PERF_RUN) --config test/performance/configs/large.yaml
 
 .PHONY: perf-compare
-perf-compare: ## Kueue's harness (module at PERF_COMPARE_KUEUE) and ours in Kueue mode, interleaved, one table (PERF_COMPARE_PAIR=baseline|large-scale|smoke, PERF_OUTPUT; PERF_COMPARE_QPS/PERF_COMPARE_BURST for both, 50/100 by default, else minimalkueue is patched to them).
+perf-compare: ## Kueue's harness (module at PERF_COMPARE_KUEUE) and ours in Kueue mode, interleaved, one table (PERF_COMPARE_PAIR=baseline|large-scale|1000-queues|smoke, PERF_OUTPUT; PERF_COMPARE_QPS/PERF_COMPARE_BURST for both, 50/100 by default, else minimalkueue is patched to them).
 	@hack/tools.sh etcd kube-apiserver >/dev/null
 	go run ./test/performance/compare --pair $(PERF_COMPARE_PAIR) --runs $(PERF_COMPARE_RUNS) --kueue-version $(PERF_COMPARE_KUEUE) --qps $(PERF_COMPARE_QPS) --burst $(PERF_COMPARE_BURST) $(if $(PERF_OUTPUT),--output $(PERF_OUTPUT))
 

@@ -121,6 +121,36 @@ func TestTranslateLargeScaleAndRejects(t *testing.T) {
 	}
 }
 
+func TestTranslateThousandQueues(t *testing.T) {
+	cfg, err := harness.LoadConfig("../configs/kueue-1000-queues.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Units(); got != 10000 {
+		t.Errorf("1000-queues has %d units, want 10 x 100 x (7 + 2 + 1) = 10000", got)
+	}
+	g, err := Translate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := g.Cohorts[0].QueuesSets[0]
+	if g.Cohorts[0].Count != 10 || q.Count != 100 || q.NominalQuota != "2" || q.BorrowingLimit != "98" {
+		t.Errorf("1000-queues translates to %d cohorts x %d queues, nominal %s, borrowing %s; want 10 x 100, 2 and 98", g.Cohorts[0].Count, q.Count, q.NominalQuota, q.BorrowingLimit)
+	}
+	// Creations a second over all queues, each class one per interval in
+	// every queue: 1000/10 + 1000/30 + 1000/60 = 150.
+	var perSecond float64
+	for _, set := range q.WorkloadsSets {
+		perSecond += float64(q.Count*g.Cohorts[0].Count) * 1000 / float64(set.CreationIntervalMs)
+	}
+	if perSecond > 200 {
+		t.Errorf("1000-queues creates %.0f units a second, more than the 200 the pair is meant to stay under", perSecond)
+	}
+	if _, ok := Pairs["1000-queues"]; !ok {
+		t.Error("make perf-compare knows no pair 1000-queues")
+	}
+}
+
 func writeFile(t *testing.T, dir, name, text string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
