@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,15 +64,17 @@ type Reconciler struct {
 	clock    clock.PassiveClock
 	opts     framework.ReconcilerOptions
 
-	// told holds the UIDs of pods already told they run outside the queue.
-	told sync.Map
+	// told holds, by the unit name a pod maps to, the UIDs of pods already
+	// told they run outside the queue; an entry goes with its pod.
+	toldMu sync.Mutex
+	told   map[types.NamespacedName]map[types.UID]bool
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler builds the pods' reconciler.
 func NewReconciler(c client.Client, ext *framework.Extension, recorder events.EventRecorder, clk clock.PassiveClock, opts framework.ReconcilerOptions) *Reconciler {
-	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts}
+	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts, told: map[types.NamespacedName]map[types.UID]bool{}}
 }
 
 // SetupWithManager watches pods (the cache keeps queued ones whole:
@@ -131,6 +134,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	for i := range list.Items {
 		members = append(members, &list.Items[i])
 	}
+	r.forget(req.NamespacedName, members)
 	unit := &schedv1alpha1.QueueUnit{}
 	if err := r.client.Get(ctx, req.NamespacedName, unit); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -164,7 +168,7 @@ func (r *Reconciler) deleteUnit(ctx context.Context, unit *schedv1alpha1.QueueUn
 // waiting splits members into those the queue holds and those it cannot:
 // a pod that came without the gate (created while the webhook was away)
 // runs outside the queue, and is told so once.
-func (r *Reconciler) waiting(members []*corev1.Pod) []*corev1.Pod {
+func (r *Reconciler) waiting(key types.NamespacedName, members []*corev1.Pod) []*corev1.Pod {
 	var held []*corev1.Pod
 	for _, p := range members {
 		switch {
@@ -173,23 +177,62 @@ func (r *Reconciler) waiting(members []*corev1.Pod) []*corev1.Pod {
 			held = append(held, p)
 		case p.Labels[schedv1alpha1.QueueUnitLabel] == "":
 			// Never gated and never labelled by the webhook or by us.
-			r.leftAlone(p)
+			r.leftAlone(key, p)
 		}
 	}
 	return held
 }
 
-func (r *Reconciler) leftAlone(p *corev1.Pod) {
-	if _, seen := r.told.LoadOrStore(p.UID, true); seen {
+func (r *Reconciler) leftAlone(key types.NamespacedName, p *corev1.Pod) {
+	r.toldMu.Lock()
+	seen := r.told[key][p.UID]
+	if !seen {
+		if r.told[key] == nil {
+			r.told[key] = map[types.UID]bool{}
+		}
+		r.told[key][p.UID] = true
+	}
+	r.toldMu.Unlock()
+	if seen {
 		return
 	}
 	r.recorder.Eventf(p, nil, corev1.EventTypeWarning, framework.EventLeftAlone, "Queue",
 		"pod was created without the scheduling gate %s (the webhook was not called): it runs outside the queue; koord-queue counts its requests against its quota as usage it does not manage, and never evicts it", SchedulingGate)
 }
 
+// forget drops what was told to pods of key that are gone (members are the
+// pods of key now), so the memory of told pods does not outgrow the pods.
+func (r *Reconciler) forget(key types.NamespacedName, members []*corev1.Pod) {
+	r.toldMu.Lock()
+	defer r.toldMu.Unlock()
+	uids := r.told[key]
+	if len(uids) == 0 {
+		return
+	}
+	for uid := range uids {
+		if !slices.ContainsFunc(members, func(p *corev1.Pod) bool { return p.UID == uid }) {
+			delete(uids, uid)
+		}
+	}
+	if len(uids) == 0 {
+		delete(r.told, key)
+	}
+}
+
+// toldCount is how many pods are remembered as told (for tests).
+func (r *Reconciler) toldCount() int {
+	r.toldMu.Lock()
+	defer r.toldMu.Unlock()
+	n := 0
+	for _, uids := range r.told {
+		n += len(uids)
+	}
+	return n
+}
+
 // create makes the unit of held pods once they are all here.
 func (r *Reconciler) create(ctx context.Context, key types.NamespacedName, members []*corev1.Pod) error {
-	held := r.waiting(members)
+	held := r.waiting(key, members)
 	if len(held) == 0 {
 		return nil
 	}
