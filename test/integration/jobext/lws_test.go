@@ -235,10 +235,44 @@ func TestLeaderWorkerSetBackstop(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "early-0-leaderworkerset"}, &schedv1alpha1.QueueUnit{}); err == nil {
 		t.Error("a unit was made for a set whose pods are not held")
 	}
-	// A set without the quota label is not queued, and not told anything.
+	// A set without the quota label is not queued, and not told anything:
+	// made before a set that is, it is seen no later than that one.
 	plain := leaderWorkerSet(ns, "plain", 1, 1)
 	plain.Labels = nil
 	if err := c.Create(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
+	late := leaderWorkerSet(ns, "late", 1, 1)
+	if err := c.Create(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	waitPodEvent(t, c, ns, "late", jobframework.EventLeftAlone, "run outside the queue")
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain-0-leaderworkerset"}, &schedv1alpha1.QueueUnit{}); err == nil {
+		t.Error("a unit was made for a set without the quota label")
+	}
+}
+
+// TestLeaderWorkerSetManageAll: with --manage-all-jobs and --default-quota
+// a set without the quota label gets the default quota on its templates at
+// creation, so its pods are held, and its groups' units charge that quota.
+func TestLeaderWorkerSetManageAll(t *testing.T) {
+	w := startPodsWebhook(t, []string{"job", "leaderworkerset"}, func(ns string) *corev1.Pod {
+		p := lwsPod(leaderWorkerSet(ns, "probe", 1, 1), 0, 0)
+		p.Labels[schedv1alpha1.QuotaNameLabel] = quota
+		return p
+	}, func(o *appOptions) { o.ManageAllJobs, o.DefaultQuota = true, "fallback" })
+	c, ns := w.c, w.ns
+	l := leaderWorkerSet(ns, "swept", 1, 2)
+	l.Labels = nil
+	if err := c.Create(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	if q := l.Spec.LeaderWorkerTemplate.WorkerTemplate.Labels[schedv1alpha1.QuotaNameLabel]; q != "fallback" {
+		t.Fatalf("worker template quota %q, want the default quota", q)
+	}
+	u := waitUnit(t, c, ns, "swept-0-leaderworkerset", "unit of the swept set", anyUnit)
+	if u.Spec.Queue != "fallback" || u.Labels[schedv1alpha1.QuotaNameLabel] != "fallback" {
+		t.Errorf("unit queue %q label %q, want the default quota", u.Spec.Queue, u.Labels[schedv1alpha1.QuotaNameLabel])
+	}
+	createGroupPods(t, c, l, 0)
 }

@@ -41,9 +41,13 @@ func startPodWebhook(t *testing.T) *webhookCluster {
 
 // startPodsWebhook is startPodWebhook for extensions, probed by creating
 // probe(ns) in a dry run until it comes back gated.
-func startPodsWebhook(t *testing.T, extensions []string, probe func(ns string) *corev1.Pod) *webhookCluster {
+func startPodsWebhook(t *testing.T, extensions []string, probe func(ns string) *corev1.Pod, mutate ...func(*appOptions)) *webhookCluster {
 	t.Helper()
-	w := startWebhook(t, extensions, nil)
+	w := startWebhook(t, extensions, func(o *appOptions) {
+		for _, m := range mutate {
+			m(o)
+		}
+	})
 	ctx := context.Background()
 	eventually(t, "pods webhook added", func(ctx context.Context) (bool, error) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
