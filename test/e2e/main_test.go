@@ -47,7 +47,7 @@ func extensions() []string {
 	if koordinatorOn() {
 		return []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "leaderworkerset"}
 	}
-	return []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset"}
+	return []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "leaderworkerset"}
 }
 
 // env is the cluster every test shares.

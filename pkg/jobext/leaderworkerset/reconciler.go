@@ -361,7 +361,8 @@ func (r *Reconciler) createUnit(ctx context.Context, l *lwsv1.LeaderWorkerSet, s
 func (r *Reconciler) syncSpec(ctx context.Context, l *lwsv1.LeaderWorkerSet, sets []framework.PodSet, unit *schedv1alpha1.QueueUnit) error {
 	spec, err := r.spec(ctx, l, sets)
 	if err != nil {
-		return nil //nolint:nilerr // told when the unit was made; the unit keeps its spec
+		// Told when the unit was made; the unit keeps its spec.
+		return nil
 	}
 	desired := unit.DeepCopy()
 	desired.Spec.PodSet, desired.Spec.Resource, desired.Spec.Request = spec.PodSet, spec.Resource, spec.Request
