@@ -276,3 +276,31 @@ func TestLeaderWorkerSetManageAll(t *testing.T) {
 	}
 	createGroupPods(t, c, l, 0)
 }
+
+// TestLeaderWorkerSetPodWithoutGate: a held set (its templates carry the
+// quota label) whose pod was made while the pods webhook was away: the pod
+// runs outside the queue and is told so once; the group's unit still waits
+// and is admitted as usual, its gated pods let go.
+func TestLeaderWorkerSetPodWithoutGate(t *testing.T) {
+	c, ns := startManager(t, []string{"leaderworkerset"}, nil)
+	ctx := context.Background()
+	l := leaderWorkerSet(ns, "held", 1, 2)
+	for _, tmpl := range []*corev1.PodTemplateSpec{l.Spec.LeaderWorkerTemplate.LeaderTemplate, &l.Spec.LeaderWorkerTemplate.WorkerTemplate} {
+		tmpl.Labels = quotaLabels()
+	}
+	if err := c.Create(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	waitUnit(t, c, ns, "held-0-leaderworkerset", "unit of the held set", anyUnit)
+	leader := lwsPod(l, 0, 0)
+	jobframework.Gate(leader) // as the pods webhook would
+	ungated := lwsPod(l, 0, 1)
+	for _, p := range []*corev1.Pod{leader, ungated} {
+		if err := c.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPodEvent(t, c, ns, ungated.Name, jobframework.EventLeftAlone, "runs outside the queue")
+	admit(t, c, ns, "held-0-leaderworkerset")
+	waitUngated(t, c, ns, leader.Name)
+}
