@@ -254,7 +254,8 @@ func TestLeaderWorkerSetBackstop(t *testing.T) {
 
 // TestLeaderWorkerSetManageAll: with --manage-all-jobs and --default-quota
 // a set without the quota label gets the default quota on its templates at
-// creation, so its pods are held, and its groups' units charge that quota.
+// creation, so its pods are held, and its groups' units charge that quota,
+// with the namespace's LimitRange defaults as the pods will get them.
 func TestLeaderWorkerSetManageAll(t *testing.T) {
 	w := startPodsWebhook(t, []string{"job", "leaderworkerset"}, func(ns string) *corev1.Pod {
 		p := lwsPod(leaderWorkerSet(ns, "probe", 1, 1), 0, 0)
@@ -262,6 +263,15 @@ func TestLeaderWorkerSetManageAll(t *testing.T) {
 		return p
 	}, func(o *appOptions) { o.ManageAllJobs, o.DefaultQuota = true, "fallback" })
 	c, ns := w.c, w.ns
+	lr := &corev1.LimitRange{
+		ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: ns},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+			Type: corev1.LimitTypeContainer, DefaultRequest: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+		}}},
+	}
+	if err := c.Create(context.Background(), lr); err != nil {
+		t.Fatal(err)
+	}
 	l := leaderWorkerSet(ns, "swept", 1, 2)
 	l.Labels = nil
 	if err := c.Create(context.Background(), l); err != nil {
@@ -273,6 +283,10 @@ func TestLeaderWorkerSetManageAll(t *testing.T) {
 	u := waitUnit(t, c, ns, "swept-0-leaderworkerset", "unit of the swept set", anyUnit)
 	if u.Spec.Queue != "fallback" || u.Labels[schedv1alpha1.QuotaNameLabel] != "fallback" {
 		t.Errorf("unit queue %q label %q, want the default quota", u.Spec.Queue, u.Labels[schedv1alpha1.QuotaNameLabel])
+	}
+	// A leader and a worker (its init container too) with 2Gi each.
+	if m := u.Spec.Resource[corev1.ResourceMemory]; m.Cmp(resource.MustParse("4Gi")) != 0 {
+		t.Errorf("unit memory = %s, want 4Gi from the LimitRange's default request", m.String())
 	}
 	createGroupPods(t, c, l, 0)
 }
