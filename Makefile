@@ -98,7 +98,7 @@ RUN_EXTENSIONS ?= job
 RUN_FLAGS ?=
 CLUSTER_TOOLS = etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl helm
 # The stock job operators (hack/tools.sh builds them into a cache of their own).
-OPERATOR_TOOLS = training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller
+OPERATOR_TOOLS = training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller lws-controller
 # RUN_OPERATORS=1 (every operator) or a comma-separated list of them also
 # starts the stock operators with `make run`, so TFJobs, RayJobs... really run
 # on the fake nodes; enable their extensions with RUN_EXTENSIONS.

@@ -19,7 +19,7 @@
 # pinned versions. A tool already in the cache is not built again.
 #
 # The stock job operators (training-operator, mpi-operator, kuberay-operator, spark-operator,
-# workflow-controller, jobset-controller) come from their own modules under hack/operators, each
+# workflow-controller, jobset-controller, lws-controller) come from their own modules under hack/operators, each
 # with a cache key of its own, so pinning an operator never rebuilds
 # kube-apiserver or another operator. They are built only when named. Koordinator (koord-manager,
 # koord-scheduler, v1.7.0) comes from hack/koordinator, with a key of its own
@@ -111,12 +111,13 @@ declare -A pkg=(
 	[spark-operator]="operators/spark-operator github.com/kubeflow/spark-operator/v2/cmd/operator"
 	[workflow-controller]="operators/argo github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
 	[jobset-controller]="operators/jobset sigs.k8s.io/jobset"
+	[lws-controller]="operators/lws sigs.k8s.io/lws/cmd"
 	[koord-manager]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-manager"
 	[koord-scheduler]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-scheduler"
 	[openapi-gen]="openapi-gen k8s.io/kube-openapi/cmd/openapi-gen"
 )
 all=(etcd kube-apiserver controller-gen kubectl kube-controller-manager kube-scheduler kwok helm golangci-lint)
-operators=(training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller)
+operators=(training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller lws-controller)
 koordinator=(koord-manager koord-scheduler)
 
 want=("$@")

@@ -37,6 +37,7 @@ var jobKinds = map[string]string{
 	"workflow": "Workflow", "workflows": "Workflow", "wf": "Workflow",
 	"pod": "Pod", "pods": "Pod", "po": "Pod",
 	"jobset": "JobSet", "jobsets": "JobSet",
+	"leaderworkerset": "LeaderWorkerSet", "leaderworkersets": "LeaderWorkerSet", "lws": "LeaderWorkerSet",
 }
 
 // unitKinds name the QueueUnit itself.
@@ -67,10 +68,14 @@ func Resolve(units []schedv1alpha1.QueueUnit, namespace, ref string) (*schedv1al
 		if !known {
 			kind = kindArg
 		}
+		var mine []*schedv1alpha1.QueueUnit
 		for i := range units {
 			if jobOf(&units[i], kind, name) {
-				return &units[i], nil
+				mine = append(mine, &units[i])
 			}
+		}
+		if len(mine) > 0 {
+			return firstWaiting(mine), nil
 		}
 		if !known {
 			return nil, fmt.Errorf("no QueueUnit in namespace %s belongs to a %s named %s (known job kinds: %s)",
@@ -105,6 +110,20 @@ func Resolve(units []schedv1alpha1.QueueUnit, namespace, ref string) (*schedv1al
 	}
 	slices.Sort(choices)
 	return nil, fmt.Errorf("several jobs named %s in namespace %s have a QueueUnit; say which: %s", name, namespace, strings.Join(choices, ", "))
+}
+
+// firstWaiting picks, of a job's units (a LeaderWorkerSet has one per
+// group), the first by name that waits, else the first: the one a "why"
+// is about.
+func firstWaiting(units []*schedv1alpha1.QueueUnit) *schedv1alpha1.QueueUnit {
+	slices.SortFunc(units, func(a, b *schedv1alpha1.QueueUnit) int { return strings.Compare(a.Name, b.Name) })
+	for _, u := range units {
+		switch u.Status.Phase {
+		case schedv1alpha1.QueueUnitPhaseNone, schedv1alpha1.QueueUnitPhaseEnqueued, schedv1alpha1.QueueUnitPhaseTimeoutBackoff:
+			return u
+		}
+	}
+	return units[0]
 }
 
 func unitNamed(units []schedv1alpha1.QueueUnit, namespace, name string) (*schedv1alpha1.QueueUnit, error) {

@@ -31,6 +31,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,6 +54,7 @@ const (
 var fullValues = []string{
 	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.mpi.enable=true", "extension.jobset.enable=true", "extension.argo.enable=true",
 	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true", "extension.pod.enable=true",
+	"extension.leaderworkerset.enable=true",
 	"controller.enableVisibilityServer=true", "controller.visibility.ui.enabled=true", "grafana.dashboard.enabled=true",
 }
 
@@ -219,7 +222,7 @@ func schedulerMustNot() []access {
 
 var jobKinds = []string{
 	"jobs.batch", "tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org", "mpijobs.kubeflow.org", "jobsets.jobset.x-k8s.io", "workflows.argoproj.io",
-	"sparkapplications.sparkoperator.k8s.io", "rayjobs.ray.io", "rayclusters.ray.io",
+	"sparkapplications.sparkoperator.k8s.io", "rayjobs.ray.io", "rayclusters.ray.io", "leaderworkersets.leaderworkerset.x-k8s.io",
 }
 
 func controllersNeed() []access {
@@ -404,6 +407,17 @@ func checkImpersonatedCalls(t *testing.T, env *framework.Env) {
 	expect("koord-queue-controllers removes the pod's scheduling gate",
 		clients[controllersSA].Patch(ctx, gated, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"schedulingGates":null}}`))), false)
 	expect("koord-queue-controllers deletes the pod", clients[controllersSA].Delete(ctx, gated), false)
+
+	// Extension leaderworkerset: the controllers read LeaderWorkerSets (their
+	// pods are written as above) and never make or delete one.
+	lwsList := &unstructured.UnstructuredList{}
+	lwsList.SetGroupVersionKind(schema.GroupVersionKind{Group: "leaderworkerset.x-k8s.io", Version: "v1", Kind: "LeaderWorkerSetList"})
+	expect("koord-queue-controllers lists LeaderWorkerSets", clients[controllersSA].List(ctx, lwsList), false)
+	set := &unstructured.Unstructured{}
+	set.SetGroupVersionKind(schema.GroupVersionKind{Group: "leaderworkerset.x-k8s.io", Version: "v1", Kind: "LeaderWorkerSet"})
+	set.SetName("rbac-probe")
+	set.SetNamespace("default")
+	expect("koord-queue-controllers deletes a LeaderWorkerSet", clients[controllersSA].Delete(ctx, set), true)
 
 	expect("admin removes the probe Queue", env.Client.Delete(ctx, q), false)
 }

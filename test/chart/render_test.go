@@ -337,6 +337,7 @@ func TestExtensions(t *testing.T) {
 		{name: "mpi", sets: []string{"extension.mpi.enable=true"}, want: "job,mpijob"},
 		{name: "pod", sets: []string{"extension.pod.enable=true"}, want: "job,pod"},
 		{name: "jobset", sets: []string{"extension.jobset.enable=true"}, want: "job,jobset"},
+		{name: "leaderworkerset", sets: []string{"extension.leaderworkerset.enable=true"}, want: "job,leaderworkerset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.wantErr != "" {
@@ -375,7 +376,8 @@ func TestJobRBACFollowsSwitches(t *testing.T) {
 }
 
 // TestPodRBACOnlyWithPodExtension: writing pods is granted only with
-// extension.pod.enable, whatever rbac.allJobKinds says.
+// extension.pod.enable or extension.leaderworkerset.enable (both hold pods
+// by the gate, and render the pods webhook), whatever rbac.allJobKinds says.
 func TestPodRBACOnlyWithPodExtension(t *testing.T) {
 	for _, sets := range [][]string{nil, {"rbac.allJobKinds=true"}} {
 		rules := render(t, sets...).clusterRole(t, "koord-queue-controllers").Rules
@@ -385,10 +387,15 @@ func TestPodRBACOnlyWithPodExtension(t *testing.T) {
 			}
 		}
 	}
-	rules := render(t, "extension.pod.enable=true").clusterRole(t, "koord-queue-controllers").Rules
-	for verb, want := range map[string]bool{"update": true, "patch": true, "delete": true, "create": false} {
-		if got := allows(rules, "", "pods", verb); got != want {
-			t.Errorf("extension.pod.enable=true: pods %s granted=%v, want %v", verb, got, want)
+	for _, on := range []string{"extension.pod.enable=true", "extension.leaderworkerset.enable=true"} {
+		rules := render(t, on).clusterRole(t, "koord-queue-controllers").Rules
+		for verb, want := range map[string]bool{"update": true, "patch": true, "delete": true, "create": false} {
+			if got := allows(rules, "", "pods", verb); got != want {
+				t.Errorf("%s: pods %s granted=%v, want %v", on, verb, got, want)
+			}
+		}
+		if n := len(render(t, on).webhookConfig(t).Webhooks); n != 2 {
+			t.Errorf("%s: %d webhooks, want 2 (jobs and pods)", on, n)
 		}
 	}
 }

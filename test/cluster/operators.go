@@ -59,10 +59,12 @@ const (
 	WorkflowController Operator = "workflow-controller"
 	// JobSetController is the JobSet controller (JobSet v1alpha2).
 	JobSetController Operator = "jobset-controller"
+	// LWSController is the LeaderWorkerSet controller (LeaderWorkerSet v1).
+	LWSController Operator = "lws-controller"
 )
 
 // Operators lists every operator the cluster knows how to run.
-var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController, JobSetController}
+var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController, JobSetController, LWSController}
 
 // ParseOperators turns a comma-separated list into operators; "all" means
 // every one. Unknown names are an error that lists the known ones.
@@ -123,6 +125,9 @@ var operatorSpecs = map[Operator]operatorSpec{
 	}},
 	JobSetController: {"jobset", "sigs.k8s.io/jobset", []string{
 		"config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml",
+	}},
+	LWSController: {"lws", "sigs.k8s.io/lws", []string{
+		"config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
 	}},
 }
 
@@ -243,6 +248,12 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 	case JobSetController:
 		var config string
 		if config, err = c.prepareJobSetController(ctx, ports[2], addr(1)); err != nil {
+			return err
+		}
+		p, err = c.runEnv(string(op), binary, env, "--config", config, "--zap-devel=false")
+	case LWSController:
+		var config string
+		if config, err = c.prepareLWSController(ctx, ports[2], addr(1)); err != nil {
 			return err
 		}
 		p, err = c.runEnv(string(op), binary, env, "--config", config, "--zap-devel=false")

@@ -50,10 +50,12 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
 	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/pkg/eventrecorder"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/leaderworkerset"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/pod"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/webhook"
 	"github.com/koordinator-sh/koord-queue/pkg/metrics"
@@ -113,6 +115,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(rayv1alpha1.AddToScheme(s))
 	utilruntime.Must(sparkv1beta2.AddToScheme(s))
 	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
+	utilruntime.Must(lwsv1.AddToScheme(s))
 	return s
 }
 
@@ -196,15 +199,22 @@ func NewManager(cfg *rest.Config, o *Options, clk clock.Clock) (ctrl.Manager, er
 			}
 			continue
 		}
+		var setup interface{ SetupWithManager(ctrl.Manager) error } = r
+		if ext.Name == leaderworkerset.Name {
+			// One unit per group: the sets have a reconciler of their own.
+			setup = leaderworkerset.NewReconciler(writes, ext, events.ForEventsAPI(), clk, framework.ReconcilerOptions{
+				Gates: c.gates, SkipNameValidation: o.SkipNameValidation, Workers: o.Workers,
+			})
+		}
 		if !missing[ext.Name] {
-			if err := r.SetupWithManager(mgr); err != nil {
+			if err := setup.SetupWithManager(mgr); err != nil {
 				return nil, fmt.Errorf("set up extension %s: %w", ext.Name, err)
 			}
 			continue
 		}
 		// Set up on the running manager once the CRD is served.
 		w := newCRDWaiter(mgr.GetRESTMapper(), clk, mgr.GetLogger().WithName("crd-wait"), ext, o.CRDWaitMaxInterval,
-			func() error { return r.SetupWithManager(mgr) })
+			func() error { return setup.SetupWithManager(mgr) })
 		if err := mgr.Add(w); err != nil {
 			return nil, fmt.Errorf("add the CRD wait of extension %s: %w", ext.Name, err)
 		}

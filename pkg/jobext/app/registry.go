@@ -22,6 +22,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/framework"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/job"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/jobset"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/leaderworkerset"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/mpijob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/pod"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/pytorchjob"
@@ -36,17 +37,18 @@ import (
 // extensions are named.
 func NewRegistry() framework.Registry {
 	return framework.Registry{
-		job.Name:            job.New,
-		tfjob.Name:          tfjob.New,
-		pytorchjob.Name:     pytorchjob.New,
-		mpijob.Name:         mpijob.New,
-		pod.Name:            pod.New,
-		rayjob.Name:         rayjob.New,
-		rayjob.NameV1alpha1: rayjob.NewV1alpha1,
-		raycluster.Name:     raycluster.New,
-		sparkapp.Name:       sparkapp.New,
-		workflow.Name:       workflow.New,
-		jobset.Name:         jobset.New,
+		job.Name:             job.New,
+		tfjob.Name:           tfjob.New,
+		pytorchjob.Name:      pytorchjob.New,
+		mpijob.Name:          mpijob.New,
+		pod.Name:             pod.New,
+		rayjob.Name:          rayjob.New,
+		rayjob.NameV1alpha1:  rayjob.NewV1alpha1,
+		raycluster.Name:      raycluster.New,
+		sparkapp.Name:        sparkapp.New,
+		workflow.Name:        workflow.New,
+		jobset.Name:          jobset.New,
+		leaderworkerset.Name: leaderworkerset.New,
 	}
 }
 

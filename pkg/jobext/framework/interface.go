@@ -141,6 +141,43 @@ type Extension struct {
 	// Claims, if set, says whether this extension rather than a sibling serves
 	// a job (RayJob v1 and v1alpha1 share one stored resource).
 	Claims func(client.Object) bool
+	// HoldsPod, if set, says that a pod being created belongs to a job of
+	// this kind that has no suspension field: the pod webhook adds
+	// SchedulingGate to it, and the kind's reconciler removes it on admission.
+	HoldsPod func(*corev1.Pod) bool
+}
+
+// SchedulingGate holds a queued pod until its unit is admitted: the pods of
+// kinds without a suspension field (bare pods, LeaderWorkerSets).
+const SchedulingGate = "koord-queue/admission"
+
+// Gated reports whether the pod carries SchedulingGate.
+func Gated(p *corev1.Pod) bool {
+	for _, g := range p.Spec.SchedulingGates {
+		if g.Name == SchedulingGate {
+			return true
+		}
+	}
+	return false
+}
+
+// Gate adds SchedulingGate to a pod (the API server takes it only at
+// creation).
+func Gate(p *corev1.Pod) {
+	if !Gated(p) {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: SchedulingGate})
+	}
+}
+
+// Ungate removes SchedulingGate, leaving other gates.
+func Ungate(p *corev1.Pod) {
+	var kept []corev1.PodSchedulingGate
+	for _, g := range p.Spec.SchedulingGates {
+		if g.Name != SchedulingGate {
+			kept = append(kept, g)
+		}
+	}
+	p.Spec.SchedulingGates = kept
 }
 
 // ExtensionOptions is what a factory may look at.

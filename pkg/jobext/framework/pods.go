@@ -49,7 +49,7 @@ const podUnitIndex = "koord-queue.queueUnit/"
 // manager's cache.Options.ByObject): it keeps what the reconcilers read and
 // drops the rest, the spec above all, so a cluster's pods cost little memory.
 // Kept: name, namespace, UID, resourceVersion, labels, owner references and
-// deletionTimestamp; status.phase and status.reason, status.message of a
+// deletionTimestamp; spec.schedulingGates (a held pod's gate); status.phase and status.reason, status.message of a
 // failed pod (why it was evicted), and the conditions PodScheduled and
 // DisruptionTarget. Anything that is not a *corev1.Pod passes unchanged, and
 // so does a pod the pod extension may queue (KeepWhole): it reads their
@@ -70,6 +70,7 @@ func TrimPod(obj any) (any, error) {
 			OwnerReferences:   pod.OwnerReferences,
 			DeletionTimestamp: pod.DeletionTimestamp,
 		},
+		Spec:   corev1.PodSpec{SchedulingGates: pod.Spec.SchedulingGates},
 		Status: corev1.PodStatus{Phase: pod.Status.Phase, Reason: pod.Status.Reason},
 	}
 	if pod.Status.Phase == corev1.PodFailed {

@@ -147,4 +147,14 @@ func TestTrimPodKeepsQueuedBarePods(t *testing.T) {
 			t.Errorf("pod %s: spec kept %v, want %v", tc.pod.Name, kept, tc.keep)
 		}
 	}
+	// A trimmed pod keeps its scheduling gates: a LeaderWorkerSet's pods
+	// have a controller and are held by the queue's gate.
+	owned.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "other.io/gate"}, {Name: SchedulingGate}}
+	out, err := TrimPod(owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := out.(*corev1.Pod); !Gated(p) || len(p.Spec.SchedulingGates) != 2 {
+		t.Errorf("trimmed pod's gates %v, want both kept", p.Spec.SchedulingGates)
+	}
 }

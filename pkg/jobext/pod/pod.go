@@ -18,7 +18,6 @@ package pod
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +36,7 @@ const GroupUnitSuffix = "podgroup"
 
 const (
 	// SchedulingGate holds a queued pod until its unit is admitted.
-	SchedulingGate = "koord-queue/admission"
+	SchedulingGate = framework.SchedulingGate
 	// GroupLabel names the group a pod belongs to; its members share one
 	// unit, admitted whole.
 	GroupLabel = "koord-queue/pod-group"
@@ -81,28 +80,17 @@ func (w *Pod) NeverManaged() bool { return !Opted(w.p) }
 func (w *Pod) IsSuspended() bool { return Gated(w.p) }
 
 // Gated reports whether the pod carries the queue's scheduling gate.
-func Gated(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == SchedulingGate })
-}
+func Gated(p *corev1.Pod) bool { return framework.Gated(p) }
 
 // Suspend adds the scheduling gate. The API server takes it only at
 // creation (the webhook); afterwards gates can only be removed.
-func (w *Pod) Suspend() {
-	if !Gated(w.p) {
-		w.p.Spec.SchedulingGates = append(w.p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: SchedulingGate})
-	}
-}
+func (w *Pod) Suspend() { framework.Gate(w.p) }
 
 // Resume removes the scheduling gate.
 func (w *Pod) Resume() { Ungate(w.p) }
 
 // Ungate removes the queue's scheduling gate, leaving others.
-func Ungate(p *corev1.Pod) {
-	p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == SchedulingGate })
-	if len(p.Spec.SchedulingGates) == 0 {
-		p.Spec.SchedulingGates = nil
-	}
-}
+func Ungate(p *corev1.Pod) { framework.Ungate(p) }
 
 // PodSets is the pod itself, one set of one.
 func (w *Pod) PodSets() ([]framework.PodSet, error) {

@@ -49,8 +49,9 @@ func Configuration(name string, exts []framework.Extension, clientConfig admissi
 		Webhooks:   []admissionregistrationv1.MutatingWebhook{hook(Name, clientConfig, Rules(exts))},
 	}
 	for _, ext := range exts {
-		if isPod(ext) {
+		if isPod(ext) || ext.HoldsPod != nil {
 			cfg.Webhooks = append(cfg.Webhooks, PodWebhook(clientConfig))
+			break
 		}
 	}
 	return cfg
@@ -70,7 +71,8 @@ func hook(name string, clientConfig admissionregistrationv1.WebhookClientConfig,
 	}
 }
 
-// PodWebhook is the webhook of extension pod: pod creations, called only for
+// PodWebhook is the webhook of extension pod, and of kinds whose pods are
+// held by the scheduling gate (Extension.HoldsPod): pod creations, called only for
 // pods with the quota label (objectSelector), so no other pod ever waits on
 // it. failurePolicy Ignore, as for jobs: the pods of Jobs carry that label
 // too, and a webhook that is down must not stop them; a bare pod created

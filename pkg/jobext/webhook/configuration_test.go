@@ -92,4 +92,13 @@ func TestPodsWebhook(t *testing.T) {
 	if sel.Matches(labels.Set{"app": "x"}) || !sel.Matches(labels.Set{schedv1alpha1.QuotaNameLabel: "q"}) {
 		t.Errorf("objectSelector %s must match exactly the pods with the quota label", sel)
 	}
+	// Extension leaderworkerset holds its pods by the gate too: the same one
+	// pods webhook, once, whether extension pod is on or not.
+	lws := reg["leaderworkerset"](framework.ExtensionOptions{})
+	for _, exts := range [][]framework.Extension{{job, lws}, {job, reg["pod"](framework.ExtensionOptions{}), lws}} {
+		cfg := webhook.Configuration("c", exts, admissionregistrationv1.WebhookClientConfig{})
+		if len(cfg.Webhooks) != 2 || cfg.Webhooks[1].Name != webhook.PodsName {
+			t.Errorf("with %d extensions including leaderworkerset: %d webhooks, want jobs and pods", len(exts), len(cfg.Webhooks))
+		}
+	}
 }

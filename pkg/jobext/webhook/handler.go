@@ -47,7 +47,9 @@ const Path = "/mutate-jobs"
 // reconciler's backstop holds it later if it is managed), so the webhook
 // never blocks an apply.
 type Handler struct {
-	kinds      map[schema.GroupVersionKind]*framework.Extension
+	kinds map[schema.GroupVersionKind]*framework.Extension
+	// holders are the kinds whose pods are held by the scheduling gate.
+	holders    []*framework.Extension
 	namespaces client.Reader
 	manageAll  bool
 	selector   framework.NamespaceSelector
@@ -76,6 +78,9 @@ func NewHandler(exts []framework.Extension, namespaces client.Reader, manageAll 
 	}
 	for i := range exts {
 		h.kinds[exts[i].GVK] = &exts[i]
+		if exts[i].HoldsPod != nil {
+			h.holders = append(h.holders, &exts[i])
+		}
 	}
 	return h
 }
@@ -87,6 +92,11 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	log := ctrl.LoggerFrom(ctx).WithValues("kind", gvk.String(), "job", klog.KRef(req.Namespace, req.Name), "uid", req.UID)
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("only creations are changed")
+	}
+	if gvk == corev1.SchemeGroupVersion.WithKind("Pod") && len(h.holders) > 0 {
+		if resp, ok := h.holdPod(ctx, req); ok {
+			return resp
+		}
 	}
 	ext := h.kinds[gvk]
 	if ext == nil {
@@ -130,6 +140,47 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		log.V(2).Info("Holding a new job until its queue unit is admitted")
 	}
 	return resp
+}
+
+// holdPod gates a pod of a kind that has no suspension field (the kind's
+// HoldsPod says so); ok is false for any other pod.
+func (h *Handler) holdPod(ctx context.Context, req admission.Request) (admission.Response, bool) {
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
+		return admission.Response{}, false
+	}
+	for _, ext := range h.holders {
+		if !ext.HoldsPod(pod) {
+			continue
+		}
+		before, err := json.Marshal(pod)
+		if err != nil {
+			return admission.Response{}, false
+		}
+		framework.Gate(pod)
+		after, err := json.Marshal(pod)
+		if err != nil {
+			return admission.Response{}, false
+		}
+		patched, err := mergeInto(req.Object.Raw, before, after)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Info("Letting through a pod the webhook cannot gate", "kind", ext.GVK.Kind, "err", err.Error())
+			return admission.Allowed("cannot gate; left unchanged"), true
+		}
+		ctrl.LoggerFrom(ctx).V(2).Info("Holding a new pod until its queue unit is admitted", "kind", ext.GVK.Kind, "pod", klog.KRef(req.Namespace, pod.Name))
+		return admission.PatchResponseFromRaw(req.Object.Raw, patched), true
+	}
+	return admission.Response{}, false
+}
+
+// mergeInto applies to raw the change from before to after, so fields the
+// typed object does not know survive.
+func mergeInto(raw, before, after []byte) ([]byte, error) {
+	change, err := jsonpatch.CreateMergePatch(before, after)
+	if err != nil {
+		return nil, err
+	}
+	return jsonpatch.MergePatch(raw, change)
 }
 
 // podLabels are the labels the job's pods carry: its unit's quota (the job's

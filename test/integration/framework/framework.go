@@ -52,11 +52,12 @@ func CRDPaths() []string {
 		filepath.Join(root, "test", "crds"),
 		mpiJobCRD(root),
 		jobSetCRD(root),
+		lwsCRD(root),
 	}
 }
 
-// mpiJobCRD and jobSetCRD are CRDs in the modules koord-queue builds against
-// (the mpi-operator's, JobSet's), found through the module cache (never
+// mpiJobCRD, jobSetCRD and lwsCRD are CRDs in the modules koord-queue builds
+// against (the mpi-operator's, JobSet's, LeaderWorkerSet's), found through the module cache (never
 // copied into the repo).
 func mpiJobCRD(root string) string {
 	return moduleFile(root, "github.com/kubeflow/mpi-operator", "manifests", "base", "kubeflow.org_mpijobs.yaml")
@@ -64,6 +65,10 @@ func mpiJobCRD(root string) string {
 
 func jobSetCRD(root string) string {
 	return moduleFile(root, "sigs.k8s.io/jobset", "config", "components", "crd", "bases", "jobset.x-k8s.io_jobsets.yaml")
+}
+
+func lwsCRD(root string) string {
+	return moduleFile(root, "sigs.k8s.io/lws", "config", "crd", "bases", "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
 }
 
 // moduleFile is a file of a module the main module requires. When the module

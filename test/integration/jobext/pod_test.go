@@ -36,7 +36,18 @@ import (
 // Ignore.
 func startPodWebhook(t *testing.T) *webhookCluster {
 	t.Helper()
-	w := startWebhook(t, []string{"job", "pod"}, nil)
+	return startPodsWebhook(t, []string{"job", "pod"}, func(ns string) *corev1.Pod { return barePod(ns, "probe", nil) })
+}
+
+// startPodsWebhook is startPodWebhook for extensions, probed by creating
+// probe(ns) in a dry run until it comes back gated.
+func startPodsWebhook(t *testing.T, extensions []string, probe func(ns string) *corev1.Pod, mutate ...func(*appOptions)) *webhookCluster {
+	t.Helper()
+	w := startWebhook(t, extensions, func(o *appOptions) {
+		for _, m := range mutate {
+			m(o)
+		}
+	})
 	ctx := context.Background()
 	eventually(t, "pods webhook added", func(ctx context.Context) (bool, error) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
@@ -56,11 +67,11 @@ func startPodWebhook(t *testing.T) *webhookCluster {
 		return true, w.c.Update(ctx, cfg)
 	})
 	eventually(t, "pods webhook serving", func(ctx context.Context) (bool, error) {
-		probe := barePod(w.ns, "probe", nil)
-		if err := w.c.Create(ctx, probe, client.DryRunAll); err != nil {
+		p := probe(w.ns)
+		if err := w.c.Create(ctx, p, client.DryRunAll); err != nil {
 			return false, err
 		}
-		return pod.Gated(probe), nil
+		return pod.Gated(p), nil
 	})
 	_ = ctx
 	return w
