@@ -29,6 +29,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/rayjob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/sparkapp"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/tfjob"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/trainjob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/workflow"
 )
 
@@ -47,6 +48,7 @@ func NewRegistry() framework.Registry {
 		sparkapp.Name:       sparkapp.New,
 		workflow.Name:       workflow.New,
 		jobset.Name:         jobset.New,
+		trainjob.Name:       trainjob.New,
 	}
 }
 

@@ -52,6 +52,7 @@ func CRDPaths() []string {
 		filepath.Join(root, "test", "crds"),
 		mpiJobCRD(root),
 		jobSetCRD(root),
+		trainerCRDs(root),
 	}
 }
 
@@ -64,6 +65,12 @@ func mpiJobCRD(root string) string {
 
 func jobSetCRD(root string) string {
 	return moduleFile(root, "sigs.k8s.io/jobset", "config", "components", "crd", "bases", "jobset.x-k8s.io_jobsets.yaml")
+}
+
+// trainerCRDs is the folder of the Kubeflow Trainer v2 CRDs (TrainJob and
+// both kinds of training runtime) in its module.
+func trainerCRDs(root string) string {
+	return moduleFile(root, "github.com/kubeflow/trainer/v2", "manifests", "base", "crds")
 }
 
 // moduleFile is a file of a module the main module requires. When the module
