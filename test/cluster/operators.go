@@ -59,10 +59,13 @@ const (
 	WorkflowController Operator = "workflow-controller"
 	// JobSetController is the JobSet controller (JobSet v1alpha2).
 	JobSetController Operator = "jobset-controller"
+	// TrainerController is the Kubeflow Trainer v2 controller (TrainJob
+	// v1alpha1); it makes JobSets, so it starts the JobSet controller too.
+	TrainerController Operator = "trainer-controller"
 )
 
 // Operators lists every operator the cluster knows how to run.
-var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController, JobSetController}
+var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController, JobSetController, TrainerController}
 
 // ParseOperators turns a comma-separated list into operators; "all" means
 // every one. Unknown names are an error that lists the known ones.
@@ -123,6 +126,11 @@ var operatorSpecs = map[Operator]operatorSpec{
 	}},
 	JobSetController: {"jobset", "sigs.k8s.io/jobset", []string{
 		"config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml",
+	}},
+	TrainerController: {"trainer", "github.com/kubeflow/trainer/v2", []string{
+		"manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml",
+		"manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
+		"manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml",
 	}},
 }
 
@@ -186,6 +194,12 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 	if c.opts.KoordQueue.RepoRoot == "" {
 		return fmt.Errorf("KoordQueue.RepoRoot is not set: the operators' CRDs are found through hack/operators")
 	}
+	if op == TrainerController {
+		// Its TrainJobs run as JobSets.
+		if err := c.StartOperators(ctx, JobSetController); err != nil {
+			return err
+		}
+	}
 	began := time.Now()
 	files, err := OperatorCRDFiles(ctx, c.opts.KoordQueue.RepoRoot, op)
 	if err != nil {
@@ -246,6 +260,12 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 			return err
 		}
 		p, err = c.runEnv(string(op), binary, env, "--config", config, "--zap-devel=false")
+	case TrainerController:
+		var config, tmpDir string
+		if config, tmpDir, err = c.prepareTrainerController(ctx, ports[2], addr(1)); err != nil {
+			return err
+		}
+		p, err = c.runEnv(string(op), binary, append(env, "TMPDIR="+tmpDir), "--config", config, "--zap-devel=false")
 	case WorkflowController:
 		if err := c.prepareWorkflowController(ctx); err != nil {
 			return err

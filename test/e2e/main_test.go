@@ -45,9 +45,9 @@ func extensions() []string {
 		return strings.Split(e, ",")
 	}
 	if koordinatorOn() {
-		return []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset"}
+		return []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "trainjob"}
 	}
-	return []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset"}
+	return []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "trainjob"}
 }
 
 // env is the cluster every test shares.

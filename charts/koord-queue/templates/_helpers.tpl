@@ -43,6 +43,7 @@ deployed).
 {{- if $e.raycluster.enable }}{{ $names = append $names "raycluster" }}{{ end -}}
 {{- if $e.mpi.enable }}{{ $names = append $names "mpijob" }}{{ end -}}
 {{- if $e.jobset.enable }}{{ $names = append $names "jobset" }}{{ end -}}
+{{- if $e.trainjob.enable }}{{ $names = append $names "trainjob" }}{{ end -}}
 {{- join "," $names -}}
 {{- end -}}
 
