@@ -37,6 +37,7 @@ var jobKinds = map[string]string{
 	"workflow": "Workflow", "workflows": "Workflow", "wf": "Workflow",
 	"pod": "Pod", "pods": "Pod", "po": "Pod",
 	"jobset": "JobSet", "jobsets": "JobSet",
+	"trainjob": "TrainJob", "trainjobs": "TrainJob",
 }
 
 // unitKinds name the QueueUnit itself.
