@@ -155,7 +155,8 @@ func trainJobCase() operatorCase {
 // the jobset controller it needs): held with no pod, its unit sized from
 // resourcesPerNode, admitted, its pod runs labelled with its unit, it
 // completes; evicted, it is suspended and its pods go, admitted again it
-// completes.
+// completes. numNodes raised while it runs: held, and never more than its
+// admitted pods run (see trainJobGrows).
 func TestTrainerTrainJob(t *testing.T) {
 	t.Parallel()
 	needOperator(t, cluster.TrainerController)
@@ -171,4 +172,73 @@ func TestTrainerTrainJob(t *testing.T) {
 			t.Errorf("unit asks %s cpu, want the 2 of resourcesPerNode", got.String())
 		}
 	})
+	t.Run("GrowthHeldAtAdmission", func(t *testing.T) { trainJobGrows(t, trainJobCase(), "op-tj-grow") })
+}
+
+// trainJobGrows raises a running TrainJob's numNodes from 1 to 2. The
+// extension holds it (spec.suspend, JobGrew), but the trainer cannot pass the
+// suspension on: it applies the suspension and the new size to the running
+// JobSet in one write, which the jobset controller's webhook refuses
+// (replicatedJobs change only while suspended). So its one admitted pod runs
+// on, never a second; the unit keeps its admission while it runs, and the
+// TrainJob completes at its admitted size, its unit Succeed.
+func trainJobGrows(t *testing.T, oc operatorCase, name string) {
+	unit := name + "-" + oc.extension
+	elasticQuota(t, name, "8", "8Gi", nil)
+	create(t, oc.build(name, name, "1", 20*time.Second))
+	waitPhase(t, "default", unit, "admitted", admitted)
+	waitPodsRunning(t, oc, name)
+	eventually(t, "numNodes of "+name+" raised to 2", func(ctx context.Context) (bool, error) {
+		u, err := oc.get(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		if err := unstructured.SetNestedField(u.Object, int64(2), "spec", "trainer", "numNodes"); err != nil {
+			return false, err
+		}
+		return true, env.Client.Update(ctx, u)
+	})
+	eventually(t, name+" held: JobGrew on its unit, spec.suspend", func(ctx context.Context) (bool, error) {
+		if ok, err := hasEvent(ctx, "default", unit, "JobGrew"); err != nil || !ok {
+			return false, err
+		}
+		return nativeSuspended(ctx, oc, name)
+	})
+	samples := 0
+	var violation error
+	eventuallyWithin(t, 2*timeout, name+" completes at its admitted size", func(ctx context.Context) (bool, error) {
+		pods, err := podsOf(ctx, oc, name)
+		if err != nil {
+			return false, err
+		}
+		active := 0
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending {
+				active++
+			}
+		}
+		u := &schedv1alpha1.QueueUnit{}
+		if err := get(ctx, "default", unit, u); err != nil {
+			return false, err
+		}
+		samples++
+		if active > 1 && violation == nil {
+			violation = fmt.Errorf("%d pods of %s active, 1 admitted", active, name)
+		}
+		if active > 0 && (!admitted(u.Status.Phase) || len(u.Status.Admissions) != 1 || u.Status.Admissions[0].Replicas != 1) && violation == nil {
+			violation = fmt.Errorf("with %d pods active, unit %s is %s with admissions %+v", active, unit, u.Status.Phase, u.Status.Admissions)
+		}
+		tj, err := oc.get(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		return oc.succeeded(tj)
+	})
+	if violation != nil {
+		t.Error(violation)
+	}
+	if samples == 0 {
+		t.Fatal("no sample taken while the grown TrainJob ran")
+	}
+	waitPhase(t, "default", unit, "Succeed", isPhase(schedv1alpha1.QueueUnitPhaseSucceed))
 }
