@@ -98,7 +98,7 @@ RUN_EXTENSIONS ?= job
 RUN_FLAGS ?=
 CLUSTER_TOOLS = etcd kube-apiserver kube-controller-manager kube-scheduler kwok kubectl helm
 # The stock job operators (hack/tools.sh builds them into a cache of their own).
-OPERATOR_TOOLS = training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller lws-controller
+OPERATOR_TOOLS = training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller lws-controller trainer-controller
 # RUN_OPERATORS=1 (every operator) or a comma-separated list of them also
 # starts the stock operators with `make run`, so TFJobs, RayJobs... really run
 # on the fake nodes; enable their extensions with RUN_EXTENSIONS.
@@ -109,7 +109,9 @@ RUN_OPERATORS ?=
 # port 10251, so one such cluster at a time.
 KOORDINATOR ?=
 KOORDINATOR_TOOLS = koord-manager koord-scheduler
-RUN_OPERATOR_TOOLS = $(if $(filter 1 all,$(RUN_OPERATORS)),$(OPERATOR_TOOLS),$(subst $(comma), ,$(RUN_OPERATORS)))
+RUN_OPERATOR_LIST = $(if $(filter 1 all,$(RUN_OPERATORS)),$(OPERATOR_TOOLS),$(subst $(comma), ,$(RUN_OPERATORS)))
+# The trainer controller's TrainJobs run as JobSets: it brings the jobset controller.
+RUN_OPERATOR_TOOLS = $(RUN_OPERATOR_LIST) $(if $(filter trainer-controller,$(RUN_OPERATOR_LIST)),$(filter-out $(RUN_OPERATOR_LIST),jobset-controller))
 comma := ,
 LOCALCLUSTER = go run ./test/cluster/cmd/localcluster
 E2E_TIMEOUT ?= 20m

@@ -19,9 +19,9 @@
 # pinned versions. A tool already in the cache is not built again.
 #
 # The stock job operators (training-operator, mpi-operator, kuberay-operator, spark-operator,
-# workflow-controller, jobset-controller, lws-controller) come from their own modules under hack/operators, each
-# with a cache key of its own, so pinning an operator never rebuilds
-# kube-apiserver or another operator. They are built only when named. Koordinator (koord-manager,
+# workflow-controller, jobset-controller, lws-controller, trainer-controller) come from their own
+# modules under hack/operators, each with a cache key of its own, so pinning an operator never
+# rebuilds kube-apiserver or another operator. They are built only when named. Koordinator (koord-manager,
 # koord-scheduler, v1.7.0) comes from hack/koordinator, with a key of its own
 # too, and is built only when named. openapi-gen (make generate) comes from
 # hack/openapi-gen, with a key of its own, pinned to the main module's
@@ -112,12 +112,13 @@ declare -A pkg=(
 	[workflow-controller]="operators/argo github.com/argoproj/argo-workflows/v3/cmd/workflow-controller"
 	[jobset-controller]="operators/jobset sigs.k8s.io/jobset"
 	[lws-controller]="operators/lws sigs.k8s.io/lws/cmd"
+	[trainer-controller]="operators/trainer github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager"
 	[koord-manager]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-manager"
 	[koord-scheduler]="koordinator github.com/koordinator-sh/koordinator/cmd/koord-scheduler"
 	[openapi-gen]="openapi-gen k8s.io/kube-openapi/cmd/openapi-gen"
 )
 all=(etcd kube-apiserver controller-gen kubectl kube-controller-manager kube-scheduler kwok helm golangci-lint)
-operators=(training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller lws-controller)
+operators=(training-operator mpi-operator kuberay-operator spark-operator workflow-controller jobset-controller lws-controller trainer-controller)
 koordinator=(koord-manager koord-scheduler)
 
 want=("$@")

@@ -198,9 +198,9 @@ request lacks at that level), its position in its queue and the units ahead.
 
 The argument is a job as KIND/NAME (job/NAME, tfjob/NAME, pytorchjob/NAME,
 mpijob/NAME, rayjob/NAME, raycluster/NAME, sparkapplication/NAME, workflow/NAME,
-jobset/NAME, pod/NAME: a bare pod, or any member of a group of pods,
-leaderworkerset/NAME or lws/NAME: the unit of its first group that waits), a
-QueueUnit as qu/NAME, or a bare NAME: the unit of that name, else the unit of
+jobset/NAME, trainjob/NAME, pod/NAME: a bare pod, or any member of a group of
+pods, leaderworkerset/NAME or lws/NAME: the unit of its first group that waits),
+a QueueUnit as qu/NAME, or a bare NAME: the unit of that name, else the unit of
 the one job of that name.`,
 		Example: `  kubectl koord-queue why job/train
   kubectl koord-queue why tfjob/mnist -n research

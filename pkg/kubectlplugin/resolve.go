@@ -38,6 +38,7 @@ var jobKinds = map[string]string{
 	"pod": "Pod", "pods": "Pod", "po": "Pod",
 	"jobset": "JobSet", "jobsets": "JobSet",
 	"leaderworkerset": "LeaderWorkerSet", "leaderworkersets": "LeaderWorkerSet", "lws": "LeaderWorkerSet",
+	"trainjob": "TrainJob", "trainjobs": "TrainJob",
 }
 
 // unitKinds name the QueueUnit itself.

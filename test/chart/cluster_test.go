@@ -52,7 +52,7 @@ const (
 // fullValues turns on everything that a plain kube-apiserver can take (the
 // ServiceMonitor needs the Prometheus Operator's CRDs, so it stays off).
 var fullValues = []string{
-	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.mpi.enable=true", "extension.jobset.enable=true", "extension.argo.enable=true",
+	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.mpi.enable=true", "extension.jobset.enable=true", "extension.trainjob.enable=true", "extension.argo.enable=true",
 	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true", "extension.pod.enable=true",
 	"extension.leaderworkerset.enable=true",
 	"controller.enableVisibilityServer=true", "controller.visibility.ui.enabled=true", "grafana.dashboard.enabled=true",
@@ -221,7 +221,7 @@ func schedulerMustNot() []access {
 }
 
 var jobKinds = []string{
-	"jobs.batch", "tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org", "mpijobs.kubeflow.org", "jobsets.jobset.x-k8s.io", "workflows.argoproj.io",
+	"jobs.batch", "tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org", "mpijobs.kubeflow.org", "jobsets.jobset.x-k8s.io", "trainjobs.trainer.kubeflow.org", "workflows.argoproj.io",
 	"sparkapplications.sparkoperator.k8s.io", "rayjobs.ray.io", "rayclusters.ray.io", "leaderworkersets.leaderworkerset.x-k8s.io",
 }
 
@@ -237,6 +237,9 @@ func controllersNeed() []access {
 	// Pod metadata: a deleted unit waits for its job's pods to go; LimitRange
 	// defaults count in a unit's requests.
 	a = append(a, accesses("default", read, "pods", "limitranges")...)
+	// A TrainJob's pods are its training runtime's.
+	a = append(a, accesses("default", read, "trainingruntimes.trainer.kubeflow.org")...)
+	a = append(a, accesses("", read, "clustertrainingruntimes.trainer.kubeflow.org")...)
 	// Extension pod: its gate goes on admission, an evicted pod is deleted.
 	a = append(a, accesses("default", []string{"update", "patch", "delete"}, "pods")...)
 	a = append(a, accesses("", read, "priorityclasses.scheduling.k8s.io")...)
@@ -253,6 +256,8 @@ func controllersMustNot() []access {
 	var a []access
 	a = append(a, accesses(Namespace, []string{"delete", "create", "update", "get"}, "queues.scheduling.x-k8s.io")...)
 	a = append(a, accesses("default", []string{"create", "delete"}, jobKinds...)...)
+	a = append(a, accesses("default", write, "trainingruntimes.trainer.kubeflow.org")...)
+	a = append(a, accesses("", write, "clustertrainingruntimes.trainer.kubeflow.org")...)
 	a = append(a, accesses("default", []string{"get", "list"}, "secrets")...)
 	a = append(a, accesses("default", []string{"delete", "create", "update", "patch"}, "limitranges")...)
 	a = append(a, accesses("default", []string{"create"}, "pods", "pods/binding", "pods/eviction")...)
@@ -392,6 +397,18 @@ func checkImpersonatedCalls(t *testing.T, env *framework.Env) {
 	expect("koord-queue-controllers reads a secret", err, true)
 	_, err = sets[controllersSA].BatchV1().Jobs("default").List(ctx, metav1.ListOptions{})
 	expect("koord-queue-controllers lists Jobs", err, false)
+
+	// A TrainJob's pods are its runtime's: the controllers read training
+	// runtimes, and write none.
+	runtimes := &unstructured.UnstructuredList{}
+	runtimes.SetGroupVersionKind(schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "ClusterTrainingRuntimeList"})
+	expect("koord-queue-controllers lists ClusterTrainingRuntimes", clients[controllersSA].List(ctx, runtimes), false)
+	runtimes.SetGroupVersionKind(schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "TrainingRuntimeList"})
+	expect("koord-queue-controllers lists TrainingRuntimes", clients[controllersSA].List(ctx, runtimes, client.InNamespace("default")), false)
+	rt := &unstructured.Unstructured{}
+	rt.SetGroupVersionKind(schema.GroupVersionKind{Group: "trainer.kubeflow.org", Version: "v1alpha1", Kind: "ClusterTrainingRuntime"})
+	rt.SetName("rbac-probe")
+	expect("koord-queue-controllers creates a ClusterTrainingRuntime", clients[controllersSA].Create(ctx, rt), true)
 
 	// Extension pod: the controllers remove their gate from a pod and delete
 	// an evicted one; they never make pods.

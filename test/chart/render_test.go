@@ -338,6 +338,7 @@ func TestExtensions(t *testing.T) {
 		{name: "pod", sets: []string{"extension.pod.enable=true"}, want: "job,pod"},
 		{name: "jobset", sets: []string{"extension.jobset.enable=true"}, want: "job,jobset"},
 		{name: "leaderworkerset", sets: []string{"extension.leaderworkerset.enable=true"}, want: "job,leaderworkerset"},
+		{name: "trainjob", sets: []string{"extension.trainjob.enable=true"}, want: "job,trainjob"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.wantErr != "" {
@@ -367,7 +368,7 @@ func TestJobRBACFollowsSwitches(t *testing.T) {
 		want            bool
 	}{
 		{"batch", "jobs", true}, {"kubeflow.org", "tfjobs", true}, {"batch", "jobs/finalizers", true},
-		{"kubeflow.org", "pytorchjobs", false}, {"kubeflow.org", "mpijobs", false}, {"jobset.x-k8s.io", "jobsets", false}, {"ray.io", "rayjobs", false}, {"argoproj.io", "workflows", false},
+		{"kubeflow.org", "pytorchjobs", false}, {"kubeflow.org", "mpijobs", false}, {"jobset.x-k8s.io", "jobsets", false}, {"trainer.kubeflow.org", "trainjobs", false}, {"ray.io", "rayjobs", false}, {"argoproj.io", "workflows", false},
 	} {
 		if got := allows(rules, c.group, c.resource, "patch") || allows(rules, c.group, c.resource, "update"); got != c.want {
 			t.Errorf("%s.%s granted=%v, want %v", c.resource, c.group, got, c.want)

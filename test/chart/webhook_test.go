@@ -158,7 +158,7 @@ func TestWebhookRender(t *testing.T) {
 	w := cfg.Webhooks[0]
 	reg := app.NewRegistry()
 	var exts []jobframework.Extension
-	for _, n := range []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "sparkapp", "rayjob", "rayjobv1alpha1", "raycluster", "jobset", "leaderworkerset"} {
+	for _, n := range []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "sparkapp", "rayjob", "rayjobv1alpha1", "raycluster", "jobset", "leaderworkerset", "trainjob"} {
 		exts = append(exts, reg[n](jobframework.ExtensionOptions{}))
 	}
 	if diff := cmp.Diff(webhook.Rules(exts), w.Rules); diff != "" {

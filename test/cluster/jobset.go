@@ -28,10 +28,8 @@ import (
 	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The jobset controller's webhooks default and validate JobSets (its
@@ -113,18 +111,8 @@ health:
 			Rules: rules, FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
-	// A configuration left by an earlier start names an older certificate:
-	// replace it.
-	for _, o := range []client.Object{mutating, validating} {
-		err := c.Client.Create(ctx, o)
-		if apierrors.IsAlreadyExists(err) {
-			if err = c.Client.Delete(ctx, o); err == nil {
-				err = c.Client.Create(ctx, o)
-			}
-		}
-		if err != nil {
-			return "", fmt.Errorf("register %T %s for the jobset controller: %w", o, o.GetName(), err)
-		}
+	if err := c.replaceWebhookConfigs(ctx, "the jobset controller", mutating, validating); err != nil {
+		return "", err
 	}
 	return config, nil
 }

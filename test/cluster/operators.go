@@ -61,10 +61,13 @@ const (
 	JobSetController Operator = "jobset-controller"
 	// LWSController is the LeaderWorkerSet controller (LeaderWorkerSet v1).
 	LWSController Operator = "lws-controller"
+	// TrainerController is the Kubeflow Trainer v2 controller (TrainJob
+	// v1alpha1); it makes JobSets, so it starts the JobSet controller too.
+	TrainerController Operator = "trainer-controller"
 )
 
 // Operators lists every operator the cluster knows how to run.
-var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController, JobSetController, LWSController}
+var Operators = []Operator{TrainingOperator, MPIOperator, KubeRayOperator, SparkOperator, WorkflowController, JobSetController, LWSController, TrainerController}
 
 // ParseOperators turns a comma-separated list into operators; "all" means
 // every one. Unknown names are an error that lists the known ones.
@@ -129,6 +132,11 @@ var operatorSpecs = map[Operator]operatorSpec{
 	LWSController: {"lws", "sigs.k8s.io/lws", []string{
 		"config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
 	}},
+	TrainerController: {"trainer", "github.com/kubeflow/trainer/v2", []string{
+		"manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml",
+		"manifests/base/crds/trainer.kubeflow.org_clustertrainingruntimes.yaml",
+		"manifests/base/crds/trainer.kubeflow.org_trainingruntimes.yaml",
+	}},
 }
 
 // OperatorCRDFiles returns the CRD manifests of op, from its Go module in the
@@ -190,6 +198,12 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 	}
 	if c.opts.KoordQueue.RepoRoot == "" {
 		return fmt.Errorf("KoordQueue.RepoRoot is not set: the operators' CRDs are found through hack/operators")
+	}
+	if op == TrainerController {
+		// Its TrainJobs run as JobSets.
+		if err := c.StartOperators(ctx, JobSetController); err != nil {
+			return err
+		}
 	}
 	began := time.Now()
 	files, err := OperatorCRDFiles(ctx, c.opts.KoordQueue.RepoRoot, op)
@@ -257,6 +271,12 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 			return err
 		}
 		p, err = c.runEnv(string(op), binary, env, "--config", config, "--zap-devel=false")
+	case TrainerController:
+		var config, tmpDir string
+		if config, tmpDir, err = c.prepareTrainerController(ctx, ports[2], addr(1)); err != nil {
+			return err
+		}
+		p, err = c.runEnv(string(op), binary, append(env, "TMPDIR="+tmpDir), "--config", config, "--zap-devel=false")
 	case WorkflowController:
 		if err := c.prepareWorkflowController(ctx); err != nil {
 			return err

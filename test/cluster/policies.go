@@ -73,7 +73,7 @@ var chartPolicyValues = []string{
 	"controller.enableVisibilityServer=true", "controller.visibility.insecureSkipTLSVerify=true", "controller.visibility.ui.enabled=true",
 	"extension.tf.enable=true", "extension.pytorch.enable=true", "extension.argo.enable=true",
 	"extension.spark.enable=true", "extension.ray.enable=true", "extension.raycluster.enable=true",
-	"extension.mpi.enable=true", "extension.jobset.enable=true", "extension.leaderworkerset.enable=true",
+	"extension.mpi.enable=true", "extension.jobset.enable=true", "extension.leaderworkerset.enable=true", "extension.trainjob.enable=true",
 }
 
 // installPolicies renders chartPolicyTemplates with the built helm, for the

@@ -45,9 +45,9 @@ func extensions() []string {
 		return strings.Split(e, ",")
 	}
 	if koordinatorOn() {
-		return []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "leaderworkerset"}
+		return []string{"job", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "leaderworkerset", "trainjob"}
 	}
-	return []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "leaderworkerset"}
+	return []string{"job", "pod", "tfjob", "pytorchjob", "mpijob", "workflow", "rayjob", "raycluster", "sparkapp", "jobset", "leaderworkerset", "trainjob"}
 }
 
 // env is the cluster every test shares.

@@ -44,6 +44,7 @@ deployed).
 {{- if $e.mpi.enable }}{{ $names = append $names "mpijob" }}{{ end -}}
 {{- if $e.jobset.enable }}{{ $names = append $names "jobset" }}{{ end -}}
 {{- if $e.leaderworkerset.enable }}{{ $names = append $names "leaderworkerset" }}{{ end -}}
+{{- if $e.trainjob.enable }}{{ $names = append $names "trainjob" }}{{ end -}}
 {{- join "," $names -}}
 {{- end -}}
 

@@ -46,6 +46,7 @@ import (
 
 	mpiv2beta1 "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
 	sparkv1beta2 "github.com/kubeflow/spark-operator/v2/api/v1beta2"
+	trainerv1alpha1 "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	rayv1alpha1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1alpha1"
@@ -116,6 +117,7 @@ func NewScheme() *runtime.Scheme {
 	utilruntime.Must(sparkv1beta2.AddToScheme(s))
 	utilruntime.Must(jobsetv1alpha2.AddToScheme(s))
 	utilruntime.Must(lwsv1.AddToScheme(s))
+	utilruntime.Must(trainerv1alpha1.AddToScheme(s))
 	return s
 }
 

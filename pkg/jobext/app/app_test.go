@@ -27,7 +27,7 @@ import (
 
 func TestEnabledExtensions(t *testing.T) {
 	reg := NewRegistry()
-	want := []string{"job", "jobset", "leaderworkerset", "mpijob", "pod", "pytorchjob", "raycluster", "rayjob", "rayjobv1alpha1", "sparkapp", "tfjob", "workflow"}
+	want := []string{"job", "jobset", "leaderworkerset", "mpijob", "pod", "pytorchjob", "raycluster", "rayjob", "rayjobv1alpha1", "sparkapp", "tfjob", "trainjob", "workflow"}
 	if diff := cmp.Diff(want, names(reg)); diff != "" {
 		t.Errorf("registry (-want +got):\n%s", diff)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/rayjob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/sparkapp"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/tfjob"
+	"github.com/koordinator-sh/koord-queue/pkg/jobext/trainjob"
 	"github.com/koordinator-sh/koord-queue/pkg/jobext/workflow"
 )
 
@@ -49,6 +50,7 @@ func NewRegistry() framework.Registry {
 		workflow.Name:        workflow.New,
 		jobset.Name:          jobset.New,
 		leaderworkerset.Name: leaderworkerset.New,
+		trainjob.Name:        trainjob.New,
 	}
 }
 

@@ -95,6 +95,12 @@ func (r *Reconciler) runAdmitted(ctx context.Context, gj GenericJob, unit, desir
 	if errors.As(err, &invalid) {
 		return ctrl.Result{}, r.holdAtAdmission(ctx, gj, desired, status, err.Error())
 	}
+	var missing *MissingError
+	if errors.As(err, &missing) {
+		// What its pods depend on went (a TrainJob's runtime deleted): the
+		// pods it already has keep their admission, unchecked for growth.
+		return r.run(ctx, gj, desired, status, pods)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}

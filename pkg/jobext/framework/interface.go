@@ -17,8 +17,12 @@ limitations under the License.
 package framework
 
 import (
+	"context"
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -122,6 +126,38 @@ type PriorityClassSource interface {
 	PriorityClassName() string
 }
 
+// Resolver is an optional power for kinds whose pods another object decides
+// (a TrainJob's training runtime): the reconciler calls Resolve before
+// PodSets. A *MissingError means the object is not there yet; any other
+// error is a failed read.
+type Resolver interface {
+	Resolve(ctx context.Context, c client.Reader) error
+}
+
+// MissingError says a job's pods cannot be known yet: What (a kind and a
+// name) does not exist. The reconciler says so in an event and waits for a
+// Dependency watch to bring the job back; it changes neither the job nor a
+// unit it already has.
+type MissingError struct{ What string }
+
+func (e *MissingError) Error() string { return fmt.Sprintf("%s not found", e.What) }
+
+// LabelsApart is an optional power for kinds whose pod template labels may not
+// change in the write that resumes the job (a TrainJob: the trainer's webhook
+// refuses podTemplateOverrides edited on a running TrainJob). The reconciler
+// writes the labels first, the job still suspended, then resumes it.
+type LabelsApart interface {
+	LabelsApart()
+}
+
+// Dependency is a kind of object the pods of an extension's jobs depend on:
+// the reconciler watches it, and a change to one reconciles the jobs Jobs
+// names (read through c, the manager's cache).
+type Dependency struct {
+	Object client.Object
+	Jobs   func(ctx context.Context, c client.Reader, obj client.Object) []types.NamespacedName
+}
+
 // Extension describes one job kind.
 type Extension struct {
 	// Name is the extension's name in --enabled-extensions and the suffix of
@@ -145,6 +181,8 @@ type Extension struct {
 	// this kind that has no suspension field: the pod webhook adds
 	// SchedulingGate to it, and the kind's reconciler removes it on admission.
 	HoldsPod func(*corev1.Pod) bool
+	// Dependencies are other kinds the jobs' pods depend on (see Resolver).
+	Dependencies []Dependency
 }
 
 // SchedulingGate holds a queued pod until its unit is admitted: the pods of

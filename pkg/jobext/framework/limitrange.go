@@ -98,9 +98,15 @@ func checkSets(sets []PodSet) error {
 	return nil
 }
 
-// podSets is the job's pod sets as its pods will be: LimitRange defaults
+// podSets is the job's pod sets as its pods will be: what they depend on
+// resolved (a *MissingError when it is not there), LimitRange defaults
 // applied, amounts checked.
 func (r *Reconciler) podSets(ctx context.Context, gj GenericJob) ([]PodSet, error) {
+	if res, ok := gj.(Resolver); ok {
+		if err := res.Resolve(ctx, r.client); err != nil {
+			return nil, err
+		}
+	}
 	sets, err := gj.PodSets()
 	if err != nil {
 		return nil, &invalidJobError{err: err}

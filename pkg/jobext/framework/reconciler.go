@@ -64,6 +64,9 @@ const (
 	// EventPodsEvictedElsewhere (job and unit): something other than
 	// koord-queue evicted a pod of an admitted unit; once per pod.
 	EventPodsEvictedElsewhere = "PodsEvictedElsewhere"
+	// EventWaitingForDependency: an object the job's pods depend on (a
+	// TrainJob's runtime) is missing; the job gets its unit once it exists.
+	EventWaitingForDependency = "WaitingForDependency"
 )
 
 // ReconcilerOptions tune one extension's reconciler.
@@ -132,13 +135,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return fmt.Errorf("namespace informer: %w", err)
 		}
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.ext.Name).
 		Watches(r.ext.NewObject(), r.jobEvents()).
 		Watches(&schedv1alpha1.QueueUnit{}, handler.EnqueueRequestsFromMapFunc(r.unitToJob)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToJob), builder.WithPredicates(podEvents())).
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation), MaxConcurrentReconciles: max(r.opts.Workers, 1)}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.podToJob), builder.WithPredicates(podEvents()))
+	for _, dep := range r.ext.Dependencies {
+		b = b.Watches(dep.Object, handler.EnqueueRequestsFromMapFunc(r.dependencyToJobs(dep)))
+	}
+	return b.WithOptions(controller.Options{SkipNameValidation: ptr.To(r.opts.SkipNameValidation), MaxConcurrentReconciles: max(r.opts.Workers, 1)}).
 		Complete(r)
+}
+
+// dependencyToJobs maps an object of dep's kind to the jobs that depend on it.
+func (r *Reconciler) dependencyToJobs(dep Dependency) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		keys := dep.Jobs(ctx, r.client, obj)
+		reqs := make([]reconcile.Request, 0, len(keys))
+		for _, k := range keys {
+			reqs = append(reqs, reconcile.Request{NamespacedName: k})
+		}
+		return reqs
+	}
 }
 
 // unitToJob maps a unit to the job its consumerRef names, when the job is of
@@ -288,6 +306,12 @@ func (r *Reconciler) takeOver(ctx context.Context, gj GenericJob, key types.Name
 	var prio Priority
 	if err == nil {
 		prio, err = JobPriority(ctx, r.client, gj, sets)
+	}
+	var missing *MissingError
+	if errors.As(err, &missing) {
+		// No unit yet: the missing object's watch brings the job back.
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventWaitingForDependency, "Queue", "cannot queue job yet: %v; it is queued once that exists", err)
+		return ctrl.Result{}, nil
 	}
 	var invalid *invalidJobError
 	if errors.As(err, &invalid) {

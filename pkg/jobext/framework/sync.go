@@ -85,8 +85,9 @@ func (r *Reconciler) syncSpec(ctx context.Context, gj GenericJob, unit *schedv1a
 		prio, err = JobPriority(ctx, r.client, gj, sets)
 	}
 	var invalid *invalidJobError
-	if errors.As(err, &invalid) {
-		return nil // the job turned invalid; keep the unit as it was
+	var missing *MissingError
+	if errors.As(err, &invalid) || errors.As(err, &missing) {
+		return nil // the job turned invalid, or its runtime went: keep the unit as it was
 	}
 	if err != nil {
 		return err
@@ -183,15 +184,23 @@ func (r *Reconciler) run(ctx context.Context, gj GenericJob, desired *schedv1alp
 
 // resume lets an admitted job start, its pod templates labelled with the
 // unit's quota and name in the same write (a batch Job's template changes
-// only while suspended). A template label naming another quota is
-// overwritten, and the job and unit say so.
+// only while suspended), or for a LabelsApart kind in a write of their own
+// just before. A template label naming another quota is overwritten, and
+// the job and unit say so.
 func (r *Reconciler) resume(ctx context.Context, gj GenericJob, unit *schedv1alpha1.QueueUnit) error {
 	if !gj.IsSuspended() {
 		return nil
 	}
 	labels := PodLabels(unit.Spec.Queue, unit.Name)
 	var replaced []ReplacedLabel
-	if err := r.writeJob(ctx, gj, func() {
+	if _, apart := gj.(LabelsApart); apart {
+		if err := r.writeJob(ctx, gj, func() { replaced = gj.SetPodLabels(labels) }); err != nil {
+			return err
+		}
+		if err := r.writeJob(ctx, gj, gj.Resume); err != nil {
+			return err
+		}
+	} else if err := r.writeJob(ctx, gj, func() {
 		replaced = gj.SetPodLabels(labels)
 		gj.Resume()
 	}); err != nil {

@@ -18,8 +18,10 @@ package jobset
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	jobsetv1 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
@@ -45,7 +47,18 @@ func New(framework.ExtensionOptions) framework.Extension {
 // Job is a JobSet seen by the queue.
 type Job struct{ js *jobsetv1.JobSet }
 
-var _ framework.GenericJob = (*Job)(nil)
+var (
+	_ framework.GenericJob   = (*Job)(nil)
+	_ framework.NeverManaged = (*Job)(nil)
+)
+
+// NeverManaged: the JobSet of a Kubeflow TrainJob. The trainer creates it,
+// suspended while its TrainJob is, and the TrainJob's unit already charges
+// it.
+func (w *Job) NeverManaged() bool {
+	c := metav1.GetControllerOf(w.js)
+	return c != nil && c.Kind == "TrainJob" && strings.HasPrefix(c.APIVersion, "trainer.kubeflow.org/")
+}
 
 // Wrap wraps a JobSet.
 func Wrap(js *jobsetv1.JobSet) *Job { return &Job{js: js} }

@@ -180,3 +180,25 @@ func TestPodLabels(t *testing.T) {
 		t.Errorf("replaced = %+v, want the one label of b", replaced)
 	}
 }
+
+// TestNeverManagedTrainJobs: a JobSet a TrainJob controls is the TrainJob's
+// to queue; one owned by another kind, or by a TrainJob of another group, is
+// queued as a JobSet.
+func TestNeverManagedTrainJobs(t *testing.T) {
+	owned := func(apiVersion, kind string, controller bool) *jobsetv1.JobSet {
+		return &jobsetv1.JobSet{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: apiVersion, Kind: kind, Name: "o", UID: "u", Controller: ptr.To(controller)},
+		}}}
+	}
+	if !Wrap(owned("trainer.kubeflow.org/v1alpha1", "TrainJob", true)).NeverManaged() {
+		t.Error("a TrainJob's JobSet is managed as a JobSet")
+	}
+	for _, js := range []*jobsetv1.JobSet{
+		owned("example.com/v1", "TrainJob", true), owned("trainer.kubeflow.org/v1alpha1", "TrainJob", false),
+		owned("batch/v1", "CronJob", true), {},
+	} {
+		if Wrap(js).NeverManaged() {
+			t.Errorf("JobSet owned by %+v is never managed", js.OwnerReferences)
+		}
+	}
+}

@@ -53,6 +53,7 @@ func CRDPaths() []string {
 		mpiJobCRD(root),
 		jobSetCRD(root),
 		lwsCRD(root),
+		trainerCRDs(root),
 	}
 }
 
@@ -69,6 +70,12 @@ func jobSetCRD(root string) string {
 
 func lwsCRD(root string) string {
 	return moduleFile(root, "sigs.k8s.io/lws", "config", "crd", "bases", "leaderworkerset.x-k8s.io_leaderworkersets.yaml")
+}
+
+// trainerCRDs is the folder of the Kubeflow Trainer v2 CRDs (TrainJob and
+// both kinds of training runtime) in its module.
+func trainerCRDs(root string) string {
+	return moduleFile(root, "github.com/kubeflow/trainer/v2", "manifests", "base", "crds")
 }
 
 // moduleFile is a file of a module the main module requires. When the module

@@ -83,7 +83,7 @@ func startWebhookWith(t *testing.T, restConfig *rest.Config, extensions []string
 		{"batch", "v1", "jobs"}, {"kubeflow.org", "v1", "tfjobs"}, {"kubeflow.org", "v1", "pytorchjobs"}, {"kubeflow.org", "v2beta1", "mpijobs"},
 		{"ray.io", "v1", "rayjobs"}, {"ray.io", "v1alpha1", "rayjobs"}, {"ray.io", "v1", "rayclusters"},
 		{"sparkoperator.k8s.io", "v1beta2", "sparkapplications"}, {"argoproj.io", "v1alpha1", "workflows"},
-		{"jobset.x-k8s.io", "v1alpha2", "jobsets"}, {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets"},
+		{"jobset.x-k8s.io", "v1alpha2", "jobsets"}, {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets"}, {"trainer.kubeflow.org", "v1alpha1", "trainjobs"},
 	} {
 		rules = append(rules, admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},

@@ -88,7 +88,7 @@ func up(args []string) error {
 	fs.StringVar(&o.KoordQueue.Config, "config", "", "koord-queue --config file")
 	fs.StringVar(&extensions, "extensions", strings.Join(cluster.DefaultExtensions, ","), "koord-queue-controllers --enabled-extensions")
 	fs.StringVar(&extraCRDs, "extra-crds", "test/crds", "comma-separated folders of further CRDs (job kinds); empty for none")
-	fs.StringVar(&operators, "operators", "", "comma-separated stock operators to start as well (training-operator, mpi-operator, kuberay-operator, spark-operator, workflow-controller, jobset-controller, lws-controller, or all)")
+	fs.StringVar(&operators, "operators", "", "comma-separated stock operators to start as well (training-operator, mpi-operator, kuberay-operator, spark-operator, workflow-controller, jobset-controller, lws-controller, trainer-controller, or all)")
 	fs.StringVar(&o.OperatorsDir, "operators-dir", "", "folder with the operators' binaries (hack/tools.sh operators-dir)")
 	fs.StringVar(&o.Koordinator.BinDir, "koordinator-dir", "", "run Koordinator v1.7.0 (koord-manager, and koord-scheduler in place of kube-scheduler) from this folder (hack/tools.sh koordinator-dir); empty for none")
 	fs.IntVar(&o.Ports.EtcdClient, "etcd-port", o.Ports.EtcdClient, "etcd client port")
