@@ -344,7 +344,14 @@ func (r *run) collect(ctx context.Context) error {
 	if peak, n := r.rss.Peak(); n > 0 {
 		r.ps.PeakRSSBytes = max(r.ps.PeakRSSBytes, peak)
 	}
-	writesAfter, ok := apiServerWrites(fin, r.hcfg)
+	// Its own deadline: waiting for the events and the stop above can use
+	// up fin's minute on a busy API server.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	writesAfter, ok := apiServerWrites(wctx, r.hcfg)
+	wcancel()
+	if !ok {
+		r.logf("the API server's write count could not be read at the end: no API bound for this run")
+	}
 	r.writesAfter, r.writesOK = writesAfter, r.writesOK && ok
 	// The events' own deadline: many pages on a busy API server.
 	evCtx, evCancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
