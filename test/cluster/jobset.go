@@ -18,11 +18,7 @@ package cluster
 
 import (
 	"context"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,17 +48,8 @@ func (c *Cluster) prepareJobSetController(ctx context.Context, port int, probeAd
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return "", err
 	}
-	ca, caKey, err := selfSignedCA("jobset-controller-webhook-ca")
+	caBundle, err := webhookServingCert("jobset-controller", certDir)
 	if err != nil {
-		return "", err
-	}
-	serving := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "jobset-controller-webhook"},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if err := (&pki{}).issue(serving, ca, caKey, filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")); err != nil {
 		return "", err
 	}
 	config := filepath.Join(dir, "config.yaml")
@@ -84,7 +71,6 @@ health:
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return "", err
 	}
-	caBundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
 	clientConfig := func(path string) admissionregistrationv1.WebhookClientConfig {
 		return admissionregistrationv1.WebhookClientConfig{
 			URL:      ptr.To("https://127.0.0.1:" + strconv.Itoa(port) + path),

@@ -18,20 +18,14 @@ package cluster
 
 import (
 	"context"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The lws controller's webhooks default and validate LeaderWorkerSets, and
@@ -54,17 +48,8 @@ func (c *Cluster) prepareLWSController(ctx context.Context, port int, probeAddr 
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return "", err
 	}
-	ca, caKey, err := selfSignedCA("lws-controller-webhook-ca")
+	caBundle, err := webhookServingCert("lws-controller", certDir)
 	if err != nil {
-		return "", err
-	}
-	serving := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "lws-controller-webhook"},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if err := (&pki{}).issue(serving, ca, caKey, filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")); err != nil {
 		return "", err
 	}
 	config := filepath.Join(dir, "config.yaml")
@@ -86,7 +71,6 @@ health:
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return "", err
 	}
-	caBundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
 	clientConfig := func(path string) admissionregistrationv1.WebhookClientConfig {
 		return admissionregistrationv1.WebhookClientConfig{
 			URL:      ptr.To("https://127.0.0.1:" + strconv.Itoa(port) + path),
@@ -128,18 +112,8 @@ health:
 			Rules: pods, FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: v1,
 		}},
 	}
-	// A configuration left by an earlier start names an older certificate:
-	// replace it.
-	for _, o := range []client.Object{mutating, validating} {
-		err := c.Client.Create(ctx, o)
-		if apierrors.IsAlreadyExists(err) {
-			if err = c.Client.Delete(ctx, o); err == nil {
-				err = c.Client.Create(ctx, o)
-			}
-		}
-		if err != nil {
-			return "", fmt.Errorf("register %T %s for the lws controller: %w", o, o.GetName(), err)
-		}
+	if err := c.replaceWebhookConfigs(ctx, "the lws controller", mutating, validating); err != nil {
+		return "", err
 	}
 	return config, nil
 }

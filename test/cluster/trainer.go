@@ -54,17 +54,8 @@ func (c *Cluster) prepareTrainerController(ctx context.Context, port int, probeA
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return "", "", err
 	}
-	ca, caKey, err := selfSignedCA("trainer-controller-webhook-ca")
+	caBundle, err := webhookServingCert("trainer-controller", certDir)
 	if err != nil {
-		return "", "", err
-	}
-	serving := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "trainer-controller-webhook"},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if err := (&pki{}).issue(serving, ca, caKey, filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")); err != nil {
 		return "", "", err
 	}
 	config = filepath.Join(dir, "config.yaml")
@@ -87,7 +78,6 @@ health:
 	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
 		return "", "", err
 	}
-	caBundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
 	fail := admissionregistrationv1.Fail
 	none := admissionregistrationv1.SideEffectClassNone
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: trainerValidatingWebhook}}
@@ -109,6 +99,26 @@ health:
 		return "", "", err
 	}
 	return config, tmpDir, nil
+}
+
+// webhookServingCert makes a CA and, in certDir (tls.crt, tls.key), a
+// serving certificate for an operator's webhook on 127.0.0.1; it returns
+// the CA bundle its webhook configurations name.
+func webhookServingCert(operator, certDir string) ([]byte, error) {
+	ca, caKey, err := selfSignedCA(operator + "-webhook-ca")
+	if err != nil {
+		return nil, err
+	}
+	serving := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: operator + "-webhook"},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if err := (&pki{}).issue(serving, ca, caKey, filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")); err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), nil
 }
 
 // replaceWebhookConfigs creates webhook configurations for an operator. One

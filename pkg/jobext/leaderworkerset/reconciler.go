@@ -22,13 +22,13 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -67,8 +67,9 @@ type Reconciler struct {
 	clock    clock.PassiveClock
 	opts     framework.ReconcilerOptions
 
-	// told holds the UIDs of objects already told they run outside the queue.
-	told sync.Map
+	// told holds, by set, what was told once: the set or its pods that run
+	// outside the queue, a group's growth per admission; pruned to what exists.
+	told framework.Told
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -122,7 +123,10 @@ type group struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
 	l := &lwsv1.LeaderWorkerSet{}
 	if err := r.client.Get(ctx, req.NamespacedName, l); err != nil {
-		// A deleted set's units go with it (owner references).
+		if apierrors.IsNotFound(err) {
+			// A deleted set's units go with it (owner references).
+			r.told.Keep(req.NamespacedName, nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if l.DeletionTimestamp != nil || !r.managed(ctx, l) {
@@ -132,6 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	r.forget(req.NamespacedName, l, groups)
 	sets, err := r.podSets(ctx, l)
 	if err != nil {
 		var api apierrors.APIStatus
@@ -175,7 +180,7 @@ func (r *Reconciler) managed(ctx context.Context, l *lwsv1.LeaderWorkerSet) bool
 	if !framework.AskedForQueue(Wrap(l)) {
 		return false
 	}
-	if _, seen := r.told.LoadOrStore(l.UID, true); !seen {
+	if r.told.Once(client.ObjectKeyFromObject(l), toldSet(l)) {
 		ctrl.LoggerFrom(ctx).V(2).Info("LeaderWorkerSet created without the webhook runs outside the queue", "leaderWorkerSet", klog.KObj(l))
 		r.recorder.Eventf(l, nil, corev1.EventTypeWarning, framework.EventLeftAlone, "Queue",
 			"its pod templates have no label %s (created while the webhook was away): its pods are not held and run outside the queue; koord-queue neither counts nor evicts them. Recreate it to queue it", schedv1alpha1.QuotaNameLabel)
@@ -272,7 +277,7 @@ func (r *Reconciler) syncGroup(ctx context.Context, l *lwsv1.LeaderWorkerSet, se
 		}
 	case phase == schedv1alpha1.QueueUnitPhaseDequeued || phase == schedv1alpha1.QueueUnitPhaseRunning:
 		if grew := framework.Exceeds(sets, queueunit.AdmittedWith(unit)); grew != "" {
-			if _, told := r.told.LoadOrStore(string(unit.UID)+"/grew/"+queueunit.DequeuedAt(unit).String(), true); !told {
+			if r.told.Once(client.ObjectKeyFromObject(l), toldGrew(unit)) {
 				r.recorder.Eventf(l, unit, corev1.EventTypeWarning, framework.EventJobGrew, "Hold", "group %d: %s; its pods are deleted and it is queued again at the new size", g.index, grew)
 			}
 			if r.letGo(ctx, g, unit, "deleted: the group of queue unit %s grew beyond its admission") {
@@ -287,7 +292,7 @@ func (r *Reconciler) syncGroup(ctx context.Context, l *lwsv1.LeaderWorkerSet, se
 		if err := r.syncSpec(ctx, l, sets, unit); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.outside(g)
+		r.outside(l, g)
 	}
 	if err != nil {
 		return ctrl.Result{}, err
@@ -453,17 +458,40 @@ func (r *Reconciler) deleteUnit(ctx context.Context, unit *schedv1alpha1.QueueUn
 
 // outside tells a pod of a waiting group that came without the gate (made
 // while the webhook was away) that it runs outside the queue.
-func (r *Reconciler) outside(g *group) {
+func (r *Reconciler) outside(l *lwsv1.LeaderWorkerSet, g *group) {
 	for _, p := range g.pods {
 		if framework.Gated(p) || ended(p) || p.DeletionTimestamp != nil || p.Labels[schedv1alpha1.QueueUnitLabel] != "" {
 			continue
 		}
-		if _, seen := r.told.LoadOrStore(p.UID, true); seen {
+		if !r.told.Once(client.ObjectKeyFromObject(l), toldPod(p)) {
 			continue
 		}
 		r.recorder.Eventf(p, nil, corev1.EventTypeWarning, framework.EventLeftAlone, "Queue",
 			"pod was created without the scheduling gate %s (the webhook was not called): it runs outside the queue; koord-queue counts its requests against its quota as usage it does not manage, and never evicts it", framework.SchedulingGate)
 	}
+}
+
+// What the set's reconciler tells once: the set itself, one of its pods,
+// one admission of a group that grew.
+func toldSet(l *lwsv1.LeaderWorkerSet) string { return "set/" + string(l.UID) }
+func toldPod(p *corev1.Pod) string            { return "pod/" + string(p.UID) }
+func toldGrew(u *schedv1alpha1.QueueUnit) string {
+	return "grew/" + string(u.UID) + "/" + queueunit.DequeuedAt(u).String()
+}
+
+// forget drops what was told about things of set l that are gone: its
+// pods and units now are those of groups.
+func (r *Reconciler) forget(key types.NamespacedName, l *lwsv1.LeaderWorkerSet, groups []*group) {
+	now := map[string]bool{toldSet(l): true}
+	for _, g := range groups {
+		for _, p := range g.pods {
+			now[toldPod(p)] = true
+		}
+		if g.unit != nil {
+			now[toldGrew(g.unit)] = true
+		}
+	}
+	r.told.Keep(key, func(what string) bool { return now[what] })
 }
 
 // count reports the group's pods per set.

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,15 +65,14 @@ type Reconciler struct {
 
 	// told holds, by the unit name a pod maps to, the UIDs of pods already
 	// told they run outside the queue; an entry goes with its pod.
-	toldMu sync.Mutex
-	told   map[types.NamespacedName]map[types.UID]bool
+	told framework.Told
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
 
 // NewReconciler builds the pods' reconciler.
 func NewReconciler(c client.Client, ext *framework.Extension, recorder events.EventRecorder, clk clock.PassiveClock, opts framework.ReconcilerOptions) *Reconciler {
-	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts, told: map[types.NamespacedName]map[types.UID]bool{}}
+	return &Reconciler{client: c, ext: ext, recorder: recorder, clock: clk, opts: opts}
 }
 
 // SetupWithManager watches pods (the cache keeps queued ones whole:
@@ -184,16 +182,7 @@ func (r *Reconciler) waiting(key types.NamespacedName, members []*corev1.Pod) []
 }
 
 func (r *Reconciler) leftAlone(key types.NamespacedName, p *corev1.Pod) {
-	r.toldMu.Lock()
-	seen := r.told[key][p.UID]
-	if !seen {
-		if r.told[key] == nil {
-			r.told[key] = map[types.UID]bool{}
-		}
-		r.told[key][p.UID] = true
-	}
-	r.toldMu.Unlock()
-	if seen {
+	if !r.told.Once(key, string(p.UID)) {
 		return
 	}
 	r.recorder.Eventf(p, nil, corev1.EventTypeWarning, framework.EventLeftAlone, "Queue",
@@ -203,32 +192,13 @@ func (r *Reconciler) leftAlone(key types.NamespacedName, p *corev1.Pod) {
 // forget drops what was told to pods of key that are gone (members are the
 // pods of key now), so the memory of told pods does not outgrow the pods.
 func (r *Reconciler) forget(key types.NamespacedName, members []*corev1.Pod) {
-	r.toldMu.Lock()
-	defer r.toldMu.Unlock()
-	uids := r.told[key]
-	if len(uids) == 0 {
-		return
-	}
-	for uid := range uids {
-		if !slices.ContainsFunc(members, func(p *corev1.Pod) bool { return p.UID == uid }) {
-			delete(uids, uid)
-		}
-	}
-	if len(uids) == 0 {
-		delete(r.told, key)
-	}
+	r.told.Keep(key, func(uid string) bool {
+		return slices.ContainsFunc(members, func(p *corev1.Pod) bool { return string(p.UID) == uid })
+	})
 }
 
 // toldCount is how many pods are remembered as told (for tests).
-func (r *Reconciler) toldCount() int {
-	r.toldMu.Lock()
-	defer r.toldMu.Unlock()
-	n := 0
-	for _, uids := range r.told {
-		n += len(uids)
-	}
-	return n
-}
+func (r *Reconciler) toldCount() int { return r.told.Len() }
 
 // create makes the unit of held pods once they are all here.
 func (r *Reconciler) create(ctx context.Context, key types.NamespacedName, members []*corev1.Pod) error {
