@@ -65,6 +65,9 @@ type Cluster struct {
 	procs     []*process
 	state     state
 	operators []Operator // started by StartOperators
+	// operatorWebhooks holds, by operator, the webhook URLs it must serve
+	// before it is ready (see replaceWebhookConfigs).
+	operatorWebhooks map[Operator][]webhookEndpoint
 	// ready holds, by process name, how to tell that a (re)started process
 	// serves (see Restart).
 	ready map[string]func(context.Context) (bool, error)

@@ -97,7 +97,7 @@ health:
 			Rules: rules, FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
-	if err := c.replaceWebhookConfigs(ctx, "the jobset controller", mutating, validating); err != nil {
+	if err := c.replaceWebhookConfigs(ctx, JobSetController, mutating, validating); err != nil {
 		return "", err
 	}
 	return config, nil

@@ -112,7 +112,7 @@ health:
 			Rules: pods, FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: v1,
 		}},
 	}
-	if err := c.replaceWebhookConfigs(ctx, "the lws controller", mutating, validating); err != nil {
+	if err := c.replaceWebhookConfigs(ctx, LWSController, mutating, validating); err != nil {
 		return "", err
 	}
 	return config, nil

@@ -311,6 +311,11 @@ func (c *Cluster) startOperator(ctx context.Context, op Operator) error {
 	if err != nil {
 		return err
 	}
+	if endpoints := c.operatorWebhooks[op]; len(endpoints) > 0 {
+		if err := c.waitFor(ctx, string(op)+"'s webhooks served", 2*time.Minute, webhooksServed(endpoints), p); err != nil {
+			return err
+		}
+	}
 	c.logf("%s ready in %s", op, time.Since(began).Round(100*time.Millisecond))
 	return nil
 }

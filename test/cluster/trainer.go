@@ -18,20 +18,14 @@ package cluster
 
 import (
 	"context"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The trainer controller's webhooks validate TrainJobs and training runtimes
@@ -95,45 +89,8 @@ health:
 			FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
 		})
 	}
-	if err := c.replaceWebhookConfigs(ctx, "the trainer controller", validating); err != nil {
+	if err := c.replaceWebhookConfigs(ctx, TrainerController, validating); err != nil {
 		return "", "", err
 	}
 	return config, tmpDir, nil
-}
-
-// webhookServingCert makes a CA and, in certDir (tls.crt, tls.key), a
-// serving certificate for an operator's webhook on 127.0.0.1; it returns
-// the CA bundle its webhook configurations name.
-func webhookServingCert(operator, certDir string) ([]byte, error) {
-	ca, caKey, err := selfSignedCA(operator + "-webhook-ca")
-	if err != nil {
-		return nil, err
-	}
-	serving := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: operator + "-webhook"},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if err := (&pki{}).issue(serving, ca, caKey, filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key")); err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), nil
-}
-
-// replaceWebhookConfigs creates webhook configurations for an operator. One
-// left by an earlier start names an older certificate: it is replaced.
-func (c *Cluster) replaceWebhookConfigs(ctx context.Context, operator string, objs ...client.Object) error {
-	for _, o := range objs {
-		err := c.Client.Create(ctx, o)
-		if apierrors.IsAlreadyExists(err) {
-			if err = c.Client.Delete(ctx, o); err == nil {
-				err = c.Client.Create(ctx, o)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("register %T %s for %s: %w", o, o.GetName(), operator, err)
-		}
-	}
-	return nil
 }
