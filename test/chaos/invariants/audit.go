@@ -25,7 +25,10 @@ import (
 	"strings"
 	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+
+	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 
 	"github.com/koordinator-sh/koord-queue/test/cluster"
 )
@@ -49,6 +52,12 @@ type AuditOptions struct {
 	// unit had when its writer took the Lease was decided on a cache that
 	// had not caught up (decided-on-stale-cache).
 	UnitVersionAt func(unit string, rev int64) int64
+	// UnitAfter, when set, is the status (JSON) a unit ("namespace/name")
+	// had at the version that came right after version rv, as the caller
+	// saw them one after the other; false when it did not. A status patch
+	// of unknown outcome on version rv landed only if it made that version
+	// (see landedLater).
+	UnitAfter func(unit string, rv int64) ([]byte, bool)
 	// Tolerance is how long after its last renewal a leader may still
 	// write: the leader elector's renew deadline plus its retry period
 	// (10 s + 2 s, controller-runtime's defaults) unless set.
@@ -157,7 +166,7 @@ func CheckAudit(o AuditOptions) (*AuditFigures, []Violation, error) {
 		}
 	}
 	var out []Violation
-	landed := landedLater(writes)
+	landed := landedLater(writes, o.UnitAfter)
 	for _, ev := range writes {
 		user := ev.User.Username
 		if o.UnitVersionAt != nil && !bodyUnread(ev) {
@@ -243,13 +252,18 @@ func judgeBase(ev *auditv1.Event, leases []leaseWrite, userOf map[string]string,
 	return ""
 }
 
-// landedLater returns whether a write of unknown outcome may have landed:
-// false when it carried a resourceVersion precondition and a write of the
-// same object received after it, on the same version, succeeded (a commit of
-// the first would have changed the version, so the second would have been
-// refused with a conflict). The object's status and main resource share one
-// version.
-func landedLater(writes []*auditv1.Event) func(*auditv1.Event) bool {
+// landedLater returns whether a write of unknown outcome may have landed.
+// It did not when it carried a resourceVersion precondition and
+//   - a write of the same object received after it, on the same version,
+//     succeeded (a commit of the first would have changed the version, so
+//     the second would have been refused with a conflict; the object's
+//     status and main resource share one version); or
+//   - it is a merge patch of a QueueUnit's status, and the version that
+//     followed its precondition (after, when known) is not what the patch
+//     makes: applying it there changes the status. Had it landed, that
+//     version would be its own, and a merge patch applied twice changes
+//     nothing the second time.
+func landedLater(writes []*auditv1.Event, after func(unit string, rv int64) ([]byte, bool)) func(*auditv1.Event) bool {
 	type base struct{ object, version string }
 	succeeded := map[base][]time.Time{}
 	for _, ev := range writes {
@@ -271,8 +285,76 @@ func landedLater(writes []*auditv1.Event) func(*auditv1.Event) bool {
 				return false
 			}
 		}
-		return true
+		return after == nil || !madeOtherVersion(ev, v, after)
 	}
+}
+
+// madeOtherVersion reports whether ev, a status patch of a QueueUnit on
+// version v, provably did not make the version that followed v: applying
+// it to that version's status changes it. False whenever that cannot be
+// told (another kind of write, a version not seen, a body not understood).
+func madeOtherVersion(ev *auditv1.Event, v string, after func(unit string, rv int64) ([]byte, bool)) bool {
+	r := ev.ObjectRef
+	if ev.Verb != "patch" || r.Resource != "queueunits" || r.Subresource != "status" || ev.RequestObject == nil {
+		return false
+	}
+	rv, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return false
+	}
+	var patch map[string]any
+	if json.Unmarshal(ev.RequestObject.Raw, &patch) != nil {
+		return false
+	}
+	if _, ssa := patch["kind"]; ssa {
+		return false // an apply patch, not a merge patch
+	}
+	for k := range patch {
+		if k != "metadata" && k != "status" {
+			return false
+		}
+	}
+	statusPatch, ok := patch["status"].(map[string]any)
+	if !ok {
+		return false
+	}
+	raw, ok := after(r.Namespace+"/"+r.Name, rv)
+	if !ok {
+		return false
+	}
+	var next map[string]any
+	if json.Unmarshal(raw, &next) != nil {
+		return false
+	}
+	var was, patched schedv1alpha1.QueueUnitStatus
+	if json.Unmarshal(raw, &was) != nil {
+		return false
+	}
+	out, err := json.Marshal(mergePatch(next, statusPatch))
+	if err != nil || json.Unmarshal(out, &patched) != nil {
+		return false
+	}
+	return !apiequality.Semantic.DeepEqual(was, patched)
+}
+
+// mergePatch applies JSON merge patch p to doc (RFC 7386) and returns the
+// result; doc is changed.
+func mergePatch(doc, p map[string]any) map[string]any {
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	for k, v := range p {
+		switch pv := v.(type) {
+		case nil:
+			delete(doc, k)
+		case map[string]any:
+			sub, _ := doc[k].(map[string]any)
+			doc[k] = mergePatch(sub, pv)
+		default:
+			doc[k] = v
+		}
+	}
+	return doc
 }
 
 func objectOf(ev *auditv1.Event) string {

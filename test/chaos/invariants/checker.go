@@ -18,7 +18,9 @@ package invariants
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -98,6 +100,9 @@ type Checker struct {
 	unheldSince map[string]time.Time
 	// versions are the resourceVersions each unit was seen at, in order.
 	versions map[string][]int64
+	// seen is every version of each unit the stream handed over, deletions
+	// included, in order, with the unit's status there (unitAfter).
+	seen     map[string][]seenVersion
 	admitted []time.Time
 	report   Report
 	finished bool // Finish ran: the report is the caller's now
@@ -112,7 +117,9 @@ type event struct {
 	key     string
 	pod     *podState  // a pod event (nil state: deleted)
 	unit    *unitState // a unit event
-	isPod   bool
+	// status is a unit event's status, as JSON.
+	status []byte
+	isPod  bool
 	// relist, when set, ends a window (relist.from, rv] that a stream
 	// listed instead of watching: nothing in it is judged, and everything
 	// is judged again at its end.
@@ -124,6 +131,19 @@ type window struct {
 	resource string
 	from, to int64
 	at       time.Time
+}
+
+// emptyChecker is a Checker with its model's maps made and nothing
+// watched: New gives it streams, the model's tests feed it events.
+func emptyChecker() *Checker {
+	return &Checker{
+		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
+		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
+		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
+		leavingSince: map[string]time.Time{}, unheldSince: map[string]time.Time{}, versions: map[string][]int64{},
+		seen: map[string][]seenVersion{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
+		jobs: cache.NewStore(cache.MetaNamespaceKeyFunc),
+	}
 }
 
 // New builds a checker for the cluster of cfg; Start starts it.
@@ -138,13 +158,8 @@ func New(cfg *rest.Config, opts Options) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Checker{
-		opts: opts, clientset: cs,
-		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
-		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
-		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
-		leavingSince: map[string]time.Time{}, unheldSince: map[string]time.Time{}, versions: map[string][]int64{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
-	}
+	c := emptyChecker()
+	c.opts, c.clientset = opts, cs
 	typed := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(opts.Namespace))
 	c.jobInformer = typed.Batch().V1().Jobs().Informer()
 	c.jobs = c.jobInformer.GetStore()
@@ -226,6 +241,7 @@ func (c *Checker) addHandlers() error {
 			}
 			s := unitStateOf(qu)
 			ev.unit = &s
+			ev.status, _ = json.Marshal(u.Object["status"])
 		}
 		c.push(ev)
 	}
@@ -470,6 +486,7 @@ func (c *Checker) applyUnit(ev event) {
 	if ev.unit != nil {
 		c.versions[ev.key] = append(c.versions[ev.key], ev.rv)
 	}
+	c.seen[ev.key] = append(c.seen[ev.key], seenVersion{rv: ev.rv, status: ev.status, deleted: ev.unit == nil})
 	old, had := c.units[ev.key]
 	if had && holdsQuota(old.phase) {
 		c.hold(old, -1)
@@ -647,6 +664,31 @@ func (c *Checker) versionAt(unit string, rev int64) int64 {
 	return vs[i-1]
 }
 
+// seenVersion is a version of a unit as the stream handed it over.
+type seenVersion struct {
+	rv      int64
+	status  []byte // JSON
+	deleted bool
+}
+
+// unitAfter returns the status of unit at the version that came right
+// after version rv: both seen one after the other, with no relisted window
+// between them that could hide a version. false when that is not known.
+func (c *Checker) unitAfter(unit string, rv int64) ([]byte, bool) {
+	vs := c.seen[unit]
+	i := slices.IndexFunc(vs, func(v seenVersion) bool { return v.rv == rv })
+	if i < 0 || i+1 >= len(vs) || vs[i].deleted || vs[i+1].deleted {
+		return nil, false
+	}
+	next := vs[i+1].rv
+	for _, w := range c.report.Relists {
+		if w.Resource == unitsGVR.Resource && w.FromResourceVersion < next && w.ToResourceVersion > rv {
+			return nil, false
+		}
+	}
+	return vs[i+1].status, true
+}
+
 // judgeRanWithoutWrite: a job whose pods ran was resumed because its unit
 // was admitted, and only a koord-queue replica admits: some unit of the job
 // must have a write of a replica in the audit log (what chaos/j-00286 of an
@@ -779,6 +821,9 @@ func (c *Checker) Finish(ctx context.Context) (*Report, error) {
 		o := c.opts.Audit
 		if o.UnitVersionAt == nil {
 			o.UnitVersionAt = c.versionAt
+		}
+		if o.UnitAfter == nil {
+			o.UnitAfter = c.unitAfter
 		}
 		audit, vs, err := CheckAudit(o)
 		if err != nil {

@@ -18,6 +18,7 @@ package invariants
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,19 +32,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
-	"k8s.io/client-go/tools/cache"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 )
 
 func newModel() *Checker {
-	return &Checker{
-		quotas: map[string]quotaNode{}, pods: map[string]podState{}, units: map[string]unitState{},
-		byJob: map[string]map[string]bool{}, running: map[string]int{}, live: map[string]int{},
-		used: map[string]amounts{}, leaving: map[string]amounts{}, held: map[string]amounts{}, open: map[string]bool{},
-		leavingSince: map[string]time.Time{}, unitsOf: map[string]map[string]bool{}, ran: map[string]bool{},
-		unheldSince: map[string]time.Time{}, jobs: cache.NewStore(cache.MetaNamespaceKeyFunc), versions: map[string][]int64{},
-	}
+	return emptyChecker()
 }
 
 // charged is a unit of quota admitted with cpu milli-CPUs (one replica).
@@ -454,6 +448,98 @@ func TestCheckAuditProvesWritesDidNotLand(t *testing.T) {
 	}
 	if len(vs) != 2 || !strings.Contains(vs[0].Message, "chaos/u2") || !strings.Contains(vs[1].Message, "chaos/u3") {
 		t.Errorf("violations %+v, want kq-0's writes of u2 and u3", vs)
+	}
+}
+
+// A status patch answered 504 after a takeover did not land when the
+// version that followed its precondition is not what the patch makes: the
+// merge patch applied there changes the status. When it changes nothing
+// (the patch may have made that version), or the successor is not known,
+// it is judged as a write.
+func TestCheckAuditProvesStatusPatchesDidNotLand(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(s int) string {
+		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
+	}
+	lease := func(s int, holder string) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
+			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
+			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue"},` +
+			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
+			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+	}
+	write := func(unit, rv, status string) string {
+		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
+			`"user":{"username":"kq-0"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
+			`"requestObject":{"metadata":{"resourceVersion":"` + rv + `"},"status":` + status + `},` +
+			`"responseStatus":{"code":504,"message":"context canceled"},"requestReceivedTimestamp":"` + ts(11) + `","stageTimestamp":"` + ts(11) + `"}`
+	}
+	admit := `{"phase":"Reserved","attempts":2,"message":null}`
+	log := strings.Join([]string{
+		lease(0, "kq-0"),
+		lease(10, "kq-1"),
+		// The next version of u1 is still Enqueued: the admission did not make it.
+		write("u1", "7", admit),
+		// u2's next version is Reserved after two attempts with no message:
+		// what the patch makes, so it may have made it.
+		write("u2", "8", admit),
+		// u3's next version is not known.
+		write("u3", "9", admit),
+		// u4's next version differs only in a field the patch sets to what
+		// it already was (attempts written as 2 either way), but keeps a
+		// message the patch removes: not what the patch makes.
+		write("u4", "10", admit),
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next := map[string]string{
+		"chaos/u1@7":  `{"phase":"Enqueued","attempts":1,"message":"waiting for quota"}`,
+		"chaos/u2@8":  `{"phase":"Reserved","attempts":2,"quota":"q1"}`,
+		"chaos/u4@10": `{"phase":"Reserved","attempts":2,"message":"waiting for quota"}`,
+	}
+	after := func(unit string, rv int64) ([]byte, bool) {
+		s, ok := next[unit+"@"+strconv.FormatInt(rv, 10)]
+		return []byte(s), ok
+	}
+	fig, vs, err := CheckAudit(AuditOptions{Log: path, Writers: []string{"kq-0", "kq-1"}, LeaseName: "koord-queue", LeaseNamespace: "koord-queue", UnitAfter: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.LeaseWrites != 2 {
+		t.Fatalf("read %d lease writes, want 2: the fixture does not parse", fig.LeaseWrites)
+	}
+	if fig.NotLanded["kq-0"] != 2 || fig.UnknownOutcome["kq-0"] != 2 {
+		t.Errorf("not landed %v, unknown outcome %v; want u1 and u4 not landed, u2 and u3 unknown", fig.NotLanded, fig.UnknownOutcome)
+	}
+	if len(vs) != 2 || !strings.Contains(vs[0].Message, "chaos/u2") || !strings.Contains(vs[1].Message, "chaos/u3") {
+		t.Errorf("violations %+v, want kq-0's writes of u2 and u3", vs)
+	}
+}
+
+func TestMergePatch(t *testing.T) {
+	for _, tc := range []struct{ doc, patch, want string }{
+		{`{"a":1,"b":{"c":2,"d":3}}`, `{"b":{"c":null,"e":4}}`, `{"a":1,"b":{"d":3,"e":4}}`},
+		{`{"a":[1,2]}`, `{"a":[3]}`, `{"a":[3]}`},
+		{`{"a":"x"}`, `{"a":{"b":1}}`, `{"a":{"b":1}}`},
+		{`{}`, `{"a":null}`, `{}`},
+		{`null`, `{"a":{"b":null,"c":1}}`, `{"a":{"c":1}}`},
+	} {
+		var doc, patch map[string]any
+		if err := json.Unmarshal([]byte(tc.doc), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(tc.patch), &patch); err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(mergePatch(doc, patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("%s patched with %s = %s, want %s", tc.doc, tc.patch, got, tc.want)
+		}
 	}
 }
 
