@@ -17,6 +17,7 @@ limitations under the License.
 package invariants
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -25,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
@@ -302,7 +304,7 @@ func madeOtherVersion(ev *auditv1.Event, v string, after func(unit string, rv in
 	if err != nil {
 		return false
 	}
-	var patch map[string]any
+	var patch map[string]json.RawMessage
 	if json.Unmarshal(ev.RequestObject.Raw, &patch) != nil {
 		return false
 	}
@@ -314,47 +316,24 @@ func madeOtherVersion(ev *auditv1.Event, v string, after func(unit string, rv in
 			return false
 		}
 	}
-	statusPatch, ok := patch["status"].(map[string]any)
-	if !ok {
+	statusPatch := bytes.TrimSpace(patch["status"])
+	if len(statusPatch) == 0 || statusPatch[0] != '{' {
 		return false
 	}
 	raw, ok := after(r.Namespace+"/"+r.Name, rv)
 	if !ok {
 		return false
 	}
-	var next map[string]any
-	if json.Unmarshal(raw, &next) != nil {
-		return false
-	}
 	var was, patched schedv1alpha1.QueueUnitStatus
 	if json.Unmarshal(raw, &was) != nil {
 		return false
 	}
-	out, err := json.Marshal(mergePatch(next, statusPatch))
+	// RFC 7386 as the API server applies it: the same library (it uses v4).
+	out, err := jsonpatch.MergePatch(raw, statusPatch)
 	if err != nil || json.Unmarshal(out, &patched) != nil {
 		return false
 	}
 	return !apiequality.Semantic.DeepEqual(was, patched)
-}
-
-// mergePatch applies JSON merge patch p to doc (RFC 7386) and returns the
-// result; doc is changed.
-func mergePatch(doc, p map[string]any) map[string]any {
-	if doc == nil {
-		doc = map[string]any{}
-	}
-	for k, v := range p {
-		switch pv := v.(type) {
-		case nil:
-			delete(doc, k)
-		case map[string]any:
-			sub, _ := doc[k].(map[string]any)
-			doc[k] = mergePatch(sub, pv)
-		default:
-			doc[k] = v
-		}
-	}
-	return doc
 }
 
 func objectOf(ev *auditv1.Event) string {

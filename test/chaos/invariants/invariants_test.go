@@ -18,7 +18,6 @@ package invariants
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -344,28 +343,33 @@ func TestRanWithoutAdmissionWrite(t *testing.T) {
 	}
 }
 
+// auditTime is the audit log's timestamp s seconds into the fixtures' day.
+func auditTime(s int) string {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// auditLease is the audit event of holder's renewal of the koord-queue
+// lease at second s.
+func auditLease(s int, holder string) string {
+	return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
+		`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
+		`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue"},` +
+		`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + auditTime(s) + `"}},` +
+		`"requestReceivedTimestamp":"` + auditTime(s) + `","stageTimestamp":"` + auditTime(s) + `"}`
+}
+
 // A write answered with a server error may have landed: it counts as a
 // write of its unit and is judged; a 4xx answer changed nothing.
 func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ts := func(s int) string {
-		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
-	}
-	lease := func(s int, holder string) string {
-		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
-			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
-			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue"},` +
-			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
-			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
-	}
 	writeSaying := func(s int, user, unit string, code int, message string) string {
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
 			`"user":{"username":"` + user + `"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
-			`"responseStatus":{"code":` + strconv.Itoa(code) + `,"message":"` + message + `"},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `,"message":"` + message + `"},"requestReceivedTimestamp":"` + auditTime(s) + `","stageTimestamp":"` + auditTime(s) + `"}`
 	}
 	write := func(s int, user, unit string, code int) string { return writeSaying(s, user, unit, code, "") }
 	log := strings.Join([]string{
-		lease(0, "kq-0"),
+		auditLease(0, "kq-0"),
 		write(1, "kq-0", "u1", 504), // the leader's, landed or not: a write of u1
 		write(2, "kq-1", "u2", 504), // a follower's that may have landed
 		write(3, "kq-1", "u3", 403), // refused: nothing
@@ -401,26 +405,15 @@ func TestCheckAuditJudgesWritesOfUnknownOutcome(t *testing.T) {
 // of its object on the same resourceVersion succeeded; without that proof
 // it is judged as a write.
 func TestCheckAuditProvesWritesDidNotLand(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ts := func(s int) string {
-		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
-	}
-	lease := func(s int, holder string) string {
-		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
-			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
-			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue"},` +
-			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
-			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
-	}
 	write := func(s int, user, unit string, code int, rv string) string {
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
 			`"user":{"username":"` + user + `"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
 			`"requestObject":{"metadata":{"resourceVersion":"` + rv + `"},"status":{}},` +
-			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + auditTime(s) + `","stageTimestamp":"` + auditTime(s) + `"}`
 	}
 	log := strings.Join([]string{
-		lease(0, "kq-0"),
-		lease(10, "kq-1"), // kq-1 took over
+		auditLease(0, "kq-0"),
+		auditLease(10, "kq-1"), // kq-1 took over
 		// kq-0's held writes arrive after the takeover, answered 504.
 		write(11, "kq-0", "u1", 504, "7"),
 		write(11, "kq-0", "u2", 504, "8"),
@@ -457,27 +450,16 @@ func TestCheckAuditProvesWritesDidNotLand(t *testing.T) {
 // (the patch may have made that version), or the successor is not known,
 // it is judged as a write.
 func TestCheckAuditProvesStatusPatchesDidNotLand(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ts := func(s int) string {
-		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
-	}
-	lease := func(s int, holder string) string {
-		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
-			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
-			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue"},` +
-			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
-			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
-	}
 	write := func(unit, rv, status string) string {
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
 			`"user":{"username":"kq-0"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
 			`"requestObject":{"metadata":{"resourceVersion":"` + rv + `"},"status":` + status + `},` +
-			`"responseStatus":{"code":504,"message":"context canceled"},"requestReceivedTimestamp":"` + ts(11) + `","stageTimestamp":"` + ts(11) + `"}`
+			`"responseStatus":{"code":504,"message":"context canceled"},"requestReceivedTimestamp":"` + auditTime(11) + `","stageTimestamp":"` + auditTime(11) + `"}`
 	}
 	admit := `{"phase":"Reserved","attempts":2,"message":null}`
 	log := strings.Join([]string{
-		lease(0, "kq-0"),
-		lease(10, "kq-1"),
+		auditLease(0, "kq-0"),
+		auditLease(10, "kq-1"),
 		// The next version of u1 is still Enqueued: the admission did not make it.
 		write("u1", "7", admit),
 		// u2's next version is Reserved after two attempts with no message:
@@ -518,45 +500,16 @@ func TestCheckAuditProvesStatusPatchesDidNotLand(t *testing.T) {
 	}
 }
 
-func TestMergePatch(t *testing.T) {
-	for _, tc := range []struct{ doc, patch, want string }{
-		{`{"a":1,"b":{"c":2,"d":3}}`, `{"b":{"c":null,"e":4}}`, `{"a":1,"b":{"d":3,"e":4}}`},
-		{`{"a":[1,2]}`, `{"a":[3]}`, `{"a":[3]}`},
-		{`{"a":"x"}`, `{"a":{"b":1}}`, `{"a":{"b":1}}`},
-		{`{}`, `{"a":null}`, `{}`},
-		{`null`, `{"a":{"b":null,"c":1}}`, `{"a":{"c":1}}`},
-	} {
-		var doc, patch map[string]any
-		if err := json.Unmarshal([]byte(tc.doc), &doc); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(tc.patch), &patch); err != nil {
-			t.Fatal(err)
-		}
-		got, err := json.Marshal(mergePatch(doc, patch))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != tc.want {
-			t.Errorf("%s patched with %s = %s, want %s", tc.doc, tc.patch, got, tc.want)
-		}
-	}
-}
-
 // The controllers' writes of Jobs are judged only when asked for.
 func TestCheckAuditJudgesTheResourcesNamed(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ts := func(s int) string {
-		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
-	}
 	lease := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
 		`"user":{"username":"kqc-0"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue-controllers"},` +
 		`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue-controllers","namespace":"koord-queue"},` +
-		`"spec":{"holderIdentity":"kqc-0_1","renewTime":"` + ts(0) + `"}},"requestReceivedTimestamp":"` + ts(0) + `","stageTimestamp":"` + ts(0) + `"}`
+		`"spec":{"holderIdentity":"kqc-0_1","renewTime":"` + auditTime(0) + `"}},"requestReceivedTimestamp":"` + auditTime(0) + `","stageTimestamp":"` + auditTime(0) + `"}`
 	job := func(s int, user string) string {
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
 			`"user":{"username":"` + user + `"},"objectRef":{"resource":"jobs","namespace":"chaos","name":"j1"},` +
-			`"responseStatus":{"code":200},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+			`"responseStatus":{"code":200},"requestReceivedTimestamp":"` + auditTime(s) + `","stageTimestamp":"` + auditTime(s) + `"}`
 	}
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(strings.Join([]string{lease, job(1, "kqc-0"), job(2, "kqc-1")}, "\n")+"\n"), 0o644); err != nil {
@@ -583,26 +536,22 @@ func TestCheckAuditJudgesTheResourcesNamed(t *testing.T) {
 // one the unit had when that leader took the Lease was decided on a cache
 // that had not caught up.
 func TestDecidedOnStaleCache(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ts := func(s int) string {
-		return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000000Z07:00")
-	}
 	lease := func(s int, holder string, rv int) string {
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","stage":"ResponseComplete","verb":"update",` +
 			`"user":{"username":"` + holder + `"},"objectRef":{"resource":"leases","namespace":"koord-queue","name":"koord-queue"},` +
 			`"responseStatus":{"code":200},"responseObject":{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"koord-queue","namespace":"koord-queue","resourceVersion":"` + strconv.Itoa(rv) + `"},` +
-			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + ts(s) + `"}},` +
-			`"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+			`"spec":{"holderIdentity":"` + holder + `_1","renewTime":"` + auditTime(s) + `"}},` +
+			`"requestReceivedTimestamp":"` + auditTime(s) + `","stageTimestamp":"` + auditTime(s) + `"}`
 	}
 	patch := func(s int, user, unit string, base int, admits bool, code int) string {
 		status := `{"podState":{"running":1}}`
 		if admits {
-			status = `{"phase":"Dequeued","lastAllocateTime":"` + ts(s) + `"}`
+			status = `{"phase":"Dequeued","lastAllocateTime":"` + auditTime(s) + `"}`
 		}
 		return `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Request","stage":"ResponseComplete","verb":"patch",` +
 			`"user":{"username":"` + user + `"},"objectRef":{"resource":"queueunits","subresource":"status","namespace":"chaos","name":"` + unit + `"},` +
 			`"requestObject":{"metadata":{"resourceVersion":"` + strconv.Itoa(base) + `"},"status":` + status + `},` +
-			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + ts(s) + `","stageTimestamp":"` + ts(s) + `"}`
+			`"responseStatus":{"code":` + strconv.Itoa(code) + `},"requestReceivedTimestamp":"` + auditTime(s) + `","stageTimestamp":"` + auditTime(s) + `"}`
 	}
 	log := strings.Join([]string{
 		lease(0, "kq-0", 10),
