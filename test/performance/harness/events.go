@@ -19,6 +19,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 )
@@ -64,16 +65,18 @@ type eventWait struct {
 	waited           time.Duration
 }
 
-// eventsWaitLimit bounds waitEventsWritten.
-const eventsWaitLimit = 2 * time.Minute
+// eventsStallLimit bounds waitEventsWritten: it waits as long as the
+// events waiting to be written keep falling, and gives up once their number
+// has not fallen for this long (koord-queue writes events at its own
+// --event-qps, so a long run may leave minutes of them to write).
+const eventsStallLimit = time.Minute
 
 // waitEventsWritten polls koord-queue's metrics until no event waits to be
-// written (for at most eventsWaitLimit), so the events listed afterwards are
-// all there are.
+// written, or until their number stops falling (drain), so the events
+// listed afterwards are all there are.
 func waitEventsWritten(ctx context.Context, url string) eventWait {
-	ctx, cancel := context.WithTimeout(ctx, eventsWaitLimit)
-	defer cancel()
 	began := time.Now()
+	d := drain{stall: eventsStallLimit}
 	var w eventWait
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -81,9 +84,11 @@ func waitEventsWritten(ctx context.Context, url string) eventWait {
 		if samples, err := scrape(url); err == nil {
 			w.pending, w.present = counterSum(samples, eventsPendingMetric)
 			w.dropped, _ = counterSum(samples, eventsDroppedMetric)
-			if !w.present || w.pending == 0 {
+			if !w.present || d.done(time.Now(), w.pending) {
 				break
 			}
+		} else if d.done(time.Now(), -1) {
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -94,6 +99,37 @@ func waitEventsWritten(ctx context.Context, url string) eventWait {
 	}
 	w.waited = time.Since(began)
 	return w
+}
+
+// drain decides when to stop waiting for a count to reach 0: at 0, or once
+// it has not reached a new low for stall.
+type drain struct {
+	stall time.Duration
+	// low is the lowest count seen, at lowAt; started says one was seen.
+	low     float64
+	lowAt   time.Time
+	started bool
+}
+
+// done takes the count read at now (negative: it could not be read) and
+// reports whether to stop waiting.
+func (d *drain) done(now time.Time, count float64) bool {
+	if count == 0 {
+		return true
+	}
+	if !d.started {
+		d.started, d.lowAt = true, now
+		d.low = count
+		if count < 0 {
+			d.low = math.Inf(1)
+		}
+		return false
+	}
+	if count >= 0 && count < d.low {
+		d.low, d.lowAt = count, now
+		return false
+	}
+	return now.Sub(d.lowAt) >= d.stall
 }
 
 // checkEvents compares the events listed by reason with the admissions and
@@ -123,6 +159,9 @@ func checkEvents(s *Summary, byReason map[string]int, w eventWait) EventFigures 
 		short(r, f.Evictions[r], f.EvictionEvents[r])
 	}
 	short("Reclaimed", f.Releases, f.Reclaimed)
+	if f.Missing > 0 && w.pending > 0 {
+		f.Details = append(f.Details, fmt.Sprintf("%v events were still waiting to be written when counted, after %.0f s of waiting for them (their number had stopped falling)", w.pending, secs(w.waited)))
+	}
 	if !w.present {
 		f.Note = eventsPendingMetric + " is not exported by this koord-queue: events may still have been waiting when counted"
 	}
