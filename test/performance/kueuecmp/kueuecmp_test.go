@@ -256,17 +256,18 @@ func TestBuildTable(t *testing.T) {
 		name string
 		want Row
 	}{
-		// (400+410)/2 = 405, (200+190)/2 = 195, 195/405 = 0.4815.
-		{"wall time (s)", Row{Figure: "wall time (s)", Kueue: 405, Ours: 195, Ratio: ratio(0.48), KRuns: []float64{400, 410}, ORuns: []float64{200, 190}}},
-		// 2.5 s vs 1 s.
-		{"time to admission avg, small (s)", Row{Figure: "time to admission avg, small (s)", Kueue: 2.5, Ours: 1, Ratio: ratio(0.4), KRuns: []float64{2, 3}, ORuns: []float64{0.5, 1.5}}},
+		// (400+410)/2 = 405, (200+190)/2 = 195, 195/405 = 0.4815; round by
+		// round 200/400 and 190/410 = 0.4634.
+		{"wall time (s)", Row{Figure: "wall time (s)", Kueue: 405, Ours: 195, Ratio: ratio(0.48), KRuns: []float64{400, 410}, ORuns: []float64{200, 190}, RoundRatios: []float64{0.5, 0.46}}},
+		// 2.5 s vs 1 s; 0.5/2 and 1.5/3.
+		{"time to admission avg, small (s)", Row{Figure: "time to admission avg, small (s)", Kueue: 2.5, Ours: 1, Ratio: ratio(0.4), KRuns: []float64{2, 3}, ORuns: []float64{0.5, 1.5}, RoundRatios: []float64{0.25, 0.5}}},
 		// A method only one side uses is 0 on the other; no ratio over 0.
 		{"API writes / admission, POST", Row{Figure: "API writes / admission, POST", Kueue: 0, Ours: 1.5, KRuns: []float64{0, 0}, ORuns: []float64{1, 2}}},
-		{"API writes / admission, PATCH", Row{Figure: "API writes / admission, PATCH", Kueue: 4, Ours: 0, Ratio: ratio(0), KRuns: []float64{3, 5}, ORuns: []float64{0, 0}}},
-		{"completed units", Row{Figure: "completed units", Kueue: 10, Ours: 10, Ratio: ratio(1), KRuns: []float64{10, 10}, ORuns: []float64{10, 10}}},
+		{"API writes / admission, PATCH", Row{Figure: "API writes / admission, PATCH", Kueue: 4, Ours: 0, Ratio: ratio(0), KRuns: []float64{3, 5}, ORuns: []float64{0, 0}, RoundRatios: []float64{0, 0}}},
+		{"completed units", Row{Figure: "completed units", Kueue: 10, Ours: 10, Ratio: ratio(1), KRuns: []float64{10, 10}, ORuns: []float64{10, 10}, RoundRatios: []float64{1, 1}}},
 		// Kueue's runs are held to the mean bound of ours, (100+150)/2 =
 		// 125 s: 400/125 = 3.2, 410/125 = 3.28; ours 200/100 = 2, 190/150.
-		{"wall / API bound", Row{Figure: "wall / API bound", Kueue: 3.24, Ours: 1.633, Ratio: ratio(0.5), KRuns: []float64{3.2, 3.28}, ORuns: []float64{2, 190.0 / 150}}},
+		{"wall / API bound", Row{Figure: "wall / API bound", Kueue: 3.24, Ours: 1.633, Ratio: ratio(0.5), KRuns: []float64{3.2, 3.28}, ORuns: []float64{2, 190.0 / 150}, RoundRatios: []float64{0.63, 0.39}}},
 	} {
 		if diff := cmp.Diff(c.want, row(c.name)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, diff)
@@ -280,8 +281,9 @@ func TestBuildTable(t *testing.T) {
 	}
 	md := tab.Markdown()
 	for _, line := range []string{
-		"| wall time (s) | 405 | 195 | 0.48 | 400 / 410 | 200 / 190 |",
-		"| API writes / admission, POST | 0 | 1.5 | - | 0 / 0 | 1 / 2 |",
+		"| wall time (s) | 405 | 195 | 0.48 | 0.46 to 0.5 | 400 / 410 | 200 / 190 |",
+		"| API writes / admission, POST | 0 | 1.5 | - | - | 0 / 0 | 1 / 2 |",
+		"| completed units | 10 | 10 | 1 | 1 | 10 / 10 | 10 / 10 |",
 	} {
 		if !strings.Contains(md, line) {
 			t.Errorf("markdown lacks %q:\n%s", line, md)
@@ -314,7 +316,7 @@ func TestTabulate(t *testing.T) {
 	}
 	md := tab.Markdown()
 	// Kueue's fixture: 20 s; ours 5 s; 0.25. CPU 4 s vs 2 s.
-	for _, line := range []string{"| wall time (s) | 20 | 5 | 0.25 | 20 | 5 |", "| scheduler CPU (s) | 4 | 2 | 0.5 | 4 | 2 |", "| API writes / admission, total | 3 | 3 | 1 | 3 | 3 |"} {
+	for _, line := range []string{"| wall time (s) | 20 | 5 | 0.25 | 0.25 | 20 | 5 |", "| scheduler CPU (s) | 4 | 2 | 0.5 | 0.5 | 4 | 2 |", "| API writes / admission, total | 3 | 3 | 1 | 1 | 3 | 3 |"} {
 		if !strings.Contains(md, line) {
 			t.Errorf("table lacks %q:\n%s", line, md)
 		}

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/koordinator-sh/koord-queue/test/performance/harness"
@@ -116,6 +117,10 @@ type Row struct {
 	Ratio  *float64  `json:"ratio,omitempty"`
 	KRuns  []float64 `json:"kueueRuns"`
 	ORuns  []float64 `json:"ourRuns"`
+	// RoundRatios are ours / Kueue's round by round (Kueue's run i, then
+	// ours i), where Kueue's figure is not 0: how far one round's ratio
+	// strays from the ratio of the means.
+	RoundRatios []float64 `json:"roundRatios,omitempty"`
 }
 
 // Table is the comparison of one pair of configs.
@@ -156,6 +161,11 @@ func Build(pair string, classes []string, kueue, ours []Figures) Table {
 			r.ORuns = append(r.ORuns, get(f))
 		}
 		r.Kueue, r.Ours = mean(r.KRuns), mean(r.ORuns)
+		for i := range min(len(r.KRuns), len(r.ORuns)) {
+			if r.KRuns[i] != 0 {
+				r.RoundRatios = append(r.RoundRatios, round(r.ORuns[i]/r.KRuns[i], 2))
+			}
+		}
 		if r.Kueue != 0 {
 			v := round(r.Ours/r.Kueue, 2)
 			r.Ratio = &v
@@ -213,17 +223,17 @@ func num(v float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
 }
 
-// Markdown renders the table: one row per figure, the means, the ratio and
-// every run.
+// Markdown renders the table: one row per figure, the means, the ratio,
+// the lowest and highest ratio of a round, and every run.
 func (t Table) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| %s | Kueue | ours | ratio (ours / Kueue) | Kueue runs | our runs |\n|---|---|---|---|---|---|\n", t.Pair)
+	fmt.Fprintf(&b, "| %s | Kueue | ours | ratio (ours / Kueue) | ratio per round | Kueue runs | our runs |\n|---|---|---|---|---|---|---|\n", t.Pair)
 	for _, r := range t.Rows {
 		ratio := "-"
 		if r.Ratio != nil {
 			ratio = num(*r.Ratio)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.Figure, num(r.Kueue), num(r.Ours), ratio, joinNums(r.KRuns), joinNums(r.ORuns))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Figure, num(r.Kueue), num(r.Ours), ratio, spread(r.RoundRatios), joinNums(r.KRuns), joinNums(r.ORuns))
 	}
 	for _, n := range t.Notes {
 		fmt.Fprintf(&b, "\n- %s", n)
@@ -232,6 +242,17 @@ func (t Table) Markdown() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// spread is "low to high" of v, its one value, or "-" when empty.
+func spread(v []float64) string {
+	switch {
+	case len(v) == 0:
+		return "-"
+	case slices.Min(v) == slices.Max(v):
+		return num(v[0])
+	}
+	return num(slices.Min(v)) + " to " + num(slices.Max(v))
 }
 
 func joinNums(v []float64) string {
