@@ -76,7 +76,7 @@ const eventsStallLimit = time.Minute
 // listed afterwards are all there are.
 func waitEventsWritten(ctx context.Context, url string) eventWait {
 	began := time.Now()
-	d := drain{stall: eventsStallLimit}
+	d := newDrain(eventsStallLimit, began)
 	var w eventWait
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -105,10 +105,14 @@ func waitEventsWritten(ctx context.Context, url string) eventWait {
 // it has not reached a new low for stall.
 type drain struct {
 	stall time.Duration
-	// low is the lowest count seen, at lowAt; started says one was seen.
-	low     float64
-	lowAt   time.Time
-	started bool
+	// low is the lowest count seen (none yet: +Inf), reached at lowAt.
+	low   float64
+	lowAt time.Time
+}
+
+// newDrain starts waiting at start.
+func newDrain(stall time.Duration, start time.Time) *drain {
+	return &drain{stall: stall, low: math.Inf(1), lowAt: start}
 }
 
 // done takes the count read at now (negative: it could not be read) and
@@ -117,15 +121,7 @@ func (d *drain) done(now time.Time, count float64) bool {
 	if count == 0 {
 		return true
 	}
-	if !d.started {
-		d.started, d.lowAt = true, now
-		d.low = count
-		if count < 0 {
-			d.low = math.Inf(1)
-		}
-		return false
-	}
-	if count >= 0 && count < d.low {
+	if count > 0 && count < d.low {
 		d.low, d.lowAt = count, now
 		return false
 	}

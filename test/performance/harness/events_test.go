@@ -87,7 +87,7 @@ func TestDrain(t *testing.T) {
 		{"already written", []read{{0, 0, true}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := drain{stall: time.Minute}
+			d := newDrain(time.Minute, at(0))
 			for _, r := range c.reads {
 				if got := d.done(at(r.s), r.count); got != r.done {
 					t.Fatalf("at %d s with %v waiting: done %v, want %v", r.s, r.count, got, r.done)
