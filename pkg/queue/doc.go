@@ -30,7 +30,11 @@ limitations under the License.
 // Retrying is event driven. A unit that did not fit remembers the epoch of its
 // quota cohort (the top-level quota above it) and is tried again only when the
 // cohort's epoch moves (capacity freed or a quota changed), when the unit
-// itself changes, or when everything is invalidated. A whole queue is
+// itself changes, or when everything is invalidated. A unit refused for want
+// of room with a Lack (schedtypes.Recheck) waits for less: until its cohort
+// has given back that much room since (FreedRoom's running sums, epochs.go),
+// its quota gave anything back, or a unit of lower priority came to hold
+// quota there while its queue may preempt (HoldingsChanged). A whole queue is
 // skipped the same way: after a pass walked it, it is walked again only
 // when one of these can change an answer of its units (settle.go), so a
 // pass costs the queues where something happened, not every queue.

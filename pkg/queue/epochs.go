@@ -18,7 +18,10 @@ package queue
 
 import (
 	"maps"
+	"math"
 	"sync"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
@@ -28,13 +31,76 @@ type epochs struct {
 	mu          sync.Mutex
 	global      uint64
 	invalidated uint64
-	cohort      map[schedtypes.CohortName]uint64
+	// cohort moves with every event of a cohort; unknown only with room
+	// freed in an amount nobody counted. freed is, by cohort, the room given
+	// back so far, a running sum per resource (each map is replaced, never
+	// changed, so a snapshot may share it).
+	cohort  map[schedtypes.CohortName]uint64
+	unknown map[schedtypes.CohortName]uint64
+	freed   map[schedtypes.CohortName]schedtypes.Resources
+	// quota is, by quota, when what its units hold last changed.
+	quota map[schedtypes.QuotaName]*holdingEpochs
 }
 
-func (e *epochs) freed(cohort schedtypes.CohortName) {
+// holdingEpochs are when what the units of one quota hold last changed:
+// released when one gave something back, charged (by the priority of the
+// unit charged) when one came to hold more.
+type holdingEpochs struct {
+	released uint64
+	charged  map[int32]uint64
+}
+
+// moved records an event of cohort that is not room given back: waiting
+// units refused for want of room stay as they are.
+func (e *epochs) moved(cohort schedtypes.CohortName) {
 	e.mu.Lock()
 	e.global++
 	e.cohort[cohort] = e.global
+	e.mu.Unlock()
+}
+
+// freedUnknown records room given back in cohort in an amount not counted.
+func (e *epochs) freedUnknown(cohort schedtypes.CohortName) {
+	e.mu.Lock()
+	e.global++
+	e.cohort[cohort] = e.global
+	e.unknown[cohort] = e.global
+	e.mu.Unlock()
+}
+
+// freedRoom records amount of room given back in cohort.
+func (e *epochs) freedRoom(cohort schedtypes.CohortName, amount schedtypes.Resources) {
+	e.mu.Lock()
+	e.global++
+	e.cohort[cohort] = e.global
+	sum := make(schedtypes.Resources, len(e.freed[cohort])+len(amount))
+	for r, v := range e.freed[cohort] {
+		sum[r] = v
+	}
+	for r, v := range amount {
+		if v > 0 {
+			sum[r] = addSat(sum[r], v)
+		}
+	}
+	e.freed[cohort] = sum
+	e.mu.Unlock()
+}
+
+// holdings records a change to what the units of quota hold: released when
+// one gave something back, else a charge of a unit at priority.
+func (e *epochs) holdings(quota schedtypes.QuotaName, priority int32, released bool) {
+	e.mu.Lock()
+	e.global++
+	h := e.quota[quota]
+	if h == nil {
+		h = &holdingEpochs{charged: map[int32]uint64{}}
+		e.quota[quota] = h
+	}
+	if released {
+		h.released = e.global
+	} else {
+		h.charged[priority] = e.global
+	}
 	e.mu.Unlock()
 }
 
@@ -47,31 +113,126 @@ func (e *epochs) invalidate() {
 
 // epochSnapshot is the epochs as a pass saw them when it started. Units that
 // fail in the pass record its global epoch, so any event during or after the
-// pass makes them eligible again.
+// pass makes them eligible again. What units of a quota hold is read live
+// (from e), since it changes with the pass's own admissions.
 type epochSnapshot struct {
 	global, invalidated uint64
-	cohort              map[schedtypes.CohortName]uint64
+	cohort, unknown     map[schedtypes.CohortName]uint64
+	freed               map[schedtypes.CohortName]schedtypes.Resources
+	e                   *epochs
 }
 
 func (e *epochs) snapshot() epochSnapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := epochSnapshot{global: e.global, invalidated: e.invalidated, cohort: maps.Clone(e.cohort)}
+	s := e.peekLocked()
 	// Later events must compare greater than what failures record now.
 	e.global++
 	return s
 }
 
-func (s epochSnapshot) eligible(u *schedtypes.Unit) bool {
-	if u.Pending.Failure == nil || (u.Pending.Failure.HeldBack && !u.Pending.Failure.UntilCohortChanges) {
+func (e *epochs) peekLocked() epochSnapshot {
+	return epochSnapshot{global: e.global, invalidated: e.invalidated, cohort: maps.Clone(e.cohort), unknown: maps.Clone(e.unknown),
+		freed: maps.Clone(e.freed), e: e}
+}
+
+// eligible reports whether u, in a queue of settings q, is worth trying: it
+// was never refused, or something happened since that could change its
+// answer. A refusal with a Lack waits for room in that amount (see
+// schedtypes.Recheck); any other waits for any event of its cohort. So does
+// a unit holding room (Settings.HoldRoom), which must learn when it no
+// longer could fit by evictions, to give the room up.
+func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
+	f := u.Pending.Failure
+	if f == nil || (f.HeldBack && !f.UntilCohortChanges) {
 		return true
 	}
-	return s.cohort[u.Cohort] > u.Pending.Epoch || s.invalidated > u.Pending.Epoch
+	if s.invalidated > u.Pending.Epoch {
+		return true
+	}
+	if f.Recheck == nil || f.Recheck.Lack == nil || (f.Reserves && q.HoldRoom) {
+		return s.cohort[u.Cohort] > u.Pending.Epoch
+	}
+	preempt := q.Preempt
+	if f.Recheck.Preempt != preempt || u.Priority != u.Pending.Priority || s.unknown[u.Cohort] > u.Pending.Epoch {
+		return true
+	}
+	l := f.Recheck.Lack
+	if subSat(s.freed[u.Cohort][l.Resource], u.Pending.FreedBase) >= l.Amount {
+		return true
+	}
+	return s.e.holdingsChanged(u.Quota, u.Pending.Epoch, u.Priority, preempt)
+}
+
+// holdingsChanged reports whether what units of quota hold changed after
+// epoch in a way that could answer a unit of priority refused for want of
+// room: one gave something back (it may fit, or reclaim), or, when it may
+// preempt, one of lower priority came to hold more (a new victim).
+func (e *epochs) holdingsChanged(quota schedtypes.QuotaName, epoch uint64, priority int32, preempt bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.quota[quota]
+	if h == nil {
+		return false
+	}
+	if h.released > epoch {
+		return true
+	}
+	if preempt {
+		for p, at := range h.charged {
+			if p < priority && at > epoch {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// anyHoldingsChange reports whether what units of quota hold changed after
+// epoch at all.
+func (e *epochs) anyHoldingsChange(quota schedtypes.QuotaName, epoch uint64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.quota[quota]
+	if h == nil {
+		return false
+	}
+	if h.released > epoch {
+		return true
+	}
+	for _, at := range h.charged {
+		if at > epoch {
+			return true
+		}
+	}
+	return false
+}
+
+// freedBase is the room given back in cohort so far of resource r, as the
+// snapshot saw it.
+func (s epochSnapshot) freedBase(cohort schedtypes.CohortName, r corev1.ResourceName) int64 {
+	return s.freed[cohort][r]
 }
 
 // peek returns the epochs without moving them (for read-only views).
 func (e *epochs) peek() epochSnapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return epochSnapshot{global: e.global, invalidated: e.invalidated, cohort: maps.Clone(e.cohort)}
+	return e.peekLocked()
+}
+
+// addSat and subSat are a + b and a - b held within int64 (amounts are never
+// negative; running sums may pass 2^63 - 1 in a very long life).
+func addSat(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxInt64
+}
+
+func subSat(a, b int64) int64 {
+	if a == math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return a - b
 }

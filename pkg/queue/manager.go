@@ -94,7 +94,8 @@ func NewManager(less schedtypes.Less, opts ...Option) *Manager {
 	m := &Manager{
 		less: less, queues: map[schedtypes.QueueName]*pendingQueue{}, units: map[schedtypes.UnitKey]*schedtypes.Unit{},
 		unitQueue: map[schedtypes.UnitKey]schedtypes.QueueName{}, orphans: map[schedtypes.QueueName]map[schedtypes.UnitKey]*schedtypes.Unit{},
-		starting: newStartingSet(), epochs: epochs{global: 1, cohort: map[schedtypes.CohortName]uint64{}}, order: newServingOrder(),
+		starting: newStartingSet(), epochs: epochs{global: 1, cohort: map[schedtypes.CohortName]uint64{}, unknown: map[schedtypes.CohortName]uint64{},
+			freed: map[schedtypes.CohortName]schedtypes.Resources{}, quota: map[schedtypes.QuotaName]*holdingEpochs{}}, order: newServingOrder(),
 		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now, //nolint:forbidigo // the default clock; the scheduler passes its own (WithClock)
 		held: newReservations(),
 	}
@@ -260,10 +261,36 @@ func (m *Manager) Get(key schedtypes.UnitKey) (*schedtypes.Unit, bool) {
 	return u, ok
 }
 
-// Freed says capacity was freed (or a limit raised) in a cohort: its units are
-// worth trying again.
+// Freed says capacity was freed (or a limit raised) in a cohort, in an
+// amount not counted: its units are worth trying again.
 func (m *Manager) Freed(cohort schedtypes.CohortName) {
-	m.epochs.freed(cohort)
+	m.epochs.freedUnknown(cohort)
+	m.signal()
+}
+
+// FreedRoom says at most amount of room was given back in a cohort: its
+// units refused for want of room are worth trying again once the room given
+// back since covers what they lacked (see schedtypes.Recheck); its other
+// units are worth trying again now.
+func (m *Manager) FreedRoom(cohort schedtypes.CohortName, amount schedtypes.Resources) {
+	m.epochs.freedRoom(cohort, amount)
+	m.signal()
+}
+
+// Moved says something in a cohort changed that gives back no room (a
+// preemptor's nomination ended): its units refused for another reason are
+// worth trying again; those refused for want of room are not.
+func (m *Manager) Moved(cohort schedtypes.CohortName) {
+	m.epochs.moved(cohort)
+	m.signal()
+}
+
+// HoldingsChanged says what the units of a quota hold changed: released
+// when one gave something back (its units refused for want of room may fit,
+// or reclaim, now), else a unit at priority came to hold more (a victim for
+// its units of higher priority that may preempt).
+func (m *Manager) HoldingsChanged(quota schedtypes.QuotaName, priority int32, released bool) {
+	m.epochs.holdings(quota, priority, released)
 	m.signal()
 }
 
@@ -364,7 +391,7 @@ func (m *Manager) Stats() map[schedtypes.QueueName]QueueStats {
 	for name, q := range m.queues {
 		var s QueueStats
 		for _, u := range q.units {
-			if snap.eligible(u) {
+			if snap.eligible(u, &q.Settings) {
 				s.Active++
 			} else {
 				s.Backoff++

@@ -142,7 +142,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			it.record(u, it.heldBack(u, blocker), res)
 			continue
 		}
-		if !it.epochs.eligible(u) {
+		if !it.epochs.eligible(u, &q.Settings) {
 			if u.Pending.Failure.Blocking || (it.starving(u) && !u.Pending.Failure.NeverFits && !u.Pending.Failure.HeldBack) {
 				it.block(u)
 			}
@@ -155,7 +155,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			if c := m.held.drop(u.Key); c != "" {
 				// The units refused beside its room wait for something else
 				// now (and one within its min may reclaim): try them again.
-				m.epochs.freed(c)
+				m.epochs.moved(c)
 				m.signal()
 			}
 			it.pos++
@@ -295,5 +295,10 @@ func (it *queueIter) record(u *schedtypes.Unit, f *schedtypes.Failure, res *Pass
 	}
 	changed := u.Pending.Failure == nil || u.Pending.Failure.Reason != f.Reason || u.Pending.Failure.Blocking != f.Blocking
 	u.Pending.Failure, u.Pending.Epoch = f, it.epochs.global
+	if f.Recheck != nil && f.Recheck.Lack != nil {
+		// From the pass's start: room given back since then counts as
+		// given back after the refusal, which can only try it sooner.
+		u.Pending.FreedBase, u.Pending.Priority = it.epochs.freedBase(u.Cohort, f.Recheck.Lack.Resource), u.Priority
+	}
 	res.Failed = append(res.Failed, Outcome{Unit: u, Queue: it.q.Name, Failure: f, Changed: changed})
 }

@@ -178,7 +178,7 @@ func (rs *reservations) drop(key schedtypes.UnitKey) schedtypes.CohortName {
 func (m *Manager) noteHeld(u *schedtypes.Unit, q Settings, f *schedtypes.Failure) {
 	_, freed := m.held.note(u, q.Name, q.HoldRoom, f, m.less)
 	for _, c := range freed {
-		m.epochs.freed(c)
+		m.epochs.moved(c)
 	}
 	if len(freed) > 0 {
 		m.signal()
@@ -201,7 +201,7 @@ func (rs *reservations) dropQueue(q schedtypes.QueueName) []schedtypes.CohortNam
 // its queue without being admitted: its cohort is worth trying again.
 func (m *Manager) releaseHeld(key schedtypes.UnitKey) {
 	if c := m.held.drop(key); c != "" {
-		m.epochs.freed(c)
+		m.epochs.moved(c)
 		m.signal()
 	}
 }

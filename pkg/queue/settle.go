@@ -28,7 +28,8 @@ import (
 // until one of these happens, and a pass skips the queue until then:
 //   - the queue changes (a unit comes, goes or changes; its settings change);
 //   - the epoch of a cohort its units wait on moves past the walk (room
-//     freed, a nomination ended), or everything is invalidated.
+//     freed, a nomination ended), or everything is invalidated;
+//   - what the units of one of its quotas hold changes.
 //
 // A queue is not settled when its answers may change with nothing of that
 // happening: time or pods starting (max-wait, wait-for-pods-running), or a
@@ -38,8 +39,10 @@ type settled struct {
 	// at is the global epoch of the pass that walked the queue; 0 when the
 	// queue is not settled.
 	at uint64
-	// cohorts are the distinct cohorts of the queue's units at that walk.
+	// cohorts and quotas are the distinct cohorts and quotas of the queue's
+	// units at that walk.
 	cohorts []schedtypes.CohortName
+	quotas  []schedtypes.QuotaName
 }
 
 // unsettle makes the next pass walk q.
@@ -60,13 +63,16 @@ func (it *queueIter) settle(epochs epochSnapshot) {
 		q.settled.at = 0
 		return
 	}
-	cohorts := q.settled.cohorts[:0]
+	cohorts, quotas := q.settled.cohorts[:0], q.settled.quotas[:0]
 	for _, u := range q.units {
 		if !slices.Contains(cohorts, u.Cohort) {
 			cohorts = append(cohorts, u.Cohort)
 		}
+		if !slices.Contains(quotas, u.Quota) {
+			quotas = append(quotas, u.Quota)
+		}
 	}
-	q.settled = settled{at: epochs.global, cohorts: cohorts}
+	q.settled = settled{at: epochs.global, cohorts: cohorts, quotas: quotas}
 }
 
 // quiet reports whether a pass that sees epochs may skip q: nothing that
@@ -78,6 +84,11 @@ func (q *pendingQueue) quiet(epochs epochSnapshot) bool {
 	}
 	for _, c := range q.settled.cohorts {
 		if epochs.cohort[c] > at {
+			return false
+		}
+	}
+	for _, name := range q.settled.quotas {
+		if epochs.e.anyHoldingsChange(name, at) {
 			return false
 		}
 	}

@@ -16,7 +16,11 @@ limitations under the License.
 
 package schedtypes
 
-import "time"
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Unit is one pending QueueUnit as the queues and a sort function see it.
 type Unit struct {
@@ -55,6 +59,11 @@ type PendingState struct {
 	// higher priority, set just before the unit is tried: it is admitted
 	// only if it fits beside that room.
 	Beside []Reservation
+	// FreedBase and Priority are, for a failure with a Lack, the room its
+	// cohort had freed of the lacking resource when it was tried (a
+	// running sum) and the unit's priority then.
+	FreedBase int64
+	Priority  int32
 }
 
 // Failure is why a unit was not admitted.
@@ -118,6 +127,18 @@ type Recheck struct {
 	// Shape and Changes are the plugin's counts of changes to the quota
 	// tree's shape and to what units of Quota hold.
 	Shape, Changes uint64
+	// Lack, when set, is what only freed room can answer: the unit may not
+	// reclaim, so it fits again only once its cohort gives back at least
+	// Lack, units of Quota give back anything, or (when Preempt) a unit of
+	// lower priority comes to hold quota in Quota.
+	Lack *Lack
+}
+
+// Lack is how much of one resource a refused unit is short of, at the quota
+// (its own or an ancestor) that refused it.
+type Lack struct {
+	Resource corev1.ResourceName
+	Amount   int64
 }
 
 // Less orders units inside a queue: true when a goes first.

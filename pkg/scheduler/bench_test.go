@@ -19,6 +19,8 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -90,7 +92,7 @@ type benchWorld struct {
 // newBenchWorld builds parents x children quotas (parent max 200 CPU, child
 // min 2 and max 100, as `large`), one Queue per child, pending units per
 // child, and admits until every cohort is full.
-func newBenchWorld(b *testing.B, parents, children, pendingPerChild int, classes []benchClass) *benchWorld {
+func newBenchWorld(b testing.TB, parents, children, pendingPerChild int, classes []benchClass) *benchWorld {
 	b.Helper()
 	w := &benchWorld{clk: clocktesting.NewFakeClock(testStart), ctx: context.Background(), parents: parents, children: children,
 		classes: classes, patched: map[string]bool{}, holding: map[string]bool{}}
@@ -171,7 +173,7 @@ func (w *benchWorld) cohort(p int) schedtypes.CohortName {
 
 // newUnit creates a pending unit in quota q, of the next class, and hands it
 // to the scheduler as the informer would.
-func (w *benchWorld) newUnit(b *testing.B, q string) {
+func (w *benchWorld) newUnit(b testing.TB, q string) {
 	b.Helper()
 	cl := w.classes[w.next%len(w.classes)]
 	u := utiltesting.MakeQueueUnit(fmt.Sprintf("u-%06d", w.next), "ns").Quota(q).Request(corev1.ResourceCPU, fmt.Sprint(cl.cpu)).
@@ -186,14 +188,14 @@ func (w *benchWorld) newUnit(b *testing.B, q string) {
 // cycle runs one pass, makes its decision writes and plays the extension on
 // what was written: admitted units hold their quota, evicted ones go back to
 // the queue. It returns the number of admissions.
-func (w *benchWorld) cycle(b *testing.B) int {
+func (w *benchWorld) cycle(b testing.TB) int {
 	b.Helper()
 	w.s.pass.schedule(w.ctx)
 	return w.settle(b)
 }
 
 // settle makes the writes the last pass caused and feeds them back.
-func (w *benchWorld) settle(b *testing.B) int {
+func (w *benchWorld) settle(b testing.TB) int {
 	b.Helper()
 	for w.s.writer.decide.Len() > 0 {
 		w.s.writer.processNext(w.ctx, w.s.writer.decide, false)
@@ -204,7 +206,8 @@ func (w *benchWorld) settle(b *testing.B) int {
 	w.mu.Unlock()
 	admitted := 0
 	now := metav1.NewTime(w.clk.Now())
-	for name := range names {
+	// In name order, so two worlds fed the same events see them alike.
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		u := &schedv1alpha1.QueueUnit{}
 		if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: "ns", Name: name}, u); err != nil {
 			b.Fatal(err)
@@ -228,11 +231,18 @@ func (w *benchWorld) settle(b *testing.B) int {
 // finishOldest ends the oldest holder's job through the API (untimed) and
 // returns the object the informer would deliver; a new unit of the same
 // quota arrives so the pending work stays the same.
-func (w *benchWorld) finishOldest(b *testing.B) *schedv1alpha1.QueueUnit {
+func (w *benchWorld) finishOldest(b testing.TB) *schedv1alpha1.QueueUnit {
 	b.Helper()
-	for len(w.holders) > 0 {
-		name := w.holders[0]
-		w.holders = w.holders[1:]
+	return w.finishHolder(b, 0)
+}
+
+// finishHolder is finishOldest for the i-th holder in admission order (the
+// oldest still holding past it if it was evicted meanwhile).
+func (w *benchWorld) finishHolder(b testing.TB, i int) *schedv1alpha1.QueueUnit {
+	b.Helper()
+	for i < len(w.holders) {
+		name := w.holders[i]
+		w.holders = slices.Delete(w.holders, i, i+1)
 		delete(w.holding, name)
 		u := &schedv1alpha1.QueueUnit{}
 		if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: "ns", Name: name}, u); err != nil {

@@ -144,14 +144,16 @@ func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settin
 		info := st.info(u)
 		info.Beside = u.Pending.Beside
 		if pf := u.Pending.Failure; pf != nil && pf.Recheck != nil && !pf.Inferred && pf.Recheck.Preempt == q.Preempt &&
-			!p.preemptor.isNominated(u.Key) && p.fw.StillRefused(info, pf.Recheck, pf.Reason, p.reclaims()) {
-			// Refused as before, and nothing its refusal depended on changed:
-			// no filter, no victim search, nothing new to report.
-			f := *pf
-			f.Confirmed = true
-			// Later units of its queue asking no less are refused too.
-			memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, &f)
-			return &f
+			!p.preemptor.isNominated(u.Key) {
+			if mark := p.fw.StillRefused(info, pf.Recheck, pf.Reason, p.reclaims()); mark != nil {
+				// Refused as before, and nothing its refusal depended on
+				// changed: no filter, no victim search, nothing new to report.
+				f := *pf
+				f.Confirmed, f.Recheck = true, mark
+				// Later units of its queue asking no less are refused too.
+				memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, &f)
+				return &f
+			}
 		}
 		if f := p.preemptor.borrowingPaused(info, u.Cohort); f != nil {
 			// WouldBorrow is monotone in the request too.
@@ -181,9 +183,7 @@ func (p *passDriver) try(ctx context.Context, u *schedtypes.Unit, q queue.Settin
 			if !f.NeverFits {
 				f.Covering, f.Reserves = true, v.Reachable
 				if f.Reason.Kind == schedtypes.WaitInsufficientQuota && v.RetryAt.IsZero() && !v.Partial {
-					if f.Recheck = p.fw.RefusalMark(info); f.Recheck != nil {
-						f.Recheck.Preempt = q.Preempt
-					}
+					f.Recheck = p.fw.RefusalMark(info, q.Preempt, p.reclaims())
 				}
 				memo.add(u.Quota, q.Name, u.Cohort, u.Key, u.Request, u.Priority, f)
 			}

@@ -75,6 +75,7 @@ limitations under the License.
 // change it: the reporter's fields are its waitReport, the node check's is
 // fit, all others are the cache's.
 //
-// The queue manager's Freed and Invalidate take no lock of 1 (they bump
-// epochs), so they may be called from anywhere.
+// The queue manager's Freed, FreedRoom, Moved, HoldingsChanged and
+// Invalidate take no lock of 1 (they bump epochs), so they may be called from
+// anywhere, a plugin's Reserve inside a pass included.
 package scheduler

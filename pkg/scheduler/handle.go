@@ -50,6 +50,21 @@ func (h *pluginHandle) Freed(cohort schedtypes.CohortName) {
 	}
 }
 
+// FreedRoom makes the waiting units of a cohort worth trying again, those
+// refused for want of room once it has given back what they lacked.
+func (h *pluginHandle) FreedRoom(cohort schedtypes.CohortName, amount schedtypes.Resources) {
+	if h.queues != nil {
+		h.queues.FreedRoom(cohort, amount)
+	}
+}
+
+// HoldingsChanged tells the queues what units of a quota hold changed.
+func (h *pluginHandle) HoldingsChanged(quota schedtypes.QuotaName, priority int32, released bool) {
+	if h.queues != nil {
+		h.queues.HoldingsChanged(quota, priority, released)
+	}
+}
+
 // Invalidate makes every waiting unit worth trying again.
 func (h *pluginHandle) Invalidate() {
 	if h.queues != nil {

@@ -139,13 +139,14 @@ func (p *preemptor) nominate(key schedtypes.UnitKey, cohort schedtypes.CohortNam
 }
 
 // unnominate ends unit key's nomination, if any; units of its cohort paused
-// for it are worth trying again.
+// for it are worth trying again (it gives back no room: those refused for
+// want of room wait on).
 func (p *preemptor) unnominate(key schedtypes.UnitKey) {
 	p.mu.Lock()
 	cohort := p.nominated.remove(key)
 	p.mu.Unlock()
 	if cohort != "" {
-		p.queues.Freed(cohort)
+		p.queues.Moved(cohort)
 	}
 }
 

@@ -262,17 +262,21 @@ func (f *Framework) Preempt(ctx context.Context, u *UnitInfo, preempt, reclaim b
 
 // RefusalMark is the preemption plugin's Recheck of a refusal of u decided
 // now, nil when it cannot confirm refusals (see RefusalChecker).
-func (f *Framework) RefusalMark(u *UnitInfo) *schedtypes.Recheck {
+func (f *Framework) RefusalMark(u *UnitInfo, preempt, reclaim bool) *schedtypes.Recheck {
 	if f.refusals == nil {
 		return nil
 	}
-	return f.refusals.RefusalMark(u)
+	return f.refusals.RefusalMark(u, preempt, reclaim)
 }
 
 // StillRefused asks the preemption plugin whether u, refused with reason
-// under mark, is refused the same way now (see RefusalChecker).
-func (f *Framework) StillRefused(u *UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) bool {
-	return f.refusals != nil && mark != nil && f.refusals.StillRefused(u, mark, reason, reclaim)
+// under mark, is refused the same way now, and returns its Recheck then
+// (see RefusalChecker); nil otherwise.
+func (f *Framework) StillRefused(u *UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) *schedtypes.Recheck {
+	if f.refusals == nil || mark == nil {
+		return nil
+	}
+	return f.refusals.StillRefused(u, mark, reason, reclaim)
 }
 
 // HasSynced reports whether every plugin with informers has seen them all.

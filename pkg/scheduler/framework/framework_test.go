@@ -155,12 +155,14 @@ func (r *runner) Start(ctx context.Context) error { <-ctx.Done(); return nil }
 // handle is a Handle that tests never need to reach the API.
 type handle struct{ clock clock.Clock }
 
-func (h *handle) Client() client.Client          { return nil }
-func (h *handle) Cache() cache.Cache             { return nil }
-func (h *handle) Recorder() record.EventRecorder { return record.NewFakeRecorder(8) }
-func (h *handle) Freed(schedtypes.CohortName)    {}
-func (h *handle) Invalidate()                    {}
-func (h *handle) Clock() clock.Clock             { return h.clock }
+func (h *handle) Client() client.Client                                 { return nil }
+func (h *handle) Cache() cache.Cache                                    { return nil }
+func (h *handle) Recorder() record.EventRecorder                        { return record.NewFakeRecorder(8) }
+func (h *handle) Freed(schedtypes.CohortName)                           {}
+func (h *handle) FreedRoom(schedtypes.CohortName, schedtypes.Resources) {}
+func (h *handle) HoldingsChanged(schedtypes.QuotaName, int32, bool)     {}
+func (h *handle) Invalidate()                                           {}
+func (h *handle) Clock() clock.Clock                                    { return h.clock }
 
 var _ Handle = (*handle)(nil)
 

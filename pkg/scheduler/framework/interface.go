@@ -151,11 +151,16 @@ type PreemptPlugin interface {
 // reclaim. After a release every queue of the cohort is worth a look; this
 // keeps that look O(1) for the heads that the freed room does not help.
 type RefusalChecker interface {
-	// RefusalMark is the Recheck of a refusal of u decided now.
-	RefusalMark(u *UnitInfo) *schedtypes.Recheck
-	// StillRefused reports whether u, refused with reason under mark, is
-	// refused the same way now; reclaim says whether it may reclaim.
-	StillRefused(u *UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) bool
+	// RefusalMark is the Recheck of a refusal of u decided now, in a queue
+	// that may preempt or not; reclaim says whether units may reclaim (a
+	// unit that may is given no Lack).
+	RefusalMark(u *UnitInfo, preempt, reclaim bool) *schedtypes.Recheck
+	// StillRefused returns the Recheck of u, refused with reason under mark,
+	// when it is refused the same way now (with its Lack as of now), nil
+	// otherwise; reclaim says whether it may reclaim. A unit that may
+	// preempt is not refused the same way once the room it misses is no
+	// more than its victims could give back.
+	StillRefused(u *UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) *schedtypes.Recheck
 }
 
 // Runnable is a plugin with work of its own; Start blocks until ctx ends. It
@@ -197,8 +202,18 @@ type Handle interface {
 	Client() client.Client
 	Cache() cache.Cache
 	Recorder() record.EventRecorder
-	// Freed says capacity was freed in a cohort: its waiting units are tried again.
+	// Freed says capacity was freed in a cohort, in an amount not counted:
+	// its waiting units are tried again.
 	Freed(cohort schedtypes.CohortName)
+	// FreedRoom says at most amount was given back in a cohort: its units
+	// refused for want of room are tried again once what was given back
+	// since covers what they lacked (schedtypes.Recheck's Lack), the others
+	// now.
+	FreedRoom(cohort schedtypes.CohortName, amount schedtypes.Resources)
+	// HoldingsChanged says what the units of a quota hold changed: released
+	// when one gave something back, else a unit at priority came to hold
+	// more. Every change a Recheck's Changes counts must be told.
+	HoldingsChanged(quota schedtypes.QuotaName, priority int32, released bool)
 	// Invalidate says anything may fit now: every waiting unit is tried again.
 	Invalidate()
 	// Clock is the scheduler's clock.

@@ -38,18 +38,16 @@ var _ framework.GoneUsagePlugin = (*Plugin)(nil)
 // otherwise releases it.
 func (p *Plugin) UnitGone(key schedtypes.UnitKey) {
 	p.mu.Lock()
-	var freed schedtypes.CohortName
 	if _, held := p.charged[key]; held && p.livePodsLocked(key) {
 		p.gone[key] = struct{}{}
 	} else {
 		delete(p.gone, key)
-		freed = p.setLocked(key, nil)
+		p.setLocked(key, nil)
 	}
 	more := p.flushForeignLocked()
+	notes := p.takeNotesLocked()
 	p.mu.Unlock()
-	if freed != "" {
-		p.h.Freed(freed)
-	}
+	p.tellHoldings(notes)
 	p.tellFreed(more)
 }
 

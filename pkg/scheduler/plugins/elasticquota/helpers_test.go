@@ -49,6 +49,20 @@ type testHandle struct {
 	mu          sync.Mutex
 	freed       []schedtypes.CohortName
 	invalidated int
+	// room and holdings are what FreedRoom and HoldingsChanged were told.
+	room     []roomFreed
+	holdings []holdingsChanged
+}
+
+type roomFreed struct {
+	cohort schedtypes.CohortName
+	amount schedtypes.Resources
+}
+
+type holdingsChanged struct {
+	quota    schedtypes.QuotaName
+	priority int32
+	released bool
 }
 
 var _ framework.Handle = (*testHandle)(nil)
@@ -70,6 +84,30 @@ func (h *testHandle) Freed(cohort schedtypes.CohortName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.freed = append(h.freed, cohort)
+}
+
+// FreedRoom counts as Freed too: the cohort is worth a look.
+func (h *testHandle) FreedRoom(cohort schedtypes.CohortName, amount schedtypes.Resources) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.freed = append(h.freed, cohort)
+	h.room = append(h.room, roomFreed{cohort, amount.Clone()})
+}
+
+func (h *testHandle) HoldingsChanged(quota schedtypes.QuotaName, priority int32, released bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.holdings = append(h.holdings, holdingsChanged{quota, priority, released})
+}
+
+// takeNotes returns what FreedRoom and HoldingsChanged were told since the
+// last call.
+func (h *testHandle) takeNotes() ([]roomFreed, []holdingsChanged) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	room, holdings := h.room, h.holdings
+	h.room, h.holdings = nil, nil
+	return room, holdings
 }
 
 func (h *testHandle) Invalidate() {

@@ -180,20 +180,20 @@ func TestRefusalIsConfirmedUntilItsQuotaOrRoomChanges(t *testing.T) {
 		t.Fatalf("victims %+v, want none: nobody below priority 9 in team-a, team-a not within its min", v)
 	}
 	reason := p.Filter(context.Background(), big).Reason
-	mark := p.RefusalMark(big)
-	if !p.StillRefused(big, mark, reason, true) {
+	mark := p.RefusalMark(big, false, true)
+	if p.StillRefused(big, mark, reason, true) == nil {
 		t.Fatal("not confirmed with nothing changed")
 	}
 	// Another quota's holdings changing does not touch team-a's victims.
 	moved := *holding(b1, h.clock.Now().Add(time.Second))
 	p.SetUsage(b1.Key, &moved)
-	if !p.StillRefused(big, mark, reason, true) {
+	if p.StillRefused(big, mark, reason, true) == nil {
 		t.Error("not confirmed after a change in team-b only")
 	}
-	if p.StillRefused(big, mark, reason, false) != true {
+	if p.StillRefused(big, mark, reason, false) == nil {
 		t.Error("not confirmed without reclaim")
 	}
-	if other := unit("big", "team-a", 8, 2); p.StillRefused(other, mark, reason, true) {
+	if other := unit("big", "team-a", 8, 2); p.StillRefused(other, mark, reason, true) != nil {
 		t.Error("confirmed for another priority")
 	}
 	// A lower unit admitted in team-a is a victim the mark has not seen;
@@ -203,19 +203,19 @@ func TestRefusalIsConfirmedUntilItsQuotaOrRoomChanges(t *testing.T) {
 	if got := p.Filter(context.Background(), big).Reason; got != reason {
 		t.Fatalf("refused for %v after low came, want %v as before", got, reason)
 	}
-	if p.StillRefused(big, mark, reason, true) {
+	if p.StillRefused(big, mark, reason, true) != nil {
 		t.Error("confirmed after a unit of lower priority came to team-a")
 	}
 	p.SetUsage(low.Key, nil)
-	mark = p.RefusalMark(big)
-	if !p.StillRefused(big, mark, reason, true) {
+	mark = p.RefusalMark(big, false, true)
+	if p.StillRefused(big, mark, reason, true) == nil {
 		t.Fatal("not confirmed under a fresh mark")
 	}
 	// Room freed in team-b lets it fit.
 	smaller := *holding(b1, h.clock.Now())
 	smaller.Used = cpu(2)
 	p.SetUsage(b1.Key, &smaller)
-	if p.StillRefused(big, mark, reason, true) {
+	if p.StillRefused(big, mark, reason, true) != nil {
 		t.Error("confirmed although it fits now")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -58,8 +59,10 @@ type Plugin struct {
 	// the same search is not repeated until something changed.
 	versions  map[schedtypes.CohortName]uint64
 	noVictims map[schedtypes.QuotaName]victimSearch
-	// changes count changes of what units hold, by quota (RefusalChecker).
+	// changes count changes of what units hold, by quota (RefusalChecker);
+	// notes are those changes not yet told to the queues (notes.go).
 	changes map[schedtypes.QuotaName]uint64
+	notes   []holdingNote
 	// heldByCohort keeps the holdings of each cohort for victim searches
 	// (cohortHoldingsLocked).
 	heldByCohort map[schedtypes.CohortName]cohortHeld
@@ -222,8 +225,8 @@ func (p *Plugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Sta
 // Reserve charges the unit's request to its quota path.
 func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.Status {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s := p.tree.Check(u.Quota, u.Request); s != nil {
+		p.mu.Unlock()
 		return framework.NewStatus(framework.Unschedulable, s.Reason(), s.Message())
 	}
 	h := &schedtypes.Holding{Key: u.Key, Quota: u.Quota, Used: u.Request, Priority: u.Priority, AllocatedAt: p.now()}
@@ -232,18 +235,20 @@ func (p *Plugin) Reserve(_ context.Context, u *framework.UnitInfo) *framework.St
 	}
 	p.setLocked(u.Key, h)
 	p.applyForeignLocked()
+	notes := p.takeNotesLocked()
+	p.mu.Unlock()
+	p.tellHoldings(notes)
 	return nil
 }
 
 // Unreserve gives back what Reserve charged.
 func (p *Plugin) Unreserve(_ context.Context, u *framework.UnitInfo) {
 	p.mu.Lock()
-	freed := p.setLocked(u.Key, nil)
+	p.setLocked(u.Key, nil)
 	more := p.flushForeignLocked()
+	notes := p.takeNotesLocked()
 	p.mu.Unlock()
-	if freed != "" {
-		p.h.Freed(freed)
-	}
+	p.tellHoldings(notes)
 	p.tellFreed(more)
 }
 
@@ -260,19 +265,19 @@ func (p *Plugin) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 		}
 		delete(p.gone, key)
 	}
-	freed := p.setLocked(key, h)
+	p.setLocked(key, h)
 	more := p.flushForeignLocked()
+	notes := p.takeNotesLocked()
 	p.mu.Unlock()
-	if freed != "" {
-		p.h.Freed(freed)
-	}
+	p.tellHoldings(notes)
 	p.tellFreed(more)
 }
 
 // setLocked moves a unit's charge and returns the cohort where capacity was
-// freed, if any. A unit that starts or stops holding quota takes its pods
-// into, or gives them back to, the foreign usage; a following
-// flushForeignLocked sets it on the tree.
+// freed, if any; the change is noted for the queues (noteLocked), and the
+// caller tells them once it releases p.mu. A unit that starts or stops
+// holding quota takes its pods into, or gives them back to, the foreign
+// usage; a following flushForeignLocked sets it on the tree.
 func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedtypes.CohortName {
 	wasHolding := p.holdsLocked(key)
 	defer func() {
@@ -296,6 +301,7 @@ func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedt
 	if h != nil && (h.Quota == "" || h.Used.IsZero()) {
 		h = nil
 	}
+	p.noteLocked(prev, had, h)
 	if had && h != nil && prev.Quota == h.Quota && prev.Used.Equal(h.Used) {
 		// Same charge; only what victim selection reads may have changed.
 		p.charged[key] = *h
@@ -389,31 +395,85 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 }
 
 // RefusalMark implements framework.RefusalChecker.
-func (p *Plugin) RefusalMark(u *framework.UnitInfo) *schedtypes.Recheck {
+func (p *Plugin) RefusalMark(u *framework.UnitInfo, preempt, reclaim bool) *schedtypes.Recheck {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return &schedtypes.Recheck{Quota: u.Quota, Priority: u.Priority, Shape: p.tree.ShapeVersion(), Changes: p.changes[u.Quota]}
+	return &schedtypes.Recheck{Quota: u.Quota, Priority: u.Priority, Preempt: preempt, Shape: p.tree.ShapeVersion(), Changes: p.changes[u.Quota],
+		Lack: p.lackLocked(u, p.tree.Check(u.Quota, u.Request), preempt, reclaim)}
+}
+
+// lackLocked is what u, refused with shortage s, lacks, when only room given
+// back can answer it; nil when something else could:
+//   - when it may reclaim, now or once its own quota uses less, for that
+//     waits on charges elsewhere in the cohort, which no amount counts (a
+//     unit that would borrow of each resource it asks for cannot reclaim
+//     until its quota gives something back, which HoldingsChanged tells);
+//   - when it may preempt and the units of lower priority in its quota hold
+//     what it misses (a victim search could succeed).
+//
+// A unit that may preempt lacks what those units cannot give back.
+func (p *Plugin) lackLocked(u *framework.UnitInfo, s *quota.Shortage, preempt, reclaim bool) *schedtypes.Lack {
+	if s == nil || s.Reason().Kind != schedtypes.WaitInsufficientQuota {
+		return nil
+	}
+	if reclaim {
+		for r, v := range u.Request {
+			if v > 0 && !p.tree.WouldBorrow(u.Quota, schedtypes.Resources{r: v}) {
+				return nil
+			}
+		}
+	}
+	missing := s.Missing()
+	if preempt {
+		missing -= p.lowerHeldLocked(u, s.Resource)
+	}
+	if missing <= 0 {
+		return nil
+	}
+	return &schedtypes.Lack{Resource: s.Resource, Amount: missing}
+}
+
+// lowerHeldLocked is what the units of u's quota at a lower priority than
+// u hold of resource r, evicting or not: the most a victim search in its
+// quota could give back.
+func (p *Plugin) lowerHeldLocked(u *framework.UnitInfo, r corev1.ResourceName) int64 {
+	var sum int64
+	for key := range p.byQuota[u.Quota] {
+		if h := p.charged[key]; key != u.Key && h.Priority < u.Priority {
+			sum += h.Used[r]
+		}
+	}
+	return sum
 }
 
 // StillRefused implements framework.RefusalChecker: the request still does
 // not fit, for the same reason (the same quota and resource), and neither
 // the tree's shape nor what units of u's quota hold changed since mark, so
-// a victim search in its quota would find what it found then (nobody); and
-// u may not reclaim now.
-func (p *Plugin) StillRefused(u *framework.UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) bool {
+// a victim search in its quota would find what it found then (nobody),
+// unless the room it misses shrank to what its victims hold; and u may not
+// reclaim. It returns mark with the Lack of now.
+func (p *Plugin) StillRefused(u *framework.UnitInfo, mark *schedtypes.Recheck, reason schedtypes.Reason, reclaim bool) *schedtypes.Recheck {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if mark.Quota != u.Quota || mark.Priority != u.Priority || mark.Shape != p.tree.ShapeVersion() || mark.Changes != p.changes[u.Quota] {
-		return false
+		return nil
 	}
 	if tenancyLocked(p, u) != nil {
-		return false
+		return nil
 	}
 	s := p.tree.Check(u.Quota, u.Request)
 	if s == nil || s.NeverFits || s.Reason() != reason {
-		return false
+		return nil
 	}
-	return !reclaim || !p.victims.CouldReclaim(u.Quota, u.Request)
+	if reclaim && p.victims.CouldReclaim(u.Quota, u.Request) {
+		return nil
+	}
+	if mark.Preempt && s.Missing() <= p.lowerHeldLocked(u, s.Resource) {
+		return nil
+	}
+	out := *mark
+	out.Lack = p.lackLocked(u, s, mark.Preempt, reclaim)
+	return &out
 }
 
 // covers reports whether a asks at least as much as b of every resource b asks.

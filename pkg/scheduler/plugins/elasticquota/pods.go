@@ -107,7 +107,9 @@ func (p *Plugin) onPod(obj any) {
 	was := p.placePodLocked(key, &fp)
 	// The unit the pod names now, or the one its owner's unit is.
 	freed := p.podsMovedLocked(was, p.foreign.pods[key].pod.Unit())
+	notes := p.takeNotesLocked()
 	p.mu.Unlock()
+	p.tellHoldings(notes)
 	p.tellFreed(freed)
 }
 
@@ -144,7 +146,9 @@ func (p *Plugin) onPodDelete(obj any) {
 	p.mu.Lock()
 	was := p.placePodLocked(pod.Namespace+"/"+pod.Name, nil)
 	freed := p.podsMovedLocked(was)
+	notes := p.takeNotesLocked()
 	p.mu.Unlock()
+	p.tellHoldings(notes)
 	p.tellFreed(freed)
 }
 

@@ -62,7 +62,9 @@ func (s *follower) onQuota(obj any) {
 		}
 		freed = s.p.flushForeignLocked()
 	}
+	notes := s.p.takeNotesLocked()
 	s.p.mu.Unlock()
+	s.p.tellHoldings(notes)
 	s.p.tellFreed(freed)
 	if changed {
 		// A new or changed quota can let anything through.
@@ -173,7 +175,9 @@ func (s *follower) onQuotaDelete(obj any) {
 		s.p.reindexLocked()
 		_ = s.p.flushForeignLocked() // Invalidate below tries everyone
 	}
+	notes := s.p.takeNotesLocked()
 	s.p.mu.Unlock()
+	s.p.tellHoldings(notes)
 	s.p.h.Invalidate()
 	s.queue.Add(eq.Name)
 	for _, name := range recheck {
