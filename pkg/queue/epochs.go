@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 // epochs count the events that can make a waiting unit fit.
@@ -79,7 +80,7 @@ func (e *epochs) freedRoom(cohort schedtypes.CohortName, amount schedtypes.Resou
 	}
 	for r, v := range amount {
 		if v > 0 {
-			sum[r] = addSat(sum[r], v)
+			sum[r] = resources.AddSat(sum[r], v)
 		}
 	}
 	e.freed[cohort] = sum
@@ -158,7 +159,7 @@ func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
 		return true
 	}
 	l := f.Recheck.Lack
-	if subSat(s.freed[u.Cohort][l.Resource], u.Pending.FreedBase) >= l.Amount {
+	if freedSince(s.freed[u.Cohort][l.Resource], u.Pending.FreedBase) >= l.Amount {
 		return true
 	}
 	return s.e.holdingsChanged(u.Quota, u.Pending.Epoch, u.Priority, preempt)
@@ -169,39 +170,27 @@ func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
 // room: one gave something back (it may fit, or reclaim), or, when it may
 // preempt, one of lower priority came to hold more (a new victim).
 func (e *epochs) holdingsChanged(quota schedtypes.QuotaName, epoch uint64, priority int32, preempt bool) bool {
+	below := int64(math.MinInt64)
+	if preempt {
+		below = int64(priority)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	h := e.quota[quota]
-	if h == nil {
-		return false
-	}
-	if h.released > epoch {
-		return true
-	}
-	if preempt {
-		for p, at := range h.charged {
-			if p < priority && at > epoch {
-				return true
-			}
-		}
-	}
-	return false
+	return e.quota[quota].changedSince(epoch, below)
 }
 
-// anyHoldingsChange reports whether what units of quota hold changed after
-// epoch at all.
-func (e *epochs) anyHoldingsChange(quota schedtypes.QuotaName, epoch uint64) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	h := e.quota[quota]
+// changedSince reports whether, after epoch, a unit gave something back or
+// one of priority below below came to hold more (math.MaxInt64: any charge
+// counts; math.MinInt64: none does). A nil h saw no change. Under e.mu.
+func (h *holdingEpochs) changedSince(epoch uint64, below int64) bool {
 	if h == nil {
 		return false
 	}
 	if h.released > epoch {
 		return true
 	}
-	for _, at := range h.charged {
-		if at > epoch {
+	for p, at := range h.charged {
+		if int64(p) < below && at > epoch {
 			return true
 		}
 	}
@@ -221,18 +210,11 @@ func (e *epochs) peek() epochSnapshot {
 	return e.peekLocked()
 }
 
-// addSat and subSat are a + b and a - b held within int64 (amounts are never
-// negative; running sums may pass 2^63 - 1 in a very long life).
-func addSat(a, b int64) int64 {
-	if s := a + b; s >= a {
-		return s
-	}
-	return math.MaxInt64
-}
-
-func subSat(a, b int64) int64 {
-	if a == math.MaxInt64 {
+// freedSince is the room given back since base, from a running sum of it;
+// a sum held at the largest int64 (resources.AddSat) counts as unbounded.
+func freedSince(sum, base int64) int64 {
+	if sum == math.MaxInt64 {
 		return math.MaxInt64
 	}
-	return a - b
+	return sum - base
 }

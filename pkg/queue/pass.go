@@ -71,8 +71,9 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 	for _, tier := range m.order.tiers(m.queues) {
 		iters := make([]*queueIter, 0, len(tier))
 		names := make([]schedtypes.QueueName, 0, len(tier))
-		for _, q := range tier {
-			if q.quiet(snap) {
+		quiet := snap.quiet(tier)
+		for i, q := range tier {
+			if quiet[i] {
 				continue
 			}
 			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*schedtypes.Unit(nil), q.units...), blocked: map[schedtypes.QuotaName]*schedtypes.Unit{}, ahead: map[schedtypes.QuotaName]*schedtypes.Unit{}, now: now, limit: limit})

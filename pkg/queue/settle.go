@@ -17,6 +17,7 @@ limitations under the License.
 package queue
 
 import (
+	"math"
 	"slices"
 
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -75,9 +76,21 @@ func (it *queueIter) settle(epochs epochSnapshot) {
 	q.settled = settled{at: epochs.global, cohorts: cohorts, quotas: quotas}
 }
 
-// quiet reports whether a pass that sees epochs may skip q: nothing that
-// could change an answer of its units happened since its last walk.
-func (q *pendingQueue) quiet(epochs epochSnapshot) bool {
+// quiet reports, for each queue of a tier, whether a pass that sees epochs
+// may skip it: nothing that could change an answer of its units happened
+// since its last walk. It takes the epochs' lock once for the whole tier.
+func (epochs epochSnapshot) quiet(tier []*pendingQueue) []bool {
+	out := make([]bool, len(tier))
+	epochs.e.mu.Lock()
+	defer epochs.e.mu.Unlock()
+	for i, q := range tier {
+		out[i] = q.quietLocked(epochs)
+	}
+	return out
+}
+
+// quietLocked is quiet for one queue, under epochs.e.mu.
+func (q *pendingQueue) quietLocked(epochs epochSnapshot) bool {
 	at := q.settled.at
 	if at == 0 || epochs.invalidated > at {
 		return false
@@ -88,7 +101,7 @@ func (q *pendingQueue) quiet(epochs epochSnapshot) bool {
 		}
 	}
 	for _, name := range q.settled.quotas {
-		if epochs.e.anyHoldingsChange(name, at) {
+		if epochs.e.quota[name].changedSince(at, math.MaxInt64) {
 			return false
 		}
 	}

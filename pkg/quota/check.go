@@ -25,6 +25,7 @@ import (
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
 	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 // Shortage says why a request does not fit.
@@ -57,9 +58,9 @@ type Shortage struct {
 }
 
 // Missing is how much more room the request needs.
-// The sum saturates, as every sum of the tree's checks does (see addSat).
+// The sum saturates, as every sum of the tree's checks does (see resources.AddSat).
 func (s *Shortage) Missing() int64 {
-	return subSat(s.Requested, subSat(subSat(s.Limit, s.Used), s.Reserved))
+	return resources.SubSat(s.Requested, resources.SubSat(resources.SubSat(s.Limit, s.Used), s.Reserved))
 }
 
 // Message renders the shortage for a unit's status and events.
@@ -94,7 +95,7 @@ func (s *Shortage) Message() string {
 		foreign = fmt.Sprintf(" of which %s by pods koord-queue does not manage", schedtypes.Format(r, s.Foreign))
 	}
 	return fmt.Sprintf("insufficient quota: %s has %s %s free (used %s%s, min %s, max %s%s), the unit requests %s %s: %s more %s needed",
-		who, schedtypes.Format(r, max(subSat(subSat(s.Limit, s.Used), s.Reserved), 0)), r, schedtypes.Format(r, s.Used), foreign, schedtypes.Format(r, s.Min), schedtypes.Format(r, s.Limit), kept,
+		who, schedtypes.Format(r, max(resources.SubSat(resources.SubSat(s.Limit, s.Used), s.Reserved), 0)), r, schedtypes.Format(r, s.Used), foreign, schedtypes.Format(r, s.Min), schedtypes.Format(r, s.Limit), kept,
 		schedtypes.Format(r, s.Requested), r, schedtypes.Format(r, s.Missing()), r)
 }
 
@@ -136,37 +137,14 @@ func (t *Tree) limit(n *node, r corev1.ResourceName) (int64, bool) {
 	return int64(f), true
 }
 
-// addSat is a + b held within int64: amounts are never negative, and each
-// is at most resources.MaxAmount (2^62), but a usage beside a request, or
-// sums of them, may pass 2^63 - 1; wrapping would turn "far too much" into
-// a negative number that fits anything.
-func addSat(a, b int64) int64 {
-	s := a + b
-	switch {
-	case a > 0 && b > 0 && s < 0:
-		return math.MaxInt64
-	case a < 0 && b < 0 && s >= 0:
-		return math.MinInt64
-	}
-	return s
-}
-
 // exceeds reports whether asking req beside the amounts taken passes lim,
 // without summing what could pass int64: req is compared with what is left.
 func exceeds(lim, req int64, taken ...int64) bool {
 	left := lim
 	for _, v := range taken {
-		left = subSat(left, v)
+		left = resources.SubSat(left, v)
 	}
 	return req > left
-}
-
-// subSat is a - b held within int64.
-func subSat(a, b int64) int64 {
-	if b == math.MinInt64 {
-		return addSat(addSat(a, math.MaxInt64), 1)
-	}
-	return addSat(a, -b)
 }
 
 // Check tells whether req fits quota name and all its ancestors; nil means it

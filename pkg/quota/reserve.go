@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/util/resources"
 )
 
 // HeldRoom judges requests against the room held in a cohort for waiting
@@ -64,7 +65,7 @@ func (s *HeldShortage) Message() string {
 	if s.Others > 0 {
 		others = fmt.Sprintf(" and %d other waiting unit(s) of higher priority", s.Others)
 	}
-	free := max(subSat(subSat(s.Limit, s.Used), s.Kept), 0)
+	free := max(resources.SubSat(resources.SubSat(s.Limit, s.Used), s.Kept), 0)
 	return fmt.Sprintf("waits behind %s (priority %d, quota %s, requests %s %s), for which room is held: quota %s has %s %s free (used %s, max %s), of which %s held for it%s; the unit requests %s %s",
 		s.First.Unit, s.First.Priority, s.First.Quota, schedtypes.Format(r, s.First.Request[r]), r,
 		s.Quota, schedtypes.Format(r, free), r, schedtypes.Format(r, s.Used), schedtypes.Format(r, s.Limit), schedtypes.Format(r, s.Held), others, schedtypes.Format(r, s.Requested), r)
@@ -113,7 +114,7 @@ func (hr *HeldRoom) Check(name schedtypes.QuotaName, req schedtypes.Resources, h
 				} else {
 					s.Others++
 				}
-				s.Held = addSat(s.Held, h.Request[r])
+				s.Held = resources.AddSat(s.Held, h.Request[r])
 			}
 			if s.Held > 0 && exceeds(s.Limit, s.Requested, s.Used, s.Kept, s.Held) {
 				return &s
@@ -164,7 +165,7 @@ func (hr *HeldRoom) CouldFitFreed(name schedtypes.QuotaName, req schedtypes.Reso
 		kept := t.reservedBesides(n, from)
 		back := freed(n.spec.Name)
 		for r, v := range req {
-			if lim, limited := t.limit(n, r); limited && exceeds(lim, v, subSat(n.used[r], back[r]), kept[r]) {
+			if lim, limited := t.limit(n, r); limited && exceeds(lim, v, resources.SubSat(n.used[r], back[r]), kept[r]) {
 				return false
 			}
 		}

@@ -18,6 +18,7 @@ package resources
 
 import (
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -73,4 +74,27 @@ func (d Demand) Add(what string, perPod corev1.ResourceList, count int64) error 
 		d[name] = v
 	}
 	return nil
+}
+
+// AddSat is a + b held within int64. Amounts are at most MaxAmount, but a
+// usage beside a request, or a running sum of them, may pass 2^63 - 1, and
+// wrapping would turn "far too much" into a negative amount that fits
+// anything.
+func AddSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// SubSat is a - b held within int64.
+func SubSat(a, b int64) int64 {
+	if b == math.MinInt64 {
+		return AddSat(AddSat(a, math.MaxInt64), 1)
+	}
+	return AddSat(a, -b)
 }

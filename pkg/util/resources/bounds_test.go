@@ -17,6 +17,7 @@ limitations under the License.
 package resources
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,31 @@ func TestDemandAdd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestSaturatingArithmetic(t *testing.T) {
+	const maxI, minI = int64(math.MaxInt64), int64(math.MinInt64)
+	for _, c := range []struct {
+		name       string
+		a, b, want int64
+		sub        bool
+	}{
+		{name: "plain sum", a: 3, b: 4, want: 7},
+		{name: "sum past the top", a: maxI - 1, b: 5, want: maxI},
+		{name: "sum past the bottom", a: minI + 1, b: -5, want: minI},
+		{name: "mixed signs never saturate", a: maxI, b: -1, want: maxI - 1},
+		{name: "plain difference", a: 3, b: 4, want: -1, sub: true},
+		{name: "difference past the bottom", a: minI + 1, b: 2, want: minI, sub: true},
+		{name: "taking away the smallest int64", a: 0, b: minI, want: maxI, sub: true},
+		{name: "taking the smallest int64 from a negative", a: -1, b: minI, want: maxI, sub: true},
+	} {
+		got := AddSat(c.a, c.b)
+		if c.sub {
+			got = SubSat(c.a, c.b)
+		}
+		if got != c.want {
+			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
+		}
 	}
 }

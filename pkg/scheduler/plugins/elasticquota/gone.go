@@ -64,11 +64,11 @@ func (p *Plugin) livePodsLocked(key schedtypes.UnitKey) bool {
 }
 
 // podsChangedLocked releases the tombstone of unit key once none of its pods
-// is left alive, and returns the cohort where room was freed.
-func (p *Plugin) podsChangedLocked(key schedtypes.UnitKey) schedtypes.CohortName {
+// is left alive; the room it gives back is noted as any release is.
+func (p *Plugin) podsChangedLocked(key schedtypes.UnitKey) {
 	if _, ok := p.gone[key]; !ok || p.livePodsLocked(key) {
-		return ""
+		return
 	}
 	delete(p.gone, key)
-	return p.setLocked(key, nil)
+	p.setLocked(key, nil)
 }

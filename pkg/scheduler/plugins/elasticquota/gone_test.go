@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
 	schedv1alpha1 "github.com/koordinator-sh/koord-queue/apis/scheduling/v1alpha1"
@@ -61,12 +62,20 @@ func TestDeletedUnitKeepsChargeUntilItsPodsGo(t *testing.T) {
 	if freed := h.takeFreed(); len(freed) != 0 {
 		t.Errorf("room freed in %v while a pod of the deleted unit is left", freed)
 	}
+	h.takeNotes()
 	p.onPodDelete(unbound)
 	if got := usedCPU(t, p, "team-a"); got != 0 {
 		t.Errorf("team-a uses %dm CPU once every pod of the deleted unit is gone, want 0", got)
 	}
-	if freed := h.takeFreed(); len(freed) == 0 {
-		t.Error("no room freed when the last pod of the deleted unit went")
+	// The room is told in its amount, as any release, and not once more
+	// as room of an amount nobody counted (that would wake every unit of
+	// the cohort, whatever it lacks).
+	room, _ := h.takeNotes()
+	if diff := cmp.Diff([]roomFreed{{"org", cpu(4)}}, room, cmp.AllowUnexported(roomFreed{})); diff != "" {
+		t.Errorf("room given back when the last pod of the deleted unit went (-want +got):\n%s", diff)
+	}
+	if freed := h.takeFreed(); len(freed) != 1 {
+		t.Errorf("room freed in %v when the last pod of the deleted unit went, want once in org, counted", freed)
 	}
 
 	// No pods: the charge goes with the unit.

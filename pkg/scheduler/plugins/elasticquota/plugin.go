@@ -273,12 +273,12 @@ func (p *Plugin) SetUsage(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	p.tellFreed(more)
 }
 
-// setLocked moves a unit's charge and returns the cohort where capacity was
-// freed, if any; the change is noted for the queues (noteLocked), and the
-// caller tells them once it releases p.mu. A unit that starts or stops
+// setLocked moves a unit's charge; the change, with any room given back, is
+// noted for the queues (noteLocked), and the caller tells them once it
+// releases p.mu. A unit that starts or stops
 // holding quota takes its pods into, or gives them back to, the foreign
 // usage; a following flushForeignLocked sets it on the tree.
-func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedtypes.CohortName {
+func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) {
 	wasHolding := p.holdsLocked(key)
 	defer func() {
 		if p.holdsLocked(key) != wasHolding {
@@ -306,16 +306,10 @@ func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedt
 		// Same charge; only what victim selection reads may have changed.
 		p.charged[key] = *h
 		p.consumerChangedLocked(key, prev.Consumer, h.Consumer)
-		return ""
+		return
 	}
-	var freed schedtypes.CohortName
 	if had {
-		// The cohort is taken before the release, which may prune the node.
-		cohort := p.tree.Cohort(prev.Quota)
 		p.tree.Release(prev.Quota, prev.Used)
-		if h == nil || prev.Quota != h.Quota || decreased(prev.Used, h.Used) {
-			freed = cohort
-		}
 		delete(p.charged, key)
 		if set := p.byQuota[prev.Quota]; set != nil {
 			delete(set, key)
@@ -339,7 +333,6 @@ func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) schedt
 		consumer = h.Consumer
 	}
 	p.consumerChangedLocked(key, prev.Consumer, consumer)
-	return freed
 }
 
 // victimSearch is a search for victims that found none.
@@ -484,15 +477,6 @@ func covers(a, b schedtypes.Resources) bool {
 		}
 	}
 	return true
-}
-
-func decreased(before, after schedtypes.Resources) bool {
-	for r, v := range before {
-		if after[r] < v {
-			return true
-		}
-	}
-	return false
 }
 
 // WouldBorrow reports whether u would take its quota above its min.

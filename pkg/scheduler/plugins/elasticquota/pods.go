@@ -114,25 +114,16 @@ func (p *Plugin) onPod(obj any) {
 }
 
 // podsMovedLocked releases the tombstones of the units a pod named before
-// and names now when their pods are gone, flushes the foreign usage, and
-// returns the cohorts where room was freed.
+// and names now when their pods are gone (noted with the room they give
+// back), flushes the foreign usage, and returns the cohorts where foreign
+// usage gave back room in an amount not counted.
 func (p *Plugin) podsMovedLocked(units ...schedtypes.UnitKey) []schedtypes.CohortName {
-	var gone []schedtypes.CohortName
 	for _, u := range units {
-		if u == "" {
-			continue
-		}
-		if c := p.podsChangedLocked(u); c != "" {
-			gone = append(gone, c)
+		if u != "" {
+			p.podsChangedLocked(u)
 		}
 	}
-	freed := p.flushForeignLocked()
-	for _, c := range gone {
-		if !slices.Contains(freed, c) {
-			freed = append(freed, c)
-		}
-	}
-	return freed
+	return p.flushForeignLocked()
 }
 
 func (p *Plugin) onPodDelete(obj any) {
