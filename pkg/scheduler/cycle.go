@@ -209,12 +209,15 @@ func (st *unitState) info(u *schedtypes.Unit) *framework.UnitInfo {
 }
 
 // explain is what a refused unit is told: an inferred failure becomes the
-// unit's own, with its own numbers, when it is about to be reported.
+// unit's own, with its own numbers, when it is about to be reported. A
+// paused borrower's text names only its quota and the preemptor, the same
+// for every unit it is inferred for (of one quota), and no filter says it:
+// it is told as inferred.
 func (p *passDriver) explain(ctx context.Context, u *schedtypes.Unit, f *schedtypes.Failure) (obj *schedv1alpha1.QueueUnit, told *schedtypes.Failure) {
 	told = f
 	p.cache.inspect(u.Object, func(st *unitState) {
 		obj = st.obj
-		if !f.Inferred || st.report.says(f.Reason) {
+		if !f.Inferred || f.Reason.Kind == schedtypes.WaitBorrowingPaused || st.report.says(f.Reason) {
 			return
 		}
 		status := p.fw.Filter(ctx, st.info(u))

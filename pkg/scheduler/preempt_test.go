@@ -123,6 +123,7 @@ func TestPreemptNominationPausesBorrowingInTheCohort(t *testing.T) {
 	f.addUnit(t, makeUnit("p", "team-a", "2").Priority(10).Obj())
 	f.pass(t)
 	f.addUnit(t, makeUnit("b", "team-b", "1").Obj())
+	f.addUnit(t, makeUnit("b2", "team-b", "1").Obj())
 	f.pass(t)
 	if got := f.get(t, "b").Status.Phase; got == schedv1alpha1.QueueUnitPhaseDequeued {
 		t.Fatal("a unit that would borrow was admitted while room is made in its cohort")
@@ -132,6 +133,16 @@ func TestPreemptNominationPausesBorrowingInTheCohort(t *testing.T) {
 	wantWaiting(t, b, "RoomBeingMade", "held back: room is being made by preemption for ns/p, and quota team-b would borrow above its min meanwhile")
 	if b.Status.Attempts != 0 {
 		t.Errorf("attempts = %d, want 0 for a held-back unit", b.Status.Attempts)
+	}
+
+	// b2, of team-b too and asking no more, came with b: it is refused by
+	// inference, and told so with the same text, without a filter.
+	wantWaiting(t, f.get(t, "b2"), "RoomBeingMade", "held back: room is being made by preemption for ns/p, and quota team-b would borrow above its min meanwhile")
+	f.plugin.mu.Lock()
+	filtered := f.plugin.filtered["ns/b2"]
+	f.plugin.mu.Unlock()
+	if filtered != 0 {
+		t.Errorf("b2 was filtered %d times to be told a pause no filter gives", filtered)
 	}
 
 	// A unit of the cohort that would not borrow is not held back.

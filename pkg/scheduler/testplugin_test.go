@@ -50,6 +50,8 @@ type testPlugin struct {
 	preempts []string
 	// borrows lists the quotas whose units would borrow above their min.
 	borrows map[schedtypes.QuotaName]bool
+	// filtered counts the Filter calls by unit.
+	filtered map[schedtypes.UnitKey]int
 }
 
 type usageCall struct {
@@ -137,6 +139,10 @@ func (p *testPlugin) fitLocked(u *framework.UnitInfo) *framework.Status {
 func (p *testPlugin) Filter(_ context.Context, u *framework.UnitInfo) *framework.Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.filtered == nil {
+		p.filtered = map[schedtypes.UnitKey]int{}
+	}
+	p.filtered[u.Key]++
 	return p.fitLocked(u)
 }
 
