@@ -151,7 +151,7 @@ func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
 	if s.invalidated > u.Pending.Epoch {
 		return true
 	}
-	if f.Recheck == nil || f.Recheck.Lack == nil || (f.Reserves && q.HoldRoom) {
+	if !waitsForRoom(f, q) {
 		return s.cohort[u.Cohort] > u.Pending.Epoch
 	}
 	preempt := q.Preempt
@@ -163,6 +163,13 @@ func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
 		return true
 	}
 	return s.e.holdingsChanged(u.Quota, u.Pending.Epoch, u.Priority, preempt)
+}
+
+// waitsForRoom reports whether f, a refusal of a unit in a queue of settings
+// q, waits only for room in the amount of its Lack, and for what its quota
+// holds: no other event of its cohort can answer it.
+func waitsForRoom(f *schedtypes.Failure, q *Settings) bool {
+	return f != nil && (!f.HeldBack || f.UntilCohortChanges) && f.Recheck != nil && f.Recheck.Lack != nil && !(f.Reserves && q.HoldRoom)
 }
 
 // holdingsChanged reports whether what units of quota hold changed after

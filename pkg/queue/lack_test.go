@@ -219,3 +219,72 @@ func TestUnitHoldingRoomWaitsForAnyEventOfItsCohort(t *testing.T) {
 	h.m.Pass(reserving)
 	h.wantTried(t, "a nomination ended in the cohort where it holds room", "big")
 }
+
+// A queue whose units all wait for room in an amount is not even walked
+// (its units not examined) until the room given back covers the least any
+// of them still lacks: events that give back no room, and room that covers
+// nobody's lack, leave it alone.
+func TestQueueWaitingForRoomIsNotWalkedUntilTheRoomCoversALack(t *testing.T) {
+	h := lackHarness(t, false)
+	h.add("qa", "big", "a", 1, 3)
+	h.add("qa", "mid", "a", 1, 2)
+	pass := func(after string, wantExamined int, wantTried, wantAdmitted []string) {
+		t.Helper()
+		h.tries = nil
+		res := h.m.Pass(h.tryWithLack)
+		var admitted []string
+		for _, a := range res.Admitted {
+			admitted = append(admitted, a.Unit.Name)
+		}
+		if res.Examined != wantExamined {
+			t.Errorf("after %s: %d units examined, want %d", after, res.Examined, wantExamined)
+		}
+		if diff := cmp.Diff(wantTried, h.tries); diff != "" {
+			t.Errorf("tried after %s (-want +got):\n%s", after, diff)
+		}
+		if diff := cmp.Diff(wantAdmitted, admitted); diff != "" {
+			t.Errorf("admitted after %s (-want +got):\n%s", after, diff)
+		}
+	}
+	pass("they came", 2, []string{"big", "mid"}, nil)
+	// big lacks 3 cpu, mid 2.
+	h.give(1)
+	pass("1 cpu was given back", 0, nil, nil)
+	h.m.Moved("a")
+	pass("a nomination ended", 0, nil, nil)
+	h.m.FreedRoom("b", cpu(8))
+	pass("8 cpu were given back in another cohort", 0, nil, nil)
+	// 2 given back since their refusals: mid's lack, not big's (the queue is
+	// walked; big is examined, not tried).
+	h.give(1)
+	pass("2 cpu were given back", 2, []string{"mid"}, []string{"mid"})
+	// big still lacks 1 of its 3 (2 were given back, which mid took).
+	h.m.Moved("a")
+	pass("a nomination ended", 0, nil, nil)
+	h.give(1)
+	pass("3 cpu were given back since big's refusal", 1, []string{"big"}, nil)
+	// Refused again lacking 2 (1 cpu free): 1 more is not enough.
+	h.give(1)
+	pass("1 cpu was given back since big's last refusal", 0, nil, nil)
+	h.give(1)
+	pass("2 cpu were given back since big's last refusal", 1, []string{"big"}, []string{"big"})
+}
+
+// A queue with a unit refused without a Lack is walked on any event of its
+// cohort, even if its other units wait for room.
+func TestQueueWithARefusalWithoutLackIsWalkedOnAnyEvent(t *testing.T) {
+	h := lackHarness(t, false)
+	h.add("qa", "big", "a", 1, 3)
+	h.add("qa", "odd", "a", 1, 2)
+	try := func(u *schedtypes.Unit, q Settings) *schedtypes.Failure {
+		if u.Name == "odd" {
+			return h.try(u, q)
+		}
+		return h.tryWithLack(u, q)
+	}
+	h.m.Pass(try)
+	h.m.Moved("a")
+	if res := h.m.Pass(try); res.Examined != 2 {
+		t.Errorf("after a nomination ended: %d units examined, want both", res.Examined)
+	}
+}

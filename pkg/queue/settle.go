@@ -20,6 +20,8 @@ import (
 	"math"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -32,6 +34,10 @@ import (
 //     freed, a nomination ended), or everything is invalidated;
 //   - what the units of one of its quotas hold changes.
 //
+// In a cohort where every unit of the queue waits for room in an amount
+// (waitsForRoom), only room given back in an amount nobody counted, or
+// counted room that covers the least any of them still lacks, counts.
+//
 // A queue is not settled when its answers may change with nothing of that
 // happening: time or pods starting (max-wait, wait-for-pods-running), or a
 // unit that try answered with a failure tried again in every pass (a
@@ -42,8 +48,25 @@ type settled struct {
 	at uint64
 	// cohorts and quotas are the distinct cohorts and quotas of the queue's
 	// units at that walk.
-	cohorts []schedtypes.CohortName
+	cohorts []settledCohort
 	quotas  []schedtypes.QuotaName
+}
+
+// settledCohort is a cohort the units of a settled queue wait on.
+type settledCohort struct {
+	name schedtypes.CohortName
+	// forRoom: every unit of the queue in the cohort waits for room in an
+	// amount; lacks then holds, by resource, the least room still lacking.
+	forRoom bool
+	lacks   []settledLack
+}
+
+// settledLack is the least room of a resource that must be given back in a
+// cohort, over base (the room given back so far as the walk saw it), before
+// a unit waiting for it is worth a try.
+type settledLack struct {
+	resource    corev1.ResourceName
+	base, slack int64
 }
 
 // unsettle makes the next pass walk q.
@@ -66,14 +89,51 @@ func (it *queueIter) settle(epochs epochSnapshot) {
 	}
 	cohorts, quotas := q.settled.cohorts[:0], q.settled.quotas[:0]
 	for _, u := range q.units {
-		if !slices.Contains(cohorts, u.Cohort) {
-			cohorts = append(cohorts, u.Cohort)
+		i := slices.IndexFunc(cohorts, func(c settledCohort) bool { return c.name == u.Cohort })
+		if i < 0 {
+			i = len(cohorts)
+			if i < cap(cohorts) {
+				// Keep the lacks' array of the entry reused.
+				cohorts = cohorts[:i+1]
+				cohorts[i] = settledCohort{name: u.Cohort, forRoom: true, lacks: cohorts[i].lacks[:0]}
+			} else {
+				cohorts = append(cohorts, settledCohort{name: u.Cohort, forRoom: true})
+			}
 		}
+		cohorts[i].add(u, &q.Settings, epochs)
 		if !slices.Contains(quotas, u.Quota) {
 			quotas = append(quotas, u.Quota)
 		}
 	}
 	q.settled = settled{at: epochs.global, cohorts: cohorts, quotas: quotas}
+}
+
+// add counts waiting unit u of a queue of settings q, as a walk that saw
+// epochs left it, in the cohort's least lacks.
+func (c *settledCohort) add(u *schedtypes.Unit, q *Settings, epochs epochSnapshot) {
+	if !c.forRoom {
+		return
+	}
+	f := u.Pending.Failure
+	if !waitsForRoom(f, q) {
+		c.forRoom = false
+		return
+	}
+	l := f.Recheck.Lack
+	base := epochs.freed[c.name][l.Resource]
+	slack := l.Amount - freedSince(base, u.Pending.FreedBase)
+	if slack <= 0 {
+		// Worth a try already (never so after a whole walk): no skipping.
+		c.forRoom = false
+		return
+	}
+	for i := range c.lacks {
+		if c.lacks[i].resource == l.Resource {
+			c.lacks[i].slack = min(c.lacks[i].slack, slack)
+			return
+		}
+	}
+	c.lacks = append(c.lacks, settledLack{resource: l.Resource, base: base, slack: slack})
 }
 
 // quiet reports, for each queue of a tier, whether a pass that sees epochs
@@ -96,8 +156,19 @@ func (q *pendingQueue) quietLocked(epochs epochSnapshot) bool {
 		return false
 	}
 	for _, c := range q.settled.cohorts {
-		if epochs.cohort[c] > at {
+		if !c.forRoom {
+			if epochs.cohort[c.name] > at {
+				return false
+			}
+			continue
+		}
+		if epochs.unknown[c.name] > at {
 			return false
+		}
+		for _, l := range c.lacks {
+			if freedSince(epochs.freed[c.name][l.resource], l.base) >= l.slack {
+				return false
+			}
 		}
 	}
 	for _, name := range q.settled.quotas {
