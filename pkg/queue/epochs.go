@@ -39,6 +39,9 @@ type epochs struct {
 	cohort  map[schedtypes.CohortName]uint64
 	unknown map[schedtypes.CohortName]uint64
 	freed   map[schedtypes.CohortName]schedtypes.Resources
+	// taken is, by cohort, the room the passes' admissions took so far, a
+	// running sum per resource (read live, under mu).
+	taken map[schedtypes.CohortName]schedtypes.Resources
 	// quota is, by quota, when what its units hold last changed.
 	quota map[schedtypes.QuotaName]*holdingEpochs
 }
@@ -85,6 +88,29 @@ func (e *epochs) freedRoom(cohort schedtypes.CohortName, amount schedtypes.Resou
 	}
 	e.freed[cohort] = sum
 	e.mu.Unlock()
+}
+
+// took records amount of room taken in cohort by an admission.
+func (e *epochs) took(cohort schedtypes.CohortName, amount schedtypes.Resources) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sum := e.taken[cohort]
+	if sum == nil {
+		sum = schedtypes.Resources{}
+		e.taken[cohort] = sum
+	}
+	for r, v := range amount {
+		if v > 0 {
+			sum[r] = resources.AddSat(sum[r], v)
+		}
+	}
+}
+
+// takenNow is the room taken in cohort so far of resource r.
+func (e *epochs) takenNow(cohort schedtypes.CohortName, r corev1.ResourceName) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.taken[cohort][r]
 }
 
 // holdings records a change to what the units of quota hold: released when
@@ -159,7 +185,7 @@ func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
 		return true
 	}
 	l := f.Recheck.Lack
-	if freedSince(s.freed[u.Cohort][l.Resource], u.Pending.FreedBase) >= l.Amount {
+	if s.e.roomSince(s.freed[u.Cohort][l.Resource], u, l) >= l.Amount {
 		return true
 	}
 	return s.e.holdingsChanged(u.Quota, u.Pending.Epoch, u.Priority, preempt)
@@ -215,6 +241,27 @@ func (e *epochs) peek() epochSnapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.peekLocked()
+}
+
+// roomSince is the room unit u, refused lacking l, may have gained since:
+// what its cohort gave back since (freed is the running sum the pass saw),
+// less, for a lack at the cohort's top (Lack.Root), what admissions there
+// took since, read live so that a pass's own admissions count at once.
+func (e *epochs) roomSince(freed int64, u *schedtypes.Unit, l *schedtypes.Lack) int64 {
+	since := freedSince(freed, u.Pending.FreedBase)
+	if !l.Root {
+		return since
+	}
+	return netOf(since, e.takenNow(u.Cohort, l.Resource), u.Pending.TakenBase)
+}
+
+// netOf is room given back (since) less room taken since base of the
+// running sum taken; a sum held at the largest int64 counts nothing taken.
+func netOf(since, taken, base int64) int64 {
+	if since == math.MaxInt64 || taken == math.MaxInt64 {
+		return since
+	}
+	return since - (taken - base)
 }
 
 // freedSince is the room given back since base, from a running sum of it;

@@ -288,3 +288,43 @@ func TestQueueWithARefusalWithoutLackIsWalkedOnAnyEvent(t *testing.T) {
 		t.Errorf("after a nomination ended: %d units examined, want both", res.Examined)
 	}
 }
+
+// A lack at the cohort's top counts what admissions took there since: room
+// given back and taken at once by a unit ahead answers nobody else.
+func TestRootLackCountsRoomTakenByAdmissions(t *testing.T) {
+	h := lackHarness(t, false)
+	h.add("qa", "x", "a", 2, 2)
+	h.add("qa", "y", "a", 1, 2)
+	atRoot := func(u *schedtypes.Unit, q Settings) *schedtypes.Failure {
+		f := h.tryWithLack(u, q)
+		if f != nil && f.Recheck != nil && f.Recheck.Lack != nil {
+			f.Recheck.Lack.Root = true
+		}
+		return f
+	}
+	pass := func(after string, wantTried, wantAdmitted []string) {
+		t.Helper()
+		h.tries = nil
+		var admitted []string
+		for _, a := range h.m.Pass(atRoot).Admitted {
+			admitted = append(admitted, a.Unit.Name)
+		}
+		if diff := cmp.Diff(wantTried, h.tries); diff != "" {
+			t.Errorf("tried after %s (-want +got):\n%s", after, diff)
+		}
+		if diff := cmp.Diff(wantAdmitted, admitted); diff != "" {
+			t.Errorf("admitted after %s (-want +got):\n%s", after, diff)
+		}
+	}
+	pass("they came", []string{"x", "y"}, nil)
+	// Both lack 2. 2 given back: x takes them in the same pass, and y, which
+	// lacked as much, is not tried.
+	h.give(2)
+	pass("2 cpu were given back", []string{"x"}, []string{"x"})
+	h.give(1)
+	pass("1 more cpu was given back", nil, nil)
+	h.give(1)
+	pass("2 cpu were given back since x took the first 2", []string{"y"}, []string{"y"})
+	// Settled with nothing waiting: one more pass tries nobody.
+	pass("nothing happened", nil, nil)
+}

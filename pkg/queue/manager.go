@@ -95,7 +95,7 @@ func NewManager(less schedtypes.Less, opts ...Option) *Manager {
 		less: less, queues: map[schedtypes.QueueName]*pendingQueue{}, units: map[schedtypes.UnitKey]*schedtypes.Unit{},
 		unitQueue: map[schedtypes.UnitKey]schedtypes.QueueName{}, orphans: map[schedtypes.QueueName]map[schedtypes.UnitKey]*schedtypes.Unit{},
 		starting: newStartingSet(), epochs: epochs{global: 1, cohort: map[schedtypes.CohortName]uint64{}, unknown: map[schedtypes.CohortName]uint64{},
-			freed: map[schedtypes.CohortName]schedtypes.Resources{}, quota: map[schedtypes.QuotaName]*holdingEpochs{}}, order: newServingOrder(),
+			freed: map[schedtypes.CohortName]schedtypes.Resources{}, taken: map[schedtypes.CohortName]schedtypes.Resources{}, quota: map[schedtypes.QuotaName]*holdingEpochs{}}, order: newServingOrder(),
 		kick: make(chan struct{}, 1), priorityMajor: priorityMajor, now: time.Now, //nolint:forbidigo // the default clock; the scheduler passes its own (WithClock)
 		held: newReservations(),
 	}

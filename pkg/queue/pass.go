@@ -158,6 +158,12 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 				// now (and one within its min may reclaim): try them again.
 				m.epochs.moved(c)
 				m.signal()
+			} else {
+				// The room it takes is no longer there for units that wait
+				// for room at the cohort's top. (A unit that held room takes
+				// what was kept for it: not counted, which can only try
+				// others sooner.)
+				m.epochs.took(u.Cohort, u.Request)
 			}
 			it.pos++
 			q.remove(u, m.less)
@@ -299,7 +305,10 @@ func (it *queueIter) record(u *schedtypes.Unit, f *schedtypes.Failure, res *Pass
 	if f.Recheck != nil && f.Recheck.Lack != nil {
 		// From the pass's start: room given back since then counts as
 		// given back after the refusal, which can only try it sooner.
-		u.Pending.FreedBase, u.Pending.Priority = it.epochs.freedBase(u.Cohort, f.Recheck.Lack.Resource), u.Priority
+		r := f.Recheck.Lack.Resource
+		u.Pending.FreedBase, u.Pending.Priority = it.epochs.freedBase(u.Cohort, r), u.Priority
+		// Live: what this pass admitted before it is in its Lack already.
+		u.Pending.TakenBase = it.m.epochs.takenNow(u.Cohort, r)
 	}
 	res.Failed = append(res.Failed, Outcome{Unit: u, Queue: it.q.Name, Failure: f, Changed: changed})
 }

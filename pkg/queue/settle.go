@@ -65,8 +65,11 @@ type settledCohort struct {
 // cohort, over base (the room given back so far as the walk saw it), before
 // a unit waiting for it is worth a try.
 type settledLack struct {
-	resource    corev1.ResourceName
-	base, slack int64
+	resource corev1.ResourceName
+	// root: the lacks of units refused at the cohort's top, net of the
+	// room admissions took there since takenBase (see Lack.Root).
+	root                   bool
+	base, takenBase, slack int64
 }
 
 // unsettle makes the next pass walk q.
@@ -121,19 +124,23 @@ func (c *settledCohort) add(u *schedtypes.Unit, q *Settings, epochs epochSnapsho
 	}
 	l := f.Recheck.Lack
 	base := epochs.freed[c.name][l.Resource]
-	slack := l.Amount - freedSince(base, u.Pending.FreedBase)
+	var takenBase int64
+	if l.Root {
+		takenBase = epochs.e.takenNow(c.name, l.Resource)
+	}
+	slack := l.Amount - epochs.e.roomSince(base, u, l)
 	if slack <= 0 {
 		// Worth a try already (never so after a whole walk): no skipping.
 		c.forRoom = false
 		return
 	}
 	for i := range c.lacks {
-		if c.lacks[i].resource == l.Resource {
+		if c.lacks[i].resource == l.Resource && c.lacks[i].root == l.Root {
 			c.lacks[i].slack = min(c.lacks[i].slack, slack)
 			return
 		}
 	}
-	c.lacks = append(c.lacks, settledLack{resource: l.Resource, base: base, slack: slack})
+	c.lacks = append(c.lacks, settledLack{resource: l.Resource, root: l.Root, base: base, takenBase: takenBase, slack: slack})
 }
 
 // quiet reports, for each queue of a tier, whether a pass that sees epochs
@@ -166,7 +173,11 @@ func (q *pendingQueue) quietLocked(epochs epochSnapshot) bool {
 			return false
 		}
 		for _, l := range c.lacks {
-			if freedSince(epochs.freed[c.name][l.resource], l.base) >= l.slack {
+			room := freedSince(epochs.freed[c.name][l.resource], l.base)
+			if l.root {
+				room = netOf(room, epochs.e.taken[c.name][l.resource], l.takenBase)
+			}
+			if room >= l.slack {
 				return false
 			}
 		}

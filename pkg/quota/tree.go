@@ -380,6 +380,10 @@ func (t *Tree) SetForeign(name schedtypes.QuotaName, r schedtypes.Resources) (de
 // Cohort returns the top-level quota above name (name itself when it hangs
 // from the root). Capacity freed anywhere in a cohort can only help units of
 // the same cohort.
+// KeepsMins reports whether some quota keeps its unused min from others
+// (does not lend it): room at a node then depends on more than its usage.
+func (t *Tree) KeepsMins() bool { return t.noLend > 0 }
+
 func (t *Tree) Cohort(name schedtypes.QuotaName) schedtypes.CohortName {
 	n, ok := t.nodes[name]
 	if !ok {

@@ -59,11 +59,12 @@ type PendingState struct {
 	// higher priority, set just before the unit is tried: it is admitted
 	// only if it fits beside that room.
 	Beside []Reservation
-	// FreedBase and Priority are, for a failure with a Lack, the room its
-	// cohort had freed of the lacking resource when it was tried (a
-	// running sum) and the unit's priority then.
-	FreedBase int64
-	Priority  int32
+	// FreedBase, TakenBase and Priority are, for a failure with a Lack, the
+	// room its cohort had given back, and that admissions had taken there,
+	// of the lacking resource when it was tried (running sums), and the
+	// unit's priority then.
+	FreedBase, TakenBase int64
+	Priority             int32
 }
 
 // Failure is why a unit was not admitted.
@@ -139,6 +140,11 @@ type Recheck struct {
 type Lack struct {
 	Resource corev1.ResourceName
 	Amount   int64
+	// Root: the quota that refused it is its cohort's top, limited by its
+	// max alone (no quota of the tree keeps its min from others), so room
+	// that admissions in the cohort took since counts against room given
+	// back.
+	Root bool
 }
 
 // Less orders units inside a queue: true when a goes first.

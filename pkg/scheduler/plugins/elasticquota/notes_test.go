@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
+	eqv1alpha1 "github.com/koordinator-sh/koord-queue/apis/thirdparty/elasticquota/v1alpha1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
@@ -89,9 +90,11 @@ func TestRefusalLacksWhatItsShortageMisses(t *testing.T) {
 		utiltesting.MakeElasticQuota("team-b").Parent("org").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "10").Obj())
 	b1 := unit("b1", "team-b", 1, 8)
 	p.SetUsage(b1.Key, holding(b1, h.clock.Now()))
-	// 2 cpu free in org. team-a uses nothing of its min of 4.
+	// 2 cpu free in org. team-a uses nothing of its min of 4. Every
+	// shortage below is org's, the top of the cohort, and no quota keeps
+	// its min from others: the lacks are at the root.
 	big := unit("big", "team-a", 1, 7)
-	want := &schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 5000}
+	want := &schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 5000, Root: true}
 	if diff := cmp.Diff(want, p.RefusalMark(big, false, false).Lack); diff != "" {
 		t.Errorf("lack of a 7-cpu unit with 2 free, no reclaim (-want +got):\n%s", diff)
 	}
@@ -105,7 +108,7 @@ func TestRefusalLacksWhatItsShortageMisses(t *testing.T) {
 	if got := p.RefusalMark(small, false, true).Lack; got != nil {
 		t.Errorf("lack %+v of a unit within its quota's min that may reclaim, want none", got)
 	}
-	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 1000}, p.RefusalMark(small, false, false).Lack); diff != "" {
+	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 1000, Root: true}, p.RefusalMark(small, false, false).Lack); diff != "" {
 		t.Errorf("lack of a 3-cpu unit with 2 free, no reclaim (-want +got):\n%s", diff)
 	}
 	// A confirmation gives the lack of now.
@@ -118,8 +121,40 @@ func TestRefusalLacksWhatItsShortageMisses(t *testing.T) {
 	if again == nil {
 		t.Fatal("not confirmed after a change in team-b only, with 4 free of the 7 it asks")
 	}
-	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 3000}, again.Lack); diff != "" {
+	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 3000, Root: true}, again.Lack); diff != "" {
 		t.Errorf("lack confirmed with 4 free (-want +got):\n%s", diff)
+	}
+}
+
+// A lack is at the root only where the cohort's top refused the unit and
+// room there is its max less its usage: not at a quota of its own, nor
+// while some quota keeps its unused min from the others.
+func TestLackIsAtTheRootOnlyWhereTheTopRefusedAlone(t *testing.T) {
+	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}},
+		utiltesting.MakeElasticQuota("org").IsParent(true).Max(corev1.ResourceCPU, "10").Obj(),
+		utiltesting.MakeElasticQuota("team-a").Parent("org").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "5").Obj(),
+		utiltesting.MakeElasticQuota("team-b").Parent("org").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "10").Obj())
+	a1 := unit("a1", "team-a", 1, 3)
+	p.SetUsage(a1.Key, holding(a1, h.clock.Now()))
+	// team-a has 2 of its max of 5 free, org 7: team-a refuses a 3-cpu unit.
+	u := unit("u", "team-a", 1, 3)
+	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 1000}, p.RefusalMark(u, false, false).Lack); diff != "" {
+		t.Errorf("lack of a unit its own quota refuses (-want +got):\n%s", diff)
+	}
+
+	// team-b keeps its unused min: org's room for team-a is its max less
+	// its usage and less team-b's unused min of 1, which a charge in team-b
+	// takes without taking any of team-a's room.
+	p2, h2 := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}},
+		utiltesting.MakeElasticQuota("org").IsParent(true).Max(corev1.ResourceCPU, "10").Obj(),
+		utiltesting.MakeElasticQuota("team-a").Parent("org").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "10").Obj(),
+		utiltesting.MakeElasticQuota("team-b").Parent("org").Min(corev1.ResourceCPU, "1").Max(corev1.ResourceCPU, "10").
+			Label(eqv1alpha1.AllowLentResourceLabel, "false").Obj())
+	a2 := unit("a2", "team-a", 1, 8)
+	p2.SetUsage(a2.Key, holding(a2, h2.clock.Now()))
+	// org: 8 used, 1 kept for team-b, 1 free for team-a.
+	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 1000}, p2.RefusalMark(unit("v", "team-a", 1, 2), false, false).Lack); diff != "" {
+		t.Errorf("lack at org beside a quota that keeps its min (-want +got):\n%s", diff)
 	}
 }
 
@@ -141,7 +176,7 @@ func TestPreemptorLacksWhatItsVictimsCannotGiveBack(t *testing.T) {
 	big := unit("big", "team-a", 5, 6)
 	reason := p.Filter(context.Background(), big).Reason
 	mark := p.RefusalMark(big, true, false)
-	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 4000}, mark.Lack); diff != "" {
+	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 4000, Root: true}, mark.Lack); diff != "" {
 		t.Errorf("lack of a preemptor missing 6 cpu beside 2 of lower priority (-want +got):\n%s", diff)
 	}
 	// team-b gives back 3: big misses 3, still more than low's 2.
@@ -152,7 +187,7 @@ func TestPreemptorLacksWhatItsVictimsCannotGiveBack(t *testing.T) {
 	if again == nil {
 		t.Fatal("not confirmed missing 3 cpu beside 2 of lower priority")
 	}
-	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 1000}, again.Lack); diff != "" {
+	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 1000, Root: true}, again.Lack); diff != "" {
 		t.Errorf("lack confirmed (-want +got):\n%s", diff)
 	}
 	// One more: big misses 2, which low holds.
@@ -165,7 +200,7 @@ func TestPreemptorLacksWhatItsVictimsCannotGiveBack(t *testing.T) {
 		t.Errorf("lack %+v when its victims hold all it misses, want none", got)
 	}
 	// A queue that does not preempt lacks it all.
-	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 2000}, p.RefusalMark(big, false, false).Lack); diff != "" {
+	if diff := cmp.Diff(&schedtypes.Lack{Resource: corev1.ResourceCPU, Amount: 2000, Root: true}, p.RefusalMark(big, false, false).Lack); diff != "" {
 		t.Errorf("lack without preemption (-want +got):\n%s", diff)
 	}
 }

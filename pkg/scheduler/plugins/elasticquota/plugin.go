@@ -423,7 +423,8 @@ func (p *Plugin) lackLocked(u *framework.UnitInfo, s *quota.Shortage, preempt, r
 	if missing <= 0 {
 		return nil
 	}
-	return &schedtypes.Lack{Resource: s.Resource, Amount: missing}
+	root := s.Quota == schedtypes.QuotaName(p.tree.Cohort(u.Quota)) && !p.tree.KeepsMins()
+	return &schedtypes.Lack{Resource: s.Resource, Amount: missing, Root: root}
 }
 
 // lowerHeldLocked is what the units of u's quota at a lower priority than
