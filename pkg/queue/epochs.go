@@ -195,7 +195,7 @@ func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
 // q, waits only for room in the amount of its Lack, and for what its quota
 // holds: no other event of its cohort can answer it.
 func waitsForRoom(f *schedtypes.Failure, q *Settings) bool {
-	return f != nil && (!f.HeldBack || f.UntilCohortChanges) && f.Recheck != nil && f.Recheck.Lack != nil && !(f.Reserves && q.HoldRoom)
+	return f != nil && (!f.HeldBack || f.UntilCohortChanges) && f.Recheck != nil && f.Recheck.Lack != nil && (!f.Reserves || !q.HoldRoom)
 }
 
 // holdingsChanged reports whether what units of quota hold changed after
