@@ -328,3 +328,35 @@ func TestRootLackCountsRoomTakenByAdmissions(t *testing.T) {
 	// Settled with nothing waiting: one more pass tries nobody.
 	pass("nothing happened", nil, nil)
 }
+
+// A queue found worth a walk when the pass started is not walked once the
+// pass's own admissions took the room its units wait for.
+func TestQueueIsSkippedOnceThePassTookTheRoomItWaitsFor(t *testing.T) {
+	h := lackHarness(t, false)
+	h.m.UpsertQueue(Settings{Name: "qb", Policy: schedv1alpha1.QueuePolicyPriority})
+	h.add("qa", "x", "a", 1, 2)
+	h.add("qb", "y", "a", 1, 2)
+	atRoot := func(u *schedtypes.Unit, q Settings) *schedtypes.Failure {
+		f := h.tryWithLack(u, q)
+		if f != nil && f.Recheck != nil && f.Recheck.Lack != nil {
+			f.Recheck.Lack.Root = true
+		}
+		return f
+	}
+	h.m.Pass(atRoot)
+	// Both lack 2 at the top of cohort a; 2 are given back, and whichever
+	// queue goes first takes them: the other is not even walked.
+	h.give(2)
+	h.tries = nil
+	res := h.m.Pass(atRoot)
+	if len(res.Admitted) != 1 || len(h.tries) != 1 || res.Examined != 1 {
+		t.Errorf("admitted %d, tried %v, examined %d; want one unit admitted, tried and examined", len(res.Admitted), h.tries, res.Examined)
+	}
+	// The skipped queue kept its settling: 2 more given back bring it in.
+	h.give(2)
+	h.tries = nil
+	res = h.m.Pass(atRoot)
+	if len(res.Admitted) != 1 || len(h.tries) != 1 {
+		t.Errorf("admitted %d, tried %v after 2 more cpu; want the other unit", len(res.Admitted), h.tries)
+	}
+}

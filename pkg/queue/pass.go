@@ -84,7 +84,9 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 		m.order.serve(tier, names, func(i int) bool { return iters[i].step(try, &res) })
 	}
 	for _, it := range walked {
-		it.settle(snap)
+		if !it.skipped {
+			it.settle(snap)
+		}
 	}
 	return res
 }
@@ -106,6 +108,10 @@ type queueIter struct {
 	// open is set when try answered a unit with a failure that is worth
 	// trying again in every pass: the queue is not settled (see settle.go).
 	open bool
+	// started is set at the queue's first step; skipped when the queue
+	// turned out quiet then, once admissions of the pass took the room
+	// that made it worth a walk: it keeps its last walk's settling.
+	started, skipped bool
 }
 
 // starving reports whether u has waited longer than its queue's MaxWait.
@@ -118,6 +124,13 @@ func (it *queueIter) starving(u *schedtypes.Unit) bool {
 // pass (false).
 func (it *queueIter) step(try Try, res *PassResult) bool {
 	q, m := it.q, it.m
+	if !it.started {
+		it.started = true
+		if it.epochs.stillQuiet(q) {
+			it.skipped = true
+			return false
+		}
+	}
 	intelligent := q.Policy == schedv1alpha1.QueuePolicyIntelligent
 	for ; it.pos < len(it.units); it.pos++ {
 		if it.limit > 0 && len(res.Admitted) >= it.limit {

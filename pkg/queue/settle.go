@@ -156,6 +156,14 @@ func (epochs epochSnapshot) quiet(tier []*pendingQueue) []bool {
 	return out
 }
 
+// stillQuiet is quiet for one queue, asked again as the pass reaches it:
+// admissions of the pass may have taken the room that made it worth a walk.
+func (epochs epochSnapshot) stillQuiet(q *pendingQueue) bool {
+	epochs.e.mu.Lock()
+	defer epochs.e.mu.Unlock()
+	return q.quietLocked(epochs)
+}
+
 // quietLocked is quiet for one queue, under epochs.e.mu.
 func (q *pendingQueue) quietLocked(epochs epochSnapshot) bool {
 	at := q.settled.at
