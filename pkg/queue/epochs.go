@@ -52,6 +52,8 @@ type epochs struct {
 type holdingEpochs struct {
 	released uint64
 	charged  map[int32]uint64
+	// last is the latest of them all.
+	last uint64
 }
 
 // moved records an event of cohort that is not room given back: waiting
@@ -128,6 +130,7 @@ func (e *epochs) holdings(quota schedtypes.QuotaName, priority int32, released b
 	} else {
 		h.charged[priority] = e.global
 	}
+	h.last = e.global
 	e.mu.Unlock()
 }
 
@@ -220,6 +223,12 @@ func (h *holdingEpochs) changedSince(epoch uint64, below int64) bool {
 		return false
 	}
 	if h.released > epoch {
+		return true
+	}
+	if h.last <= epoch {
+		return false
+	}
+	if below == math.MaxInt64 {
 		return true
 	}
 	for p, at := range h.charged {
