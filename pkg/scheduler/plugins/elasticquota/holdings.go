@@ -25,23 +25,43 @@ import (
 // every quota, and keeps the list until the tree's shape or the cohort's
 // holdings change: after a release every queue of the cohort is tried, and
 // their searches share it (each leaves out its own units with
-// quota.Preemption.Leave, see leaveLocked). The answer is read only. It runs
-// under p.mu.
+// quota.Preemption.Leave, see leaveLocked). When the cohort changed, only
+// the lists of quotas whose holdings changed (p.listed) are built again: a
+// release in a cohort of 100 quotas rebuilds one list, not 100. The answer
+// is read only, until p.mu is released. It runs under p.mu.
 func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName) map[schedtypes.QuotaName][]schedtypes.Holding {
+	shape, version := p.tree.ShapeVersion(), p.versions[cohort]
 	c, ok := p.heldByCohort[cohort]
-	if !ok || c.shape != p.tree.ShapeVersion() || c.version != p.versions[cohort] {
-		c = cohortHeld{shape: p.tree.ShapeVersion(), version: p.versions[cohort], held: map[schedtypes.QuotaName][]schedtypes.Holding{},
-			lower: map[lowerKey]schedtypes.Resources{}}
-		p.tree.EachInCohort(cohort, func(q schedtypes.QuotaName) {
-			for key := range p.byQuota[q] {
-				c.held[q] = append(c.held[q], p.charged[key])
-			}
-		})
-		if p.heldByCohort == nil {
-			p.heldByCohort = map[schedtypes.CohortName]cohortHeld{}
-		}
-		p.heldByCohort[cohort] = c
+	if ok && c.shape == shape && c.version == version {
+		return c.held
 	}
+	if !ok || c.shape != shape {
+		c = cohortHeld{held: map[schedtypes.QuotaName][]schedtypes.Holding{}, changes: map[schedtypes.QuotaName]uint64{},
+			lower: map[lowerKey]schedtypes.Resources{}}
+	} else {
+		clear(c.lower)
+	}
+	c.shape, c.version = shape, version
+	p.tree.EachInCohort(cohort, func(q schedtypes.QuotaName) {
+		n, built := c.changes[q]
+		if built && n == p.listed[q] {
+			return
+		}
+		c.changes[q] = p.listed[q]
+		hs := make([]schedtypes.Holding, 0, len(p.byQuota[q]))
+		for key := range p.byQuota[q] {
+			hs = append(hs, p.charged[key])
+		}
+		if len(hs) == 0 {
+			delete(c.held, q)
+			return
+		}
+		c.held[q] = hs
+	})
+	if p.heldByCohort == nil {
+		p.heldByCohort = map[schedtypes.CohortName]cohortHeld{}
+	}
+	p.heldByCohort[cohort] = c
 	return c.held
 }
 
@@ -68,6 +88,9 @@ func (p *Plugin) leaveLocked(self schedtypes.UnitKey, skip func(schedtypes.UnitK
 type cohortHeld struct {
 	shape, version uint64
 	held           map[schedtypes.QuotaName][]schedtypes.Holding
+	// changes are p.listed of each quota of the cohort when its list in
+	// held was built.
+	changes map[schedtypes.QuotaName]uint64
 	// lower are the sums of lowerUnderLocked.
 	lower map[lowerKey]schedtypes.Resources
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
@@ -217,5 +218,86 @@ func TestRefusalIsConfirmedUntilItsQuotaOrRoomChanges(t *testing.T) {
 	p.SetUsage(b1.Key, &smaller)
 	if p.StillRefused(big, mark, reason, true) != nil {
 		t.Error("confirmed although it fits now")
+	}
+}
+
+// The holdings kept for a cohort's searches are what a fresh listing of the
+// charges gives, after any run of changes (new holders, releases, moves
+// between quotas, a same charge with a new consumer), and a change in one
+// quota builds that quota's list again, not the others'.
+func TestCohortHoldingsAreRebuiltByQuota(t *testing.T) {
+	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}}, twoTeams()...)
+	// fresh lists p.charged by quota, as a search must see it.
+	fresh := func() map[schedtypes.QuotaName][]schedtypes.UnitKey {
+		out := map[schedtypes.QuotaName][]schedtypes.UnitKey{}
+		for key, c := range p.charged {
+			out[c.Quota] = append(out[c.Quota], key)
+		}
+		for q := range out {
+			out[q] = sortedKeys(out[q])
+		}
+		return out
+	}
+	// kept is the cohort's kept lists, and the first element of each, by
+	// which a list built again is told from one kept.
+	kept := func() (map[schedtypes.QuotaName][]schedtypes.UnitKey, map[schedtypes.QuotaName]*schedtypes.Holding) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		out, first := map[schedtypes.QuotaName][]schedtypes.UnitKey{}, map[schedtypes.QuotaName]*schedtypes.Holding{}
+		for q, hs := range p.cohortHoldingsLocked("org") {
+			for _, x := range hs {
+				out[q] = append(out[q], x.Key)
+			}
+			out[q] = sortedKeys(out[q])
+			first[q] = &hs[0]
+		}
+		return out, first
+	}
+	set := func(name string, q schedtypes.QuotaName, priority int32, n int64, consumer string) {
+		x := holding(unit(name, q, priority, n), h.clock.Now())
+		x.Consumer = types.UID(consumer)
+		p.SetUsage(x.Key, x)
+	}
+	check := func(step string) map[schedtypes.QuotaName]*schedtypes.Holding {
+		t.Helper()
+		got, first := kept()
+		if diff := cmp.Diff(fresh(), got); diff != "" {
+			t.Fatalf("after %s, kept holdings (-fresh +kept):\n%s", step, diff)
+		}
+		return first
+	}
+	set("a1", "team-a", 1, 1, "")
+	set("a2", "team-a", 1, 1, "")
+	set("b1", "team-b", 1, 1, "")
+	before := check("three holders")
+	// A change in team-b only: team-a's list is the one kept.
+	set("b2", "team-b", 2, 1, "")
+	after := check("b2 came")
+	if after["team-a"] != before["team-a"] {
+		t.Error("team-a's list was built again after a change in team-b only")
+	}
+	if after["team-b"] == before["team-b"] {
+		t.Error("team-b's list was kept after b2 came to team-b")
+	}
+	// a2 moves to team-b: both lists change.
+	set("a2", "team-b", 1, 1, "")
+	check("a2 moved to team-b")
+	// The same charge with a consumer: searches do not see it as a change,
+	// but the next list built carries it.
+	set("b1", "team-b", 1, 1, "job-b1")
+	p.SetUsage(unit("a1", "team-a", 1, 1).Key, nil)
+	check("a1 left")
+	p.mu.Lock()
+	for _, x := range p.cohortHoldingsLocked("org")["team-b"] {
+		if x.Key == "default/b1" && x.Consumer != "job-b1" {
+			t.Errorf("b1's kept consumer is %q, want job-b1", x.Consumer)
+		}
+	}
+	p.mu.Unlock()
+	p.SetUsage(unit("b1", "team-b", 1, 1).Key, nil)
+	p.SetUsage(unit("b2", "team-b", 1, 1).Key, nil)
+	p.SetUsage(unit("a2", "team-b", 1, 1).Key, nil)
+	if got, _ := kept(); len(got) != 0 {
+		t.Errorf("kept holdings after every holder left: %v", got)
 	}
 }

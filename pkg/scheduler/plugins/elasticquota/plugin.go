@@ -63,6 +63,9 @@ type Plugin struct {
 	// notes are those changes not yet told to the queues (notes.go).
 	changes map[schedtypes.QuotaName]uint64
 	notes   []holdingNote
+	// listed counts writes of p.charged by quota, same charges too: a
+	// quota's list in heldByCohort is built again when it moved.
+	listed map[schedtypes.QuotaName]uint64
 	// heldByCohort keeps the holdings of each cohort for victim searches
 	// (cohortHoldingsLocked).
 	heldByCohort map[schedtypes.CohortName]cohortHeld
@@ -146,7 +149,7 @@ func newPlugin(args *configv1.ElasticQuotaArgs, h framework.Handle) *Plugin {
 	p := &Plugin{shared: args.SharedQuotas,
 		h: h, tree: quota.New(*args.OversellRate), charged: map[schedtypes.UnitKey]schedtypes.Holding{}, gone: map[schedtypes.UnitKey]struct{}{}, byQuota: map[schedtypes.QuotaName]map[schedtypes.UnitKey]struct{}{},
 		protection: args.ReclaimProtectionPeriod.Duration, now: h.Clock().Now,
-		versions: map[schedtypes.CohortName]uint64{}, noVictims: map[schedtypes.QuotaName]victimSearch{}, changes: map[schedtypes.QuotaName]uint64{},
+		versions: map[schedtypes.CohortName]uint64{}, noVictims: map[schedtypes.QuotaName]victimSearch{}, changes: map[schedtypes.QuotaName]uint64{}, listed: map[schedtypes.QuotaName]uint64{},
 		quotas: map[schedtypes.QuotaName]*eqv1alpha1.ElasticQuota{}, treeReported: map[schedtypes.QuotaName]string{}, minReported: map[schedtypes.QuotaName]string{},
 		foreign: newForeignPods(), sameName: quota.NewSameNames(), sameNameReported: map[string]string{},
 	}
@@ -302,6 +305,12 @@ func (p *Plugin) setLocked(key schedtypes.UnitKey, h *schedtypes.Holding) {
 		h = nil
 	}
 	p.noteLocked(prev, had, h)
+	if had {
+		p.listed[prev.Quota]++
+	}
+	if h != nil && (!had || h.Quota != prev.Quota) {
+		p.listed[h.Quota]++
+	}
 	if had && h != nil && prev.Quota == h.Quota && prev.Used.Equal(h.Used) {
 		// Same charge; only what victim selection reads may have changed.
 		p.charged[key] = *h
