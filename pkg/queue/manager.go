@@ -55,6 +55,8 @@ type Manager struct {
 
 	// held is the room held in cohorts for waiting units (see reservations).
 	held reservations
+	// idleIters are queue walks kept from past passes (newIter).
+	idleIters []*queueIter
 }
 
 // Option sets what a manager is built with.

@@ -76,7 +76,7 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 			if quiet[i] {
 				continue
 			}
-			iters = append(iters, &queueIter{m: m, epochs: snap, q: q, units: append([]*schedtypes.Unit(nil), q.units...), blocked: map[schedtypes.QuotaName]*schedtypes.Unit{}, ahead: map[schedtypes.QuotaName]*schedtypes.Unit{}, now: now, limit: limit})
+			iters = append(iters, m.newIter(snap, q, now, limit))
 			names = append(names, q.Name)
 		}
 		// Each queue walked is walked in full by the end of its tier.
@@ -88,7 +88,33 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 			it.settle(snap)
 		}
 	}
+	m.freeIters(walked)
 	return res
+}
+
+// newIter is a walk of q for a pass, made of one a past pass left (a pass
+// at 1,000 queues walks many; each walk copies its queue's units).
+func (m *Manager) newIter(snap epochSnapshot, q *pendingQueue, now time.Time, limit int) *queueIter {
+	var it *queueIter
+	if n := len(m.idleIters); n > 0 {
+		it, m.idleIters = m.idleIters[n-1], m.idleIters[:n-1]
+	} else {
+		it = &queueIter{blocked: map[schedtypes.QuotaName]*schedtypes.Unit{}, ahead: map[schedtypes.QuotaName]*schedtypes.Unit{}}
+	}
+	*it = queueIter{m: m, epochs: snap, q: q, units: append(it.units[:0], q.units...), blocked: it.blocked, ahead: it.ahead, now: now, limit: limit}
+	return it
+}
+
+// freeIters keeps the walks of a pass that ended for the next one, holding
+// no unit.
+func (m *Manager) freeIters(walked []*queueIter) {
+	for _, it := range walked {
+		clear(it.units)
+		clear(it.blocked)
+		clear(it.ahead)
+		*it = queueIter{units: it.units[:0], blocked: it.blocked, ahead: it.ahead}
+		m.idleIters = append(m.idleIters, it)
+	}
 }
 
 type queueIter struct {

@@ -18,6 +18,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -522,5 +523,36 @@ func TestPassUpToStopsAndTheNextGoesOn(t *testing.T) {
 	want := [][]string{{"y0", "x0", "y1"}, {"x1", "y2"}, {"x2"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("admitted per pass (-want +got):\n%s", diff)
+	}
+}
+
+// The walks a pass keeps for the next hold no unit once it ended, and a
+// walk made of a kept one starts afresh: a Block queue whose head was
+// refused in one pass does not hold back the next pass's units of another
+// quota that it blocked nothing of.
+func TestKeptWalksStartAfresh(t *testing.T) {
+	h := newHarness(t,
+		quota.Spec{Name: "a", Max: cpu(2)},
+		quota.Spec{Name: "b", Max: cpu(2)})
+	h.m.UpsertQueue(Settings{Name: "q", Policy: schedv1alpha1.QueuePolicyBlock})
+	h.tree.Charge("a", cpu(1))
+	h.add("q", "big", "a", 5, 2)
+	h.add("q", "a1", "a", 4, 1)
+	if got := h.pass(); len(got) != 0 {
+		t.Fatalf("first pass admitted %v, want nothing (big blocks quota a)", got)
+	}
+	if len(h.m.idleIters) == 0 {
+		t.Fatal("the pass kept no walk")
+	}
+	for _, it := range h.m.idleIters {
+		if it.q != nil || len(it.units) != 0 || len(it.blocked) != 0 || len(it.ahead) != 0 || slices.ContainsFunc(it.units[:cap(it.units)], func(u *schedtypes.Unit) bool { return u != nil }) {
+			t.Fatalf("a kept walk still holds its pass's state: %+v", it)
+		}
+	}
+	h.m.Delete("ns/big")
+	h.m.Invalidate()
+	h.add("q", "b1", "b", 4, 1)
+	if diff := cmp.Diff([]string{"a1", "b1"}, h.pass()); diff != "" {
+		t.Errorf("second pass admitted (-want +got):\n%s", diff)
 	}
 }
