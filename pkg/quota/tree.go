@@ -231,6 +231,13 @@ func (t *Tree) hasChildQuota(n *node) bool {
 	return false
 }
 
+// Leaf reports whether quota name is known and has no quota below it,
+// known or only named as a parent: nothing is under it but itself.
+func (t *Tree) Leaf(name schedtypes.QuotaName) bool {
+	n, ok := t.nodes[name]
+	return ok && len(n.children) == 0
+}
+
 // Under reports whether quota q is quota a or below it; a quota the tree
 // does not know is under nothing.
 func (t *Tree) Under(q, a schedtypes.QuotaName) bool {

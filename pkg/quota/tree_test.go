@@ -346,3 +346,23 @@ func TestShareIsDominantBorrowingOverWeight(t *testing.T) {
 		t.Errorf("b under its min has share %v, want negative", got)
 	}
 }
+
+// A leaf is a known quota with nothing below it; a parent named before it
+// exists has its child below it, and an unknown name is no leaf.
+func TestLeaf(t *testing.T) {
+	tr := New(1)
+	for _, s := range []Spec{{Name: "parent"}, {Name: "a", Parent: "parent"}, {Name: "b", Parent: "later"}} {
+		if err := tr.Upsert(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[schedtypes.QuotaName]bool{"parent": false, "a": true, "b": true, "later": false, "unknown": false} {
+		if got := tr.Leaf(name); got != want {
+			t.Errorf("Leaf(%s) = %v, want %v", name, got, want)
+		}
+	}
+	tr.Delete("a")
+	if !tr.Leaf("parent") {
+		t.Error("parent is no leaf once its only child is gone")
+	}
+}

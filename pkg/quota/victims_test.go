@@ -18,6 +18,7 @@ package quota
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -349,5 +350,38 @@ func TestVictimSelectorLeavesTheTreeAsItWas(t *testing.T) {
 	}
 	if diff := cmp.Diff(v, NewVictimSelector(tr).Select(p, held)); diff != "" {
 		t.Errorf("a second selector answers differently (-first +second):\n%s", diff)
+	}
+}
+
+// A search told which units are on their way out answers as one that
+// finds them in held itself, over many random worlds.
+func TestSearchToldWhoIsEvictingAnswersAlike(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 2))
+	for world := range 300 {
+		tr := twoLevel(t)
+		held := map[schedtypes.QuotaName][]schedtypes.Holding{}
+		var evicting []schedtypes.Holding
+		for i := range rng.IntN(8) {
+			q := []schedtypes.QuotaName{"a", "b"}[rng.IntN(2)]
+			h := holding(schedtypes.UnitKey(fmt.Sprintf("u%d", i)), q, int32(rng.IntN(3)), time.Duration(rng.IntN(10))*time.Minute, 1+rng.Int64N(3))
+			h.Evicting = rng.IntN(3) == 0
+			if h.Evicting {
+				evicting = append(evicting, h)
+			}
+			held[q] = append(held[q], h)
+		}
+		chargeAll(tr, held)
+		p := Preemption{Quota: []schedtypes.QuotaName{"a", "b"}[rng.IntN(2)], Request: schedtypes.Resources{"cpu": (1 + rng.Int64N(6)) * 1000},
+			Priority: int32(rng.IntN(3)), Preempt: rng.IntN(2) == 0, Reclaim: rng.IntN(2) == 0, Protection: time.Duration(rng.IntN(2)) * 5 * time.Minute, Now: now}
+		if rng.IntN(4) == 0 && len(held["a"]) > 0 {
+			left := held["a"][0].Key
+			p.Leave = func(k schedtypes.UnitKey) bool { return k == left }
+		}
+		walked := NewVictimSelector(tr).Select(p, held)
+		p.Evicting, p.EvictingKnown = evicting, true
+		told := NewVictimSelector(tr).Select(p, held)
+		if diff := cmp.Diff(walked, told); diff != "" {
+			t.Fatalf("world %d: told who is evicting, the search answers otherwise (-walked +told):\n%s", world, diff)
+		}
 	}
 }

@@ -37,7 +37,7 @@ func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName) map[schedtyp
 	}
 	if !ok || c.shape != shape {
 		c = cohortHeld{held: map[schedtypes.QuotaName][]schedtypes.Holding{}, changes: map[schedtypes.QuotaName]uint64{},
-			lower: map[lowerKey]schedtypes.Resources{}}
+			evicting: map[schedtypes.QuotaName][]schedtypes.Holding{}, lower: map[lowerKey]schedtypes.Resources{}}
 	} else {
 		clear(c.lower)
 	}
@@ -49,8 +49,18 @@ func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName) map[schedtyp
 		}
 		c.changes[q] = p.listed[q]
 		hs := make([]schedtypes.Holding, 0, len(p.byQuota[q]))
+		var out []schedtypes.Holding
 		for key := range p.byQuota[q] {
-			hs = append(hs, p.charged[key])
+			h := p.charged[key]
+			hs = append(hs, h)
+			if h.Evicting {
+				out = append(out, h)
+			}
+		}
+		if len(out) == 0 {
+			delete(c.evicting, q)
+		} else {
+			c.evicting[q] = out
 		}
 		if len(hs) == 0 {
 			delete(c.held, q)
@@ -63,6 +73,16 @@ func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName) map[schedtyp
 	}
 	p.heldByCohort[cohort] = c
 	return c.held
+}
+
+// cohortEvictingLocked are the units of cohort on their way out, after
+// cohortHoldingsLocked for cohort. It runs under p.mu.
+func (p *Plugin) cohortEvictingLocked(cohort schedtypes.CohortName) []schedtypes.Holding {
+	var out []schedtypes.Holding
+	for _, hs := range p.heldByCohort[cohort].evicting {
+		out = append(out, hs...)
+	}
+	return out
 }
 
 // leaveLocked is who a victim search for unit self leaves out: itself, the
@@ -91,6 +111,9 @@ type cohortHeld struct {
 	// changes are p.listed of each quota of the cohort when its list in
 	// held was built.
 	changes map[schedtypes.QuotaName]uint64
+	// evicting are the units of held on their way out, by quota (none:
+	// no entry).
+	evicting map[schedtypes.QuotaName][]schedtypes.Holding
 	// lower are the sums of lowerUnderLocked.
 	lower map[lowerKey]schedtypes.Resources
 }
@@ -116,13 +139,20 @@ func (p *Plugin) lowerUnderLocked(cohort schedtypes.CohortName, under schedtypes
 	k := lowerKey{under: under, priority: priority}
 	sum, ok := c.lower[k]
 	if !ok {
-		for q, hs := range c.held {
-			if !p.tree.Under(q, under) {
-				continue
-			}
+		add := func(hs []schedtypes.Holding) {
 			for _, h := range hs {
 				if h.Priority < priority {
 					sum = sum.Add(h.Used)
+				}
+			}
+		}
+		if p.tree.Leaf(under) {
+			// Only its own holdings: no walk of the cohort's quotas.
+			add(c.held[under])
+		} else {
+			for q, hs := range c.held {
+				if p.tree.Under(q, under) {
+					add(hs)
 				}
 			}
 		}

@@ -28,6 +28,7 @@ import (
 
 	configv1 "github.com/koordinator-sh/koord-queue/apis/config/v1"
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
+	"github.com/koordinator-sh/koord-queue/pkg/scheduler/framework"
 	utiltesting "github.com/koordinator-sh/koord-queue/pkg/util/testing"
 )
 
@@ -264,6 +265,20 @@ func TestCohortHoldingsAreRebuiltByQuota(t *testing.T) {
 		if diff := cmp.Diff(fresh(), got); diff != "" {
 			t.Fatalf("after %s, kept holdings (-fresh +kept):\n%s", step, diff)
 		}
+		var want, evicting []schedtypes.UnitKey
+		for key, c := range p.charged {
+			if c.Evicting {
+				want = append(want, key)
+			}
+		}
+		p.mu.Lock()
+		for _, x := range p.cohortEvictingLocked("org") {
+			evicting = append(evicting, x.Key)
+		}
+		p.mu.Unlock()
+		if diff := cmp.Diff(sortedKeys(want), sortedKeys(evicting)); diff != "" {
+			t.Fatalf("after %s, kept units on their way out (-charged +kept):\n%s", step, diff)
+		}
 		return first
 	}
 	set("a1", "team-a", 1, 1, "")
@@ -282,6 +297,15 @@ func TestCohortHoldingsAreRebuiltByQuota(t *testing.T) {
 	// a2 moves to team-b: both lists change.
 	set("a2", "team-b", 1, 1, "")
 	check("a2 moved to team-b")
+	// b2 is chosen as a victim, then a1; b2 gives its quota back.
+	for _, name := range []string{"b2", "a1"} {
+		c := p.charged[unit(name, "", 0, 0).Key]
+		c.Evicting = true
+		p.SetUsage(c.Key, &c)
+		check(name + " is evicting")
+	}
+	p.SetUsage(unit("b2", "team-b", 1, 1).Key, nil)
+	check("b2 left")
 	// The same charge with a consumer: searches do not see it as a change,
 	// but the next list built carries it.
 	set("b1", "team-b", 1, 1, "job-b1")
@@ -295,9 +319,35 @@ func TestCohortHoldingsAreRebuiltByQuota(t *testing.T) {
 	}
 	p.mu.Unlock()
 	p.SetUsage(unit("b1", "team-b", 1, 1).Key, nil)
-	p.SetUsage(unit("b2", "team-b", 1, 1).Key, nil)
 	p.SetUsage(unit("a2", "team-b", 1, 1).Key, nil)
 	if got, _ := kept(); len(got) != 0 {
 		t.Errorf("kept holdings after every holder left: %v", got)
+	}
+}
+
+// What units below a priority hold at or below a quota is the sum of their
+// charges there, for a leaf as for the cohort's top, but for the asking
+// unit's own.
+func TestLowerHeldUnderAQuota(t *testing.T) {
+	p, h := newTestPlugin(t, &configv1.ElasticQuotaArgs{ReclaimProtectionPeriod: &metav1.Duration{}}, twoTeams()...)
+	for _, x := range []*framework.UnitInfo{unit("a1", "team-a", 1, 1), unit("a2", "team-a", 3, 2), unit("b1", "team-b", 1, 1), unit("b2", "team-b", 5, 1)} {
+		p.SetUsage(x.Key, holding(x, h.clock.Now()))
+	}
+	for _, tc := range []struct {
+		under    schedtypes.QuotaName
+		priority int32
+		self     string
+		want     int64
+	}{
+		{"team-a", 2, "new", 1}, {"team-a", 4, "new", 3}, {"team-a", 4, "a2", 1}, {"team-b", 9, "new", 2},
+		{"org", 2, "new", 2}, {"org", 4, "new", 4}, {"org", 9, "a1", 4},
+	} {
+		p.mu.Lock()
+		p.cohortHoldingsLocked("org")
+		got := p.lowerUnderLocked("org", tc.under, tc.priority, schedtypes.NewUnitKey("default", tc.self))
+		p.mu.Unlock()
+		if got[corev1.ResourceCPU] != tc.want*1000 {
+			t.Errorf("below priority %d under %s but %s: %v, want %d CPU", tc.priority, tc.under, tc.self, got, tc.want)
+		}
 	}
 }

@@ -384,6 +384,7 @@ func (p *Plugin) Preempt(_ context.Context, u *framework.UnitInfo, preempt, recl
 	v := p.victims.Select(quota.Preemption{
 		Quota: u.Quota, Request: u.Request, Priority: u.Priority,
 		Preempt: preempt, Reclaim: reclaim, Protection: p.protection, Now: now, Leave: leave,
+		Evicting: p.cohortEvictingLocked(cohort), EvictingKnown: true,
 	}, held)
 	v.Partial = *partial
 	if len(v.Units) == 0 && !v.Waiting {
