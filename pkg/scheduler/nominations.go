@@ -21,12 +21,15 @@ import "github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 // nominations are the units waiting for their victims to give quota back, by
 // unit and by cohort. Their owner, the preemptor, guards them with its lock.
 type nominations struct {
-	byUnit   map[schedtypes.UnitKey]schedtypes.CohortName
-	byCohort map[schedtypes.CohortName]map[schedtypes.UnitKey]struct{}
+	byUnit map[schedtypes.UnitKey]schedtypes.CohortName
+	// byCohort holds each nomination's number: nominations are numbered
+	// in the order they were made.
+	byCohort map[schedtypes.CohortName]map[schedtypes.UnitKey]uint64
+	made     uint64
 }
 
 func newNominations() nominations {
-	return nominations{byUnit: map[schedtypes.UnitKey]schedtypes.CohortName{}, byCohort: map[schedtypes.CohortName]map[schedtypes.UnitKey]struct{}{}}
+	return nominations{byUnit: map[schedtypes.UnitKey]schedtypes.CohortName{}, byCohort: map[schedtypes.CohortName]map[schedtypes.UnitKey]uint64{}}
 }
 
 // add nominates unit key in cohort.
@@ -39,9 +42,10 @@ func (n *nominations) add(key schedtypes.UnitKey, cohort schedtypes.CohortName) 
 	}
 	n.byUnit[key] = cohort
 	if n.byCohort[cohort] == nil {
-		n.byCohort[cohort] = map[schedtypes.UnitKey]struct{}{}
+		n.byCohort[cohort] = map[schedtypes.UnitKey]uint64{}
 	}
-	n.byCohort[cohort][key] = struct{}{}
+	n.made++
+	n.byCohort[cohort][key] = n.made
 }
 
 // remove drops unit key's nomination, if any, and returns its cohort ("" when
@@ -61,7 +65,9 @@ func (n *nominations) remove(key schedtypes.UnitKey) schedtypes.CohortName {
 	return cohort
 }
 
-// other returns a unit nominated in cohort other than key, or "".
+// other returns the unit nominated first in cohort other than key, or "":
+// the same one until it leaves, so that what a unit paused for it is told
+// names it until then.
 func (n *nominations) other(cohort schedtypes.CohortName, key schedtypes.UnitKey) schedtypes.UnitKey {
 	set := n.byCohort[cohort]
 	// Most passes ask for cohorts with no nomination, or only the asker's:
@@ -72,10 +78,12 @@ func (n *nominations) other(cohort schedtypes.CohortName, key schedtypes.UnitKey
 	if _, self := set[key]; self && len(set) == 1 {
 		return ""
 	}
-	for k := range set {
-		if k != key {
-			return k
+	var first schedtypes.UnitKey
+	var at uint64
+	for k, made := range set {
+		if k != key && (first == "" || made < at) {
+			first, at = k, made
 		}
 	}
-	return ""
+	return first
 }
