@@ -60,6 +60,9 @@ type write struct {
 	// written runs once the change is in the API (events go here, so a write
 	// that never happens records nothing).
 	written func(u *schedv1alpha1.QueueUnit)
+	// after is the delay an informational write was queued with by
+	// enqueue; -1 when it was queued again by again (its turn unknown).
+	after time.Duration
 }
 
 // then is a made first and b after it, as one write on b's newer base. Each
@@ -196,6 +199,18 @@ func (w *statusWriter) enqueue(key schedtypes.UnitKey, wr *write, delay time.Dur
 		// The first of the two was due first.
 		delay = 0
 	}
+	if next.info {
+		if old != nil && old.info && old.after >= 0 && delay >= old.after {
+			// The unit's turn, taken for old, comes no later than this
+			// one would (the queue keeps the earliest): next goes then,
+			// and the queue is not asked again for every new report.
+			next.after = old.after
+			w.pending[key] = next
+			w.mu.Unlock()
+			return
+		}
+		next.after = delay
+	}
 	w.pending[key] = next
 	w.mu.Unlock()
 	q := w.queueOf(next)
@@ -222,6 +237,9 @@ func (w *statusWriter) enqueueUnlessPending(key schedtypes.UnitKey, wr *write, d
 		w.mu.Unlock()
 		return false
 	}
+	if wr.info {
+		wr.after = delay
+	}
 	w.pending[key] = wr
 	w.mu.Unlock()
 	w.queueOf(wr).AddAfter(key, delay)
@@ -238,6 +256,7 @@ func (w *statusWriter) again(key schedtypes.UnitKey, wr *write, delay time.Durat
 		// wr was due before newer: it goes first.
 		next = merge(wr, newer)
 	}
+	next.after = -1
 	w.pending[key] = next
 	w.mu.Unlock()
 	q := w.queueOf(next)

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -648,5 +649,59 @@ func TestWriterDrainsTheWriteInFlight(t *testing.T) {
 	}
 	if f.patches != 1 {
 		t.Fatalf("%d patches, want only the one in flight", f.patches)
+	}
+}
+
+// askedQueue counts what the writer asks of a queue.
+type askedQueue struct {
+	*clockQueue
+	asked int
+}
+
+func (q *askedQueue) Add(key schedtypes.UnitKey) { q.asked++; q.clockQueue.Add(key) }
+func (q *askedQueue) AddAfter(key schedtypes.UnitKey, d time.Duration) {
+	q.asked++
+	q.clockQueue.AddAfter(key, d)
+}
+
+// A report that replaces one whose turn comes no later does not ask the
+// queue again, and goes out at that turn; one due sooner, or one after a
+// write put back, does ask. The last report is what is written.
+func TestWriterReportReplacingAnEarlierOneAsksTheQueueOnce(t *testing.T) {
+	base := unitObj("a", schedv1alpha1.QueueUnitPhaseEnqueued)
+	f := newWriterFixture(t, base)
+	clk := clocktesting.NewFakeClock(testStart)
+	f.w.inform.ShutDown()
+	q := &askedQueue{clockQueue: newClockQueue(clk)}
+	f.w.inform = q
+	report := func(msg string, delay time.Duration) {
+		f.w.enqueue("ns/a", &write{base: base, retryOnConflict: true, info: true, mutate: setMessage(msg)}, delay)
+	}
+	asked := func(step string, want int) {
+		t.Helper()
+		if q.asked != want {
+			t.Fatalf("after %s the queue was asked %d times, want %d", step, q.asked, want)
+		}
+	}
+	report("one", 5*time.Second)
+	report("two", 5*time.Second)
+	asked("two reports due alike", 1)
+	report("three", time.Second)
+	asked("a report due sooner", 2)
+	report("four", 3*time.Second)
+	asked("a report due later than the last turn asked", 2)
+	clk.Step(time.Second)
+	f.drain(t)
+	if got := f.get(t, "a").Status.Message; got != "four" {
+		t.Fatalf("written %q, want the last report, four", got)
+	}
+	f.w.again("ns/a", &write{base: f.get(t, "a"), retryOnConflict: true, info: true, mutate: setMessage("five")}, time.Minute)
+	asked("a write put back", 3)
+	report("six", 5*time.Second)
+	asked("a report after a write put back", 4)
+	clk.Step(5 * time.Second)
+	f.drain(t)
+	if got := f.get(t, "a").Status.Message; got != "six" {
+		t.Fatalf("written %q, want six", got)
 	}
 }
