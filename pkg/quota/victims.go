@@ -123,22 +123,23 @@ func (vs *VictimSelector) selectAt(p Preemption, held map[schedtypes.QuotaName][
 		}
 	}()
 	// Units already on their way out come first.
-	if p.EvictingKnown {
-		for _, h := range p.Evicting {
-			if !p.left(h) {
-				r.release(h)
-			}
-		}
-	} else {
+	evicting := p.Evicting
+	if !p.EvictingKnown {
+		evicting = nil
 		for q, hs := range held {
 			if t.Cohort(q) != cohort {
 				continue
 			}
 			for _, h := range hs {
-				if h.Evicting && !p.left(h) {
-					r.release(h)
+				if h.Evicting {
+					evicting = append(evicting, h)
 				}
 			}
+		}
+	}
+	for _, h := range evicting {
+		if !p.left(h) {
+			r.release(h)
 		}
 	}
 	if len(released) > 0 && t.Check(p.Quota, p.Request) == nil {

@@ -199,20 +199,20 @@ func (w *statusWriter) enqueue(key schedtypes.UnitKey, wr *write, delay time.Dur
 		// The first of the two was due first.
 		delay = 0
 	}
-	if next.info {
-		if old != nil && old.info && old.after >= 0 && delay >= old.after {
-			// The unit's turn, taken for old, comes no later than this
-			// one would (the queue keeps the earliest): next goes then,
-			// and the queue is not asked again for every new report.
-			next.after = old.after
-			w.pending[key] = next
-			w.mu.Unlock()
-			return
-		}
+	// The unit's turn, taken for an informational old, comes no later
+	// than next's would (the queue keeps the earliest): next goes then,
+	// and the queue is not asked again for every new report.
+	taken := next.info && old != nil && old.info && old.after >= 0 && delay >= old.after
+	if taken {
+		next.after = old.after
+	} else if next.info {
 		next.after = delay
 	}
 	w.pending[key] = next
 	w.mu.Unlock()
+	if taken {
+		return
+	}
 	q := w.queueOf(next)
 	if delay > 0 {
 		q.AddAfter(key, delay)

@@ -36,18 +36,18 @@ func (p *Plugin) cohortHoldingsLocked(cohort schedtypes.CohortName) map[schedtyp
 		return c.held
 	}
 	if !ok || c.shape != shape {
-		c = cohortHeld{held: map[schedtypes.QuotaName][]schedtypes.Holding{}, changes: map[schedtypes.QuotaName]uint64{},
+		c = cohortHeld{held: map[schedtypes.QuotaName][]schedtypes.Holding{}, listed: map[schedtypes.QuotaName]uint64{},
 			evicting: map[schedtypes.QuotaName][]schedtypes.Holding{}, lower: map[lowerKey]schedtypes.Resources{}}
 	} else {
 		clear(c.lower)
 	}
 	c.shape, c.version = shape, version
 	p.tree.EachInCohort(cohort, func(q schedtypes.QuotaName) {
-		n, built := c.changes[q]
+		n, built := c.listed[q]
 		if built && n == p.listed[q] {
 			return
 		}
-		c.changes[q] = p.listed[q]
+		c.listed[q] = p.listed[q]
 		hs := make([]schedtypes.Holding, 0, len(p.byQuota[q]))
 		var out []schedtypes.Holding
 		for key := range p.byQuota[q] {
@@ -108,9 +108,9 @@ func (p *Plugin) leaveLocked(self schedtypes.UnitKey, skip func(schedtypes.UnitK
 type cohortHeld struct {
 	shape, version uint64
 	held           map[schedtypes.QuotaName][]schedtypes.Holding
-	// changes are p.listed of each quota of the cohort when its list in
+	// listed is p.listed of each quota of the cohort when its list in
 	// held was built.
-	changes map[schedtypes.QuotaName]uint64
+	listed map[schedtypes.QuotaName]uint64
 	// evicting are the units of held on their way out, by quota (none:
 	// no entry).
 	evicting map[schedtypes.QuotaName][]schedtypes.Holding
