@@ -48,6 +48,8 @@ type Framework struct {
 	runnables []Runnable
 	// owners names the plugin that holds each role only one may hold.
 	owners map[string]string
+	// names shares the queue and quota names Map hands out.
+	names schedtypes.Interner
 }
 
 // Roles only one enabled plugin may hold, as start errors word them.
@@ -193,9 +195,11 @@ func (f *Framework) PriorityMajor() bool {
 	return ok && pm.PriorityMajor()
 }
 
-// Map returns the unit's queue and quota.
+// Map returns the unit's queue and quota, each one copy shared by every
+// unit that names it.
 func (f *Framework) Map(u *schedv1alpha1.QueueUnit) (schedtypes.QueueName, schedtypes.QuotaName) {
-	return f.mapper.Map(u)
+	queueName, quotaName := f.mapper.Map(u)
+	return schedtypes.QueueName(f.names.Intern(string(queueName))), schedtypes.QuotaName(f.names.Intern(string(quotaName)))
 }
 
 // Cohort returns the cohort of a quota.

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -479,8 +480,15 @@ func TestMapCohortListAndShare(t *testing.T) {
 	f := newFramework(t, &mapper{fake{name: "Map"}}, &lister{fake: fake{name: "List"}, infos: infos}, s)
 	u := &schedv1alpha1.QueueUnit{}
 	u.Name = "job"
-	if q, quota := f.Map(u); q != "q-job" || quota != "quota-job" {
+	q, quota := f.Map(u)
+	if q != "q-job" || quota != "quota-job" {
 		t.Errorf("Map = %q, %q; want the mapper's answer", q, quota)
+	}
+	// The mapper builds new strings each call; Map hands out one copy.
+	u2 := u.DeepCopy()
+	q2, quota2 := f.Map(u2)
+	if unsafe.StringData(string(q2)) != unsafe.StringData(string(q)) || unsafe.StringData(string(quota2)) != unsafe.StringData(string(quota)) {
+		t.Error("Map of two units naming the same queue and quota did not hand out one shared copy of each")
 	}
 	if got := f.Cohort("team"); got != "cohort-of-team" {
 		t.Errorf("Cohort = %q", got)
