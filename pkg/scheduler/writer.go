@@ -488,7 +488,7 @@ func (w *statusWriter) apply(ctx context.Context, wr *write) (*schedv1alpha1.Que
 		if !wr.mutate(obj) {
 			return nil, nil
 		}
-		err := w.c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		err := w.c.Status().Patch(ctx, obj, statusPatch{base: base})
 		if err == nil {
 			return obj, nil
 		}
