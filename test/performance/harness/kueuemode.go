@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -218,4 +219,16 @@ func generateKueue(ctx context.Context, c client.Client, cfg *Config, rec *Recor
 	return generateUnits(ctx, cfg, rec,
 		func(k Class, _ int) time.Duration { return k.Interval.Duration },
 		func(ctx context.Context, u *schedv1alpha1.QueueUnit) error { return c.Create(ctx, u) })
+}
+
+// kueueEventLimits are koord-queue's event client limits in Kueue mode: the
+// same as its other clients'. minimalkueue's events are written through a
+// client of its one rest config, so they go at its QPS and burst; ours have
+// a client of their own, 50 / 100 unless told, which bound our wall time
+// once the other limits are raised past them.
+func (o *Options) kueueEventLimits() []string {
+	if !o.kueue() {
+		return nil
+	}
+	return []string{"--event-qps", strconv.FormatFloat(float64(o.QPS), 'f', -1, 32), "--event-burst", strconv.Itoa(o.Burst)}
 }

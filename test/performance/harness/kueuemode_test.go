@@ -91,3 +91,15 @@ func TestParseMode(t *testing.T) {
 		t.Errorf("ParseMode(fast) error = %v", err)
 	}
 }
+
+// In Kueue mode koord-queue's events go at its client limits, as
+// minimalkueue's do; otherwise at koord-queue's own event limits.
+func TestKueueModeEventLimits(t *testing.T) {
+	kueue := Options{Mode: ModeKueue, QPS: 1000, Burst: 2000}
+	if diff := cmp.Diff([]string{"--event-qps", "1000", "--event-burst", "2000"}, kueue.kueueEventLimits()); diff != "" {
+		t.Errorf("Kueue mode (-want +got):\n%s", diff)
+	}
+	if got := (&Options{Mode: ModeDefault, QPS: 1000, Burst: 2000}).kueueEventLimits(); got != nil {
+		t.Errorf("default mode: %v, want koord-queue's own event limits", got)
+	}
+}

@@ -226,7 +226,8 @@ func (r *run) startKoordQueue() error {
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(port), "--metrics-secure=false",
 		"--qps", strconv.FormatFloat(float64(r.QPS), 'f', -1, 32), "--burst", strconv.Itoa(r.Burst),
 		"--config", r.path("koord-queue-config.yaml"),
-	}, r.ExtraArgs...)
+	}, r.kueueEventLimits()...)
+	r.args = append(r.args, r.ExtraArgs...)
 	r.kq, err = proc.Start(r.bin, r.args, proc.Options{Log: r.path("koord-queue.log"), DieWithParent: true})
 	return err
 }
