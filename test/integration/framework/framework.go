@@ -145,6 +145,9 @@ func Start(opts ...Option) (*Env, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// The control plane may be up already (CRDs are installed after
+		// it starts): stop it rather than leave it running.
+		_ = env.Stop()
 		if tmp != "" {
 			_ = os.RemoveAll(tmp)
 		}
