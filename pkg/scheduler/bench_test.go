@@ -106,9 +106,9 @@ func newBenchWorld(b testing.TB, parents, children, pendingPerChild int, classes
 		WithStatusSubresource(&schedv1alpha1.QueueUnit{}, &schedv1alpha1.Queue{}).
 		WithInterceptorFuncs(interceptor.Funcs{
 			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				if _, ok := obj.(*schedv1alpha1.QueueUnit); ok {
+				if u, ok := sentUnit(obj, patch).(*schedv1alpha1.QueueUnit); ok {
 					w.mu.Lock()
-					w.patched[obj.GetName()] = true
+					w.patched[u.Name] = true
 					w.mu.Unlock()
 				}
 				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)

@@ -78,7 +78,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 				fail := f.fail
 				f.failMu.Unlock()
 				if fail != nil {
-					if err := fail(obj); err != nil {
+					if err := fail(sentUnit(obj, patch)); err != nil {
 						return err
 					}
 				}

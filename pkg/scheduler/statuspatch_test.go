@@ -97,7 +97,7 @@ func TestStatusPatchDoesWhatMergeFromDoes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			obj := base.DeepCopy()
 			statusChanges[name](obj)
-			ours, err := statusPatch{base: base}.Data(obj)
+			ours, err := statusPatch{base: base, to: obj}.Data(unitMeta(obj))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,10 +144,65 @@ func TestStatusPatchDoesWhatMergeFromDoes(t *testing.T) {
 	}
 }
 
-func TestStatusPatchRefusesOtherKinds(t *testing.T) {
-	if _, err := (statusPatch{base: patchedUnit()}).Data(&schedv1alpha1.Queue{}); err == nil {
-		t.Fatal("a status patch of a Queue must fail")
+// A status patch is sent with its own unit or that unit's metadata, never
+// with another object.
+func TestStatusPatchRefusesOtherObjects(t *testing.T) {
+	u := patchedUnit()
+	p := statusPatch{base: u, to: u.DeepCopy()}
+	other := unitMeta(u)
+	other.Name = "train-8"
+	queueMeta := unitMeta(u)
+	queueMeta.SetGroupVersionKind(schedv1alpha1.SchemeGroupVersion.WithKind("Queue"))
+	for name, obj := range map[string]client.Object{
+		"a Queue":                 &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Namespace: u.Namespace, Name: u.Name}},
+		"another unit's metadata": other,
+		"a Queue's metadata":      queueMeta,
+	} {
+		if _, err := p.Data(obj); err == nil {
+			t.Errorf("a status patch of %s/%s sent with %s must fail", u.Namespace, u.Name, name)
+		}
 	}
+	for name, obj := range map[string]client.Object{"the unit": u, "its metadata": unitMeta(u)} {
+		if _, err := p.Data(obj); err != nil {
+			t.Errorf("a status patch sent with %s: %v", name, err)
+		}
+	}
+}
+
+// After a write the unit is what the API holds: the metadata of its answer
+// and the status written, its times in whole seconds as the API keeps them.
+func TestAsServedIsWhatTheAPIHolds(t *testing.T) {
+	to := patchedUnit()
+	at := metav1.NewTime(time.Date(2026, 12, 6, 10, 0, 7, 123456789, time.UTC))
+	to.Status.LastUpdateTime = &at
+	to.Status.Conditions[0].LastTransitionTime = at
+	meta := unitMeta(to)
+	meta.ResourceVersion, meta.UID, meta.Generation = "42", to.UID, to.Generation
+	meta.Labels, meta.Annotations = to.Labels, to.Annotations
+	meta.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "koord-queue", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}}
+	asServed(to, meta)
+	if to.ResourceVersion != "42" || len(to.ManagedFields) != 1 {
+		t.Errorf("metadata after the write: resourceVersion %q, %d field owners; want the answer's, 42 and 1", to.ResourceVersion, len(to.ManagedFields))
+	}
+	whole := time.Date(2026, 12, 6, 10, 0, 7, 0, time.UTC)
+	if got := to.Status.LastUpdateTime.Time; !got.Equal(whole) {
+		t.Errorf("lastUpdateTime %v, want %v as the API keeps it", got, whole)
+	}
+	if got := to.Status.Conditions[0].LastTransitionTime.Time; !got.Equal(whole) {
+		t.Errorf("condition's lastTransitionTime %v, want %v as the API keeps it", got, whole)
+	}
+	if to.Status.Message != patchedUnit().Status.Message {
+		t.Errorf("message %q changed", to.Status.Message)
+	}
+}
+
+// sentUnit is the unit a status patch writes (the fixtures' interceptors
+// see the unit's metadata as obj): the unit, or obj for any other patch.
+func sentUnit(obj client.Object, patch client.Patch) client.Object {
+	if p, ok := patch.(statusPatch); ok {
+		return p.to
+	}
+	return obj
 }
 
 // BenchmarkStatusPatch compares the cost of computing an admission's patch.
@@ -159,7 +214,7 @@ func BenchmarkStatusPatch(b *testing.B) {
 		name  string
 		patch client.Patch
 	}{
-		{"status", statusPatch{base: base}},
+		{"status", statusPatch{base: base, to: obj}},
 		{"merge-from", client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})},
 	} {
 		b.Run(p.name, func(b *testing.B) {

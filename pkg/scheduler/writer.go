@@ -488,8 +488,10 @@ func (w *statusWriter) apply(ctx context.Context, wr *write) (*schedv1alpha1.Que
 		if !wr.mutate(obj) {
 			return nil, nil
 		}
-		err := w.c.Status().Patch(ctx, obj, statusPatch{base: base})
+		meta := unitMeta(obj)
+		err := w.c.Status().Patch(ctx, meta, statusPatch{base: base, to: obj})
 		if err == nil {
+			asServed(obj, meta)
 			return obj, nil
 		}
 		// Planted bug: an admission that conflicts is made again on the

@@ -322,7 +322,7 @@ func faultyFixture(t *testing.T, fail func(n int, obj client.Object) error, objs
 				n := f.patches
 				f.patches++
 				f.mu.Unlock()
-				if err := fail(n, obj); err != nil {
+				if err := fail(n, sentUnit(obj, patch)); err != nil {
 					return err
 				}
 				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)

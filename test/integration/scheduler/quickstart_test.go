@@ -70,6 +70,11 @@ func TestQuickStart(t *testing.T) {
 		t.Errorf("events: FailedScheduling %d, Scheduled %d: %v", len(events(t, "quickstart", "my-job-blocked", "FailedScheduling")),
 			len(events(t, "quickstart", "my-job", "Scheduled")), err)
 	}
+	// The admission's answer was the unit's metadata alone: the Scheduled
+	// event names the version of the unit the admission wrote.
+	if ev := events(t, "quickstart", "my-job", "Scheduled"); len(ev) == 1 && ev[0].InvolvedObject.ResourceVersion != first.ResourceVersion {
+		t.Errorf("Scheduled event names my-job at resourceVersion %q, the admission wrote %q", ev[0].InvolvedObject.ResourceVersion, first.ResourceVersion)
+	}
 
 	setPhase(t, "quickstart", "my-job", schedv1alpha1.QueueUnitPhaseRunning)
 	time.Sleep(300 * time.Millisecond)
