@@ -85,11 +85,13 @@ func unitMeta(u *schedv1alpha1.QueueUnit) *metav1.PartialObjectMetadata {
 }
 
 // asServed makes to what the API holds after a status patch whose answer
-// was meta: its metadata, and its status as the API decodes it (times in
+// was meta: its metadata without the field owners (which the informer's
+// copies leave out too), and its status as the API decodes it (times in
 // whole seconds). A status that cannot be encoded could not have been sent,
 // so the round trip does not fail.
 func asServed(to *schedv1alpha1.QueueUnit, meta *metav1.PartialObjectMetadata) {
 	to.ObjectMeta = meta.ObjectMeta
+	to.ManagedFields = nil
 	var st schedv1alpha1.QueueUnitStatus
 	if raw, err := json.Marshal(&to.Status); err == nil && json.Unmarshal(raw, &st) == nil {
 		to.Status = st
