@@ -120,3 +120,20 @@ func BenchmarkPassCovering(b *testing.B) {
 		m.Pass(try)
 	}
 }
+
+// BenchmarkPassWaitingForRoom is BenchmarkPass when every refusal names the
+// room its unit lacks (the scheduler's quota shortages do): after each walk
+// the queue settles, keeping the least lack per cohort and resource.
+func BenchmarkPassWaitingForRoom(b *testing.B) {
+	m, tr := benchSetup(b, 10000, 100)
+	try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
+		s := tr.Check(u.Quota, u.Request)
+		lack := &schedtypes.Lack{Resource: "cpu", Amount: u.Request["cpu"], Root: u.Priority%2 == 0}
+		return &schedtypes.Failure{Reason: s.Reason(), Recheck: &schedtypes.Recheck{Quota: u.Quota, Priority: u.Priority, Lack: lack}}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Invalidate()
+		m.Pass(try)
+	}
+}

@@ -257,11 +257,20 @@ func (e *epochs) peek() epochSnapshot {
 // less, for a lack at the cohort's top (Lack.Root), what admissions there
 // took since, read live so that a pass's own admissions count at once.
 func (e *epochs) roomSince(freed int64, u *schedtypes.Unit, l *schedtypes.Lack) int64 {
+	if !l.Root {
+		return freedSince(freed, u.Pending.FreedBase)
+	}
+	return roomSinceAt(freed, e.takenNow(u.Cohort, l.Resource), u, l)
+}
+
+// roomSinceAt is roomSince with the running sum of room taken at the
+// cohort's top given (taken; unused unless l.Root).
+func roomSinceAt(freed, taken int64, u *schedtypes.Unit, l *schedtypes.Lack) int64 {
 	since := freedSince(freed, u.Pending.FreedBase)
 	if !l.Root {
 		return since
 	}
-	return netOf(since, e.takenNow(u.Cohort, l.Resource), u.Pending.TakenBase)
+	return netOf(since, taken, u.Pending.TakenBase)
 }
 
 // netOf is room given back (since) less room taken since base of the

@@ -59,6 +59,9 @@ type settledCohort struct {
 	// amount; lacks then holds, by resource, the least room still lacking.
 	forRoom bool
 	lacks   []settledLack
+	// freed is the cohort's running sums of room given back, as the walk
+	// saw them (epochSnapshot.freed).
+	freed schedtypes.Resources
 }
 
 // settledLack is the least room of a resource that must be given back in a
@@ -91,8 +94,14 @@ func (it *queueIter) settle(epochs epochSnapshot) {
 		return
 	}
 	cohorts, quotas := q.settled.cohorts[:0], q.settled.quotas[:0]
+	// The units of a queue mostly share one quota and cohort: the last one
+	// found is looked at first.
+	last := -1
 	for _, u := range q.units {
-		i := slices.IndexFunc(cohorts, func(c settledCohort) bool { return c.name == u.Cohort })
+		i := last
+		if i < 0 || cohorts[i].name != u.Cohort {
+			i = indexOfCohort(cohorts, u.Cohort)
+		}
 		if i < 0 {
 			i = len(cohorts)
 			if i < cap(cohorts) {
@@ -102,17 +111,29 @@ func (it *queueIter) settle(epochs epochSnapshot) {
 			} else {
 				cohorts = append(cohorts, settledCohort{name: u.Cohort, forRoom: true})
 			}
+			cohorts[i].freed = epochs.freed[u.Cohort]
 		}
+		last = i
 		cohorts[i].add(u, &q.Settings, epochs)
-		if !slices.Contains(quotas, u.Quota) {
+		if n := len(quotas); n == 0 || quotas[n-1] != u.Quota && !slices.Contains(quotas, u.Quota) {
 			quotas = append(quotas, u.Quota)
 		}
 	}
 	q.settled = settled{at: epochs.global, cohorts: cohorts, quotas: quotas}
 }
 
+func indexOfCohort(cohorts []settledCohort, name schedtypes.CohortName) int {
+	for i := range cohorts {
+		if cohorts[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // add counts waiting unit u of a queue of settings q, as a walk that saw
-// epochs left it, in the cohort's least lacks.
+// epochs left it, in the cohort's least lacks. The room given back and
+// taken so far are read once per cohort and resource, for its first unit.
 func (c *settledCohort) add(u *schedtypes.Unit, q *Settings, epochs epochSnapshot) {
 	if !c.forRoom {
 		return
@@ -123,22 +144,25 @@ func (c *settledCohort) add(u *schedtypes.Unit, q *Settings, epochs epochSnapsho
 		return
 	}
 	l := f.Recheck.Lack
-	base := epochs.freed[c.name][l.Resource]
-	var takenBase int64
-	if l.Root {
-		takenBase = epochs.e.takenNow(c.name, l.Resource)
+	j := slices.IndexFunc(c.lacks, func(s settledLack) bool { return s.resource == l.Resource && s.root == l.Root })
+	var base, takenBase int64
+	if j >= 0 {
+		base, takenBase = c.lacks[j].base, c.lacks[j].takenBase
+	} else {
+		base = c.freed[l.Resource]
+		if l.Root {
+			takenBase = epochs.e.takenNow(c.name, l.Resource)
+		}
 	}
-	slack := l.Amount - epochs.e.roomSince(base, u, l)
+	slack := l.Amount - roomSinceAt(base, takenBase, u, l)
 	if slack <= 0 {
 		// Worth a try already (never so after a whole walk): no skipping.
 		c.forRoom = false
 		return
 	}
-	for i := range c.lacks {
-		if c.lacks[i].resource == l.Resource && c.lacks[i].root == l.Root {
-			c.lacks[i].slack = min(c.lacks[i].slack, slack)
-			return
-		}
+	if j >= 0 {
+		c.lacks[j].slack = min(c.lacks[j].slack, slack)
+		return
 	}
 	c.lacks = append(c.lacks, settledLack{resource: l.Resource, root: l.Root, base: base, takenBase: takenBase, slack: slack})
 }
