@@ -257,10 +257,11 @@ func (e *epochs) peek() epochSnapshot {
 // less, for a lack at the cohort's top (Lack.Root), what admissions there
 // took since, read live so that a pass's own admissions count at once.
 func (e *epochs) roomSince(freed int64, u *schedtypes.Unit, l *schedtypes.Lack) int64 {
-	if !l.Root {
-		return freedSince(freed, u.Pending.FreedBase)
+	var taken int64
+	if l.Root {
+		taken = e.takenNow(u.Cohort, l.Resource)
 	}
-	return roomSinceAt(freed, e.takenNow(u.Cohort, l.Resource), u, l)
+	return roomSinceAt(freed, taken, u, l)
 }
 
 // roomSinceAt is roomSince with the running sum of room taken at the

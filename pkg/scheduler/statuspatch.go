@@ -36,14 +36,18 @@ import (
 // comparing both objects' metadata and spec for every write. It is sent
 // with the unit's metadata only (unitMeta), so the answer is the unit's
 // metadata and not the whole unit: to already is the status written.
-type statusPatch struct{ base, to *schedv1alpha1.QueueUnit }
+type statusPatch struct {
+	base, to *schedv1alpha1.QueueUnit
+	// sent is to's status as Data encoded it (asServed decodes it).
+	sent []byte
+}
 
 // Type is a JSON merge patch.
-func (statusPatch) Type() types.PatchType { return types.MergePatchType }
+func (*statusPatch) Type() types.PatchType { return types.MergePatchType }
 
 // Data is the patch that turns base's status into to's; obj is what it is
 // sent with, the unit or its metadata.
-func (p statusPatch) Data(obj client.Object) ([]byte, error) {
+func (p *statusPatch) Data(obj client.Object) ([]byte, error) {
 	if obj.GetNamespace() != p.to.Namespace || obj.GetName() != p.to.Name {
 		return nil, fmt.Errorf("status patch of QueueUnit %s/%s sent with %T %s/%s", p.to.Namespace, p.to.Name, obj, obj.GetNamespace(), obj.GetName())
 	}
@@ -68,6 +72,7 @@ func (p statusPatch) Data(obj client.Object) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status patch: %w", err)
 	}
+	p.sent = to
 	return json.Marshal(statusPatchBody{
 		Metadata: statusPatchMeta{ResourceVersion: p.base.ResourceVersion},
 		Status:   diff,
@@ -86,14 +91,14 @@ func unitMeta(u *schedv1alpha1.QueueUnit) *metav1.PartialObjectMetadata {
 
 // asServed makes to what the API holds after a status patch whose answer
 // was meta: its metadata without the field owners (which the informer's
-// copies leave out too), and its status as the API decodes it (times in
-// whole seconds). A status that cannot be encoded could not have been sent,
-// so the round trip does not fail.
-func asServed(to *schedv1alpha1.QueueUnit, meta *metav1.PartialObjectMetadata) {
+// copies leave out too), and its status decoded from sent, the status as
+// the patch encoded it (times in whole seconds, as the API keeps them).
+// sent was encoded from this very status, so decoding it does not fail.
+func asServed(to *schedv1alpha1.QueueUnit, meta *metav1.PartialObjectMetadata, sent []byte) {
 	to.ObjectMeta = meta.ObjectMeta
 	to.ManagedFields = nil
 	var st schedv1alpha1.QueueUnitStatus
-	if raw, err := json.Marshal(&to.Status); err == nil && json.Unmarshal(raw, &st) == nil {
+	if json.Unmarshal(sent, &st) == nil {
 		to.Status = st
 	}
 }

@@ -97,7 +97,7 @@ func TestStatusPatchDoesWhatMergeFromDoes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			obj := base.DeepCopy()
 			statusChanges[name](obj)
-			ours, err := statusPatch{base: base, to: obj}.Data(unitMeta(obj))
+			ours, err := (&statusPatch{base: base, to: obj}).Data(unitMeta(obj))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestStatusPatchDoesWhatMergeFromDoes(t *testing.T) {
 // with another object.
 func TestStatusPatchRefusesOtherObjects(t *testing.T) {
 	u := patchedUnit()
-	p := statusPatch{base: u, to: u.DeepCopy()}
+	p := &statusPatch{base: u, to: u.DeepCopy()}
 	other := unitMeta(u)
 	other.Name = "train-8"
 	queueMeta := unitMeta(u)
@@ -181,7 +181,11 @@ func TestAsServedIsWhatTheAPIHolds(t *testing.T) {
 	meta.ResourceVersion, meta.UID, meta.Generation = "42", to.UID, to.Generation
 	meta.Labels, meta.Annotations = to.Labels, to.Annotations
 	meta.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "koord-queue", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}}
-	asServed(to, meta)
+	sent, err := json.Marshal(&to.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asServed(to, meta, sent)
 	if to.ResourceVersion != "42" || to.ManagedFields != nil {
 		t.Errorf("metadata after the write: resourceVersion %q, field owners %v; want the answer's, 42, and none", to.ResourceVersion, to.ManagedFields)
 	}
@@ -200,7 +204,7 @@ func TestAsServedIsWhatTheAPIHolds(t *testing.T) {
 // sentUnit is the unit a status patch writes (the fixtures' interceptors
 // see the unit's metadata as obj): the unit, or obj for any other patch.
 func sentUnit(obj client.Object, patch client.Patch) client.Object {
-	if p, ok := patch.(statusPatch); ok {
+	if p, ok := patch.(*statusPatch); ok {
 		return p.to
 	}
 	return obj
@@ -215,7 +219,7 @@ func BenchmarkStatusPatch(b *testing.B) {
 		name  string
 		patch client.Patch
 	}{
-		{"status", statusPatch{base: base, to: obj}},
+		{"status", &statusPatch{base: base, to: obj}},
 		{"merge-from", client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})},
 	} {
 		b.Run(p.name, func(b *testing.B) {

@@ -489,9 +489,10 @@ func (w *statusWriter) apply(ctx context.Context, wr *write) (*schedv1alpha1.Que
 			return nil, nil
 		}
 		meta := unitMeta(obj)
-		err := w.c.Status().Patch(ctx, meta, statusPatch{base: base, to: obj})
+		patch := &statusPatch{base: base, to: obj}
+		err := w.c.Status().Patch(ctx, meta, patch)
 		if err == nil {
-			asServed(obj, meta)
+			asServed(obj, meta, patch.sent)
 			return obj, nil
 		}
 		// Planted bug: an admission that conflicts is made again on the
