@@ -52,6 +52,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
 	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
+	"github.com/koordinator-sh/koord-queue/pkg/util/watchjson"
 )
 
 // Registry is every plugin this build knows.
@@ -203,12 +204,26 @@ func newManager(cfg *rest.Config, o *Options, elector *election.Elector) (manage
 		handlers["/debug/pprof/heap"] = pprof.Handler("heap")
 		handlers["/debug/pprof/goroutine"] = pprof.Handler("goroutine")
 	}
+	sch := scheme.New()
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
+	}
+	// QueueUnits are most of what is watched: their events are decoded in
+	// fewer passes (watchjson), on the cache's connection.
+	units, err := watchjson.NewWatcher(cfg, httpClient, sch, UnitWatchKind, "queueunits")
+	if err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
+	}
 	opts := ctrl.Options{
-		Scheme: scheme.New(),
+		Scheme: sch,
 		// The probes reach /healthz and /readyz without credentials.
 		Metrics:                metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, handlers, "/healthz", "/readyz"),
 		HealthProbeBindAddress: "0",
 		Cache: cache.Options{
+			HTTPClient: httpClient,
+			// The watch of QueueUnits leaves out selectors: none is set.
+			NewInformer: watchjson.NewInformer(units, &schedv1alpha1.QueueUnit{}),
 			// Managed fields are large and unused here.
 			ByObject: map[client.Object]cache.ByObject{
 				&schedv1alpha1.QueueUnit{}: {Transform: stripUnit},
