@@ -72,9 +72,10 @@ func (w *Watcher) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 // (cache.Options.NewInformer): the informer of example's type lists as
 // given and watches with w, asking for bookmarks; any other is client-go's.
 //
-// The watch leaves out what the given list-watch would have added to its
-// options, which for controller-runtime's cache is a label or field
-// selector of the type: so the type must be cached with none.
+// The watch is of every namespace and leaves out what the given list-watch
+// would have added to its options (controller-runtime's cache adds a label
+// or field selector of the type): so the type must be cached in every
+// namespace, with no selector.
 func NewInformer(w *Watcher, example runtime.Object) func(cache.ListerWatcher, runtime.Object, time.Duration, cache.Indexers) cache.SharedIndexInformer {
 	typ := reflect.TypeOf(example)
 	return func(lw cache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers cache.Indexers) cache.SharedIndexInformer {

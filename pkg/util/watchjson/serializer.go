@@ -33,9 +33,11 @@ var (
 )
 
 // Kind is a kind whose objects are decoded here: Decode turns the JSON of
-// one object of it (apiVersion and kind first, as kube-apiserver writes a
-// custom resource) into a new typed object with no apiVersion and kind set,
-// as client-go's decoder leaves them.
+// one object of it into a new typed object with no apiVersion and kind set,
+// as client-go's decoder leaves them. kube-apiserver writes a custom
+// resource's keys sorted: its objects are known by beginning with apiVersion
+// and kind, so the kind must have no other top-level field that sorts
+// before "kind" (a custom resource's are metadata, spec and status).
 type Kind struct {
 	GroupVersionKind schema.GroupVersionKind
 	Decode           func(data []byte) (runtime.Object, error)
@@ -47,14 +49,12 @@ func (k Kind) prefix() []byte {
 }
 
 // codecs is client-go's JSON decoding for the scheme, with this package's
-// decoding of the watch events of kind in front of it.
+// decoding of the watch events of kind in front of it: what does not look
+// like an event of kind is decoded by client-go's.
 type codecs struct {
 	serializer.WithoutConversionCodecFactory
 	kind   Kind
 	prefix []byte
-	// json is client-go's JSON serializer, which decodes what does not
-	// look like an event of kind.
-	json runtime.Serializer
 }
 
 var _ runtime.NegotiatedSerializer = codecs{}
@@ -62,11 +62,9 @@ var _ runtime.NegotiatedSerializer = codecs{}
 func newCodecs(scheme *runtime.Scheme, kind Kind) (codecs, error) {
 	f := serializer.NewCodecFactory(scheme)
 	c := codecs{WithoutConversionCodecFactory: serializer.WithoutConversionCodecFactory{CodecFactory: f}, kind: kind, prefix: kind.prefix()}
-	info, ok := runtime.SerializerInfoForMediaType(f.SupportedMediaTypes(), runtime.ContentTypeJSON)
-	if !ok || info.StreamSerializer == nil {
+	if info, ok := runtime.SerializerInfoForMediaType(f.SupportedMediaTypes(), runtime.ContentTypeJSON); !ok || info.StreamSerializer == nil {
 		return codecs{}, fmt.Errorf("the scheme serves no streams of %s", runtime.ContentTypeJSON)
 	}
-	c.json = info.Serializer
 	return c, nil
 }
 
