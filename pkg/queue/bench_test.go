@@ -137,3 +137,31 @@ func BenchmarkPassWaitingForRoom(b *testing.B) {
 		m.Pass(try)
 	}
 }
+
+// BenchmarkPassAfterARelease is the pass after room comes back in a
+// cohort whose units all wait for room, each lacking its own amount: every
+// queue of the cohort is walked, and about one unit in 64 is worth a try
+// (and is refused again). The rest are walked past: what a walk costs
+// beyond the tries.
+func BenchmarkPassAfterARelease(b *testing.B) {
+	m, tr := benchSetup(b, 10000, 100)
+	lacks := map[schedtypes.UnitKey]*schedtypes.Lack{}
+	try := func(u *schedtypes.Unit, _ Settings) *schedtypes.Failure {
+		s := tr.Check(u.Quota, u.Request)
+		l := lacks[u.Key]
+		if l == nil {
+			l = &schedtypes.Lack{Resource: "cpu", Amount: 500 * (1 + int64(len(lacks)%64))}
+			lacks[u.Key] = l
+		}
+		return &schedtypes.Failure{Reason: s.Reason(), Recheck: &schedtypes.Recheck{Quota: u.Quota, Priority: u.Priority, Lack: l}}
+	}
+	m.Pass(try)
+	cohort := tr.Cohort("leaf-0")
+	examined := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		m.FreedRoom(cohort, schedtypes.Resources{"cpu": 500})
+		examined += m.Pass(try).Examined
+	}
+	b.ReportMetric(float64(examined)/float64(b.N), "examined/op")
+}

@@ -85,7 +85,7 @@ func (m *Manager) PassUpTo(try Try, limit int) PassResult {
 	}
 	for _, it := range walked {
 		if !it.skipped {
-			it.settle(snap)
+			it.settle()
 		}
 	}
 	m.freeIters(walked)
@@ -101,7 +101,8 @@ func (m *Manager) newIter(snap epochSnapshot, q *pendingQueue, now time.Time, li
 	} else {
 		it = &queueIter{blocked: map[schedtypes.QuotaName]*schedtypes.Unit{}, ahead: map[schedtypes.QuotaName]*schedtypes.Unit{}}
 	}
-	*it = queueIter{m: m, epochs: snap, q: q, units: append(it.units[:0], q.units...), blocked: it.blocked, ahead: it.ahead, now: now, limit: limit}
+	*it = queueIter{m: m, epochs: snap, q: q, units: append(it.units[:0], q.units...), blocked: it.blocked, ahead: it.ahead, now: now, limit: limit,
+		noting: q.MaxWait <= 0 && !q.WaitForPodsRunning, cohorts: it.cohorts[:0], quotas: it.quotas[:0], last: -1}
 	return it
 }
 
@@ -112,7 +113,7 @@ func (m *Manager) freeIters(walked []*queueIter) {
 		clear(it.units)
 		clear(it.blocked)
 		clear(it.ahead)
-		*it = queueIter{units: it.units[:0], blocked: it.blocked, ahead: it.ahead}
+		*it = queueIter{units: it.units[:0], blocked: it.blocked, ahead: it.ahead, cohorts: it.cohorts[:0], quotas: it.quotas[:0]}
 		m.idleIters = append(m.idleIters, it)
 	}
 }
@@ -138,6 +139,15 @@ type queueIter struct {
 	// turned out quiet then, once admissions of the pass took the room
 	// that made it worth a walk: it keeps its last walk's settling.
 	started, skipped bool
+	// noting: the queue may be settled after the walk (settle.go). Each
+	// unit the walk leaves waiting is noted as it passes (note), while it
+	// is at hand: seen is how many of units were noted or admitted, in
+	// order; cohorts, quotas and last are the settling gathered so far.
+	noting  bool
+	seen    int
+	cohorts []settledCohort
+	quotas  []schedtypes.QuotaName
+	last    int
 }
 
 // starving reports whether u has waited longer than its queue's MaxWait.
@@ -180,12 +190,14 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		if blocker := it.blocked[u.Quota]; blocker != nil {
 			// A unit of higher rank waits on this quota: nobody may jump it.
 			it.record(u, it.heldBack(u, blocker), res)
+			it.note(u)
 			continue
 		}
 		if !it.epochs.eligible(u, &q.Settings) {
 			if u.Pending.Failure.Blocking || (it.starving(u) && !u.Pending.Failure.NeverFits && !u.Pending.Failure.HeldBack) {
 				it.block(u)
 			}
+			it.note(u)
 			continue
 		}
 		u.Pending.Beside = m.held.beside(u)
@@ -204,6 +216,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 				// others sooner.)
 				m.epochs.took(u.Cohort, u.Request)
 			}
+			it.seen = it.pos + 1
 			it.pos++
 			q.remove(u, m.less)
 			delete(m.units, u.Key)
@@ -225,6 +238,7 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 		if f.Blocking {
 			it.block(u)
 		}
+		it.note(u)
 		if f.Covering && !f.Blocking && m.priorityMajor && q.allCover(u.Quota, u.Request) {
 			// Every later unit would be refused the same way.
 			it.pos++
@@ -314,17 +328,18 @@ func (it *queueIter) finish(u *schedtypes.Unit, f *schedtypes.Failure, res *Pass
 			return
 		}
 		x := it.units[it.pos]
-		if x.Pending.Failure != nil {
-			continue
+		if x.Pending.Failure == nil {
+			it.examined++
+			res.Examined++
+			g := *f
+			g.Inferred, g.Covering = true, false
+			// Of u's quota (allCover), so of the cohort u was just tried in:
+			// x waits for a release there, not in the cohort it was taken
+			// in with.
+			x.Cohort = u.Cohort
+			it.record(x, &g, res)
 		}
-		it.examined++
-		res.Examined++
-		g := *f
-		g.Inferred, g.Covering = true, false
-		// Of u's quota (allCover), so of the cohort u was just tried in: x
-		// waits for a release there, not in the cohort it was taken in with.
-		x.Cohort = u.Cohort
-		it.record(x, &g, res)
+		it.note(x)
 	}
 }
 

@@ -84,42 +84,56 @@ func opens(f *schedtypes.Failure) bool {
 	return f != nil && f.HeldBack && !f.UntilCohortChanges
 }
 
-// settle records that the queue of it was walked in full by the pass that
-// saw epochs, unless a walk could answer differently next time with
-// nothing changed.
-func (it *queueIter) settle(epochs epochSnapshot) {
+// note counts unit u, at it.pos and left waiting by the walk, in what the
+// queue's settling will be (see settle).
+func (it *queueIter) note(u *schedtypes.Unit) {
+	it.seen = it.pos + 1
+	if !it.noting {
+		return
+	}
+	// The units of a queue mostly share one quota and cohort: the last one
+	// found is looked at first.
+	cohorts, i := it.cohorts, it.last
+	if i < 0 || cohorts[i].name != u.Cohort {
+		i = indexOfCohort(cohorts, u.Cohort)
+	}
+	if i < 0 {
+		i = len(cohorts)
+		if i < cap(cohorts) {
+			// Keep the lacks' array of the entry reused.
+			cohorts = cohorts[:i+1]
+			cohorts[i] = settledCohort{name: u.Cohort, forRoom: true, lacks: cohorts[i].lacks[:0]}
+		} else {
+			cohorts = append(cohorts, settledCohort{name: u.Cohort, forRoom: true})
+		}
+		cohorts[i].freed = it.epochs.freed[u.Cohort]
+		it.cohorts = cohorts
+	}
+	it.last = i
+	cohorts[i].add(u, &it.q.Settings, it.epochs)
+	if n := len(it.quotas); n == 0 || it.quotas[n-1] != u.Quota && !slices.Contains(it.quotas, u.Quota) {
+		it.quotas = append(it.quotas, u.Quota)
+	}
+}
+
+// settle records that the queue of it was walked in full by its pass,
+// unless a walk could answer differently next time with nothing changed.
+// The units the walk left waiting were noted as it went; those it did not
+// reach (past the queue's max-depth) are noted now.
+func (it *queueIter) settle() {
 	q := it.q
-	if it.open || q.untried > 0 || q.MaxWait > 0 || q.WaitForPodsRunning {
+	if it.open || q.untried > 0 || !it.noting {
 		q.settled.at = 0
 		return
 	}
-	cohorts, quotas := q.settled.cohorts[:0], q.settled.quotas[:0]
-	// The units of a queue mostly share one quota and cohort: the last one
-	// found is looked at first.
-	last := -1
-	for _, u := range q.units {
-		i := last
-		if i < 0 || cohorts[i].name != u.Cohort {
-			i = indexOfCohort(cohorts, u.Cohort)
-		}
-		if i < 0 {
-			i = len(cohorts)
-			if i < cap(cohorts) {
-				// Keep the lacks' array of the entry reused.
-				cohorts = cohorts[:i+1]
-				cohorts[i] = settledCohort{name: u.Cohort, forRoom: true, lacks: cohorts[i].lacks[:0]}
-			} else {
-				cohorts = append(cohorts, settledCohort{name: u.Cohort, forRoom: true})
-			}
-			cohorts[i].freed = epochs.freed[u.Cohort]
-		}
-		last = i
-		cohorts[i].add(u, &q.Settings, epochs)
-		if n := len(quotas); n == 0 || quotas[n-1] != u.Quota && !slices.Contains(quotas, u.Quota) {
-			quotas = append(quotas, u.Quota)
-		}
+	for it.pos = it.seen; it.pos < len(it.units); it.pos++ {
+		it.note(it.units[it.pos])
 	}
-	q.settled = settled{at: epochs.global, cohorts: cohorts, quotas: quotas}
+	// The queue takes the arrays gathered, the walk keeps the queue's old
+	// ones for its next use.
+	old := q.settled
+	q.settled = settled{at: it.epochs.global, cohorts: it.cohorts, quotas: it.quotas}
+	it.cohorts, it.quotas = old.cohorts[:0], old.quotas[:0]
 }
 
 func indexOfCohort(cohorts []settledCohort, name schedtypes.CohortName) int {
