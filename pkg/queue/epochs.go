@@ -173,32 +173,33 @@ func (e *epochs) peekLocked() epochSnapshot {
 // a unit holding room (Settings.HoldRoom), which must learn when it no
 // longer could fit by evictions, to give the room up.
 func (s epochSnapshot) eligible(u *schedtypes.Unit, q *Settings) bool {
-	f := u.Pending.Failure
-	if f == nil || (f.HeldBack && !f.UntilCohortChanges) {
+	w := &u.Pending.Walk
+	if !w.Waits {
 		return true
 	}
 	if s.invalidated > u.Pending.Epoch {
 		return true
 	}
-	if !waitsForRoom(f, q) {
+	if !waitsForRoom(w, q) {
 		return s.cohort[u.Cohort] > u.Pending.Epoch
 	}
 	preempt := q.Preempt
-	if f.Recheck.Preempt != preempt || u.Priority != u.Pending.Priority || s.unknown[u.Cohort] > u.Pending.Epoch {
+	if w.Preempt != preempt || u.Priority != u.Pending.Priority || s.unknown[u.Cohort] > u.Pending.Epoch {
 		return true
 	}
-	l := f.Recheck.Lack
+	l := &w.Lack
 	if s.e.roomSince(s.freed[u.Cohort][l.Resource], u, l) >= l.Amount {
 		return true
 	}
 	return s.e.holdingsChanged(u.Quota, u.Pending.Epoch, u.Priority, preempt)
 }
 
-// waitsForRoom reports whether f, a refusal of a unit in a queue of settings
-// q, waits only for room in the amount of its Lack, and for what its quota
-// holds: no other event of its cohort can answer it.
-func waitsForRoom(f *schedtypes.Failure, q *Settings) bool {
-	return f != nil && (!f.HeldBack || f.UntilCohortChanges) && f.Recheck != nil && f.Recheck.Lack != nil && (!f.Reserves || !q.HoldRoom)
+// waitsForRoom reports whether w, a refusal of a unit in a queue of
+// settings q as a walk reads it, waits only for room in the amount of its
+// Lack, and for what its quota holds: no other event of its cohort can
+// answer it.
+func waitsForRoom(w *schedtypes.WalkState, q *Settings) bool {
+	return w.Waits && w.ForRoom && (!w.Reserves || !q.HoldRoom)
 }
 
 // holdingsChanged reports whether what units of quota hold changed after

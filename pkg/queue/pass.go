@@ -194,7 +194,8 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 			continue
 		}
 		if !it.epochs.eligible(u, &q.Settings) {
-			if u.Pending.Failure.Blocking || (it.starving(u) && !u.Pending.Failure.NeverFits && !u.Pending.Failure.HeldBack) {
+			// Not worth a try: it was refused, and waits (Walk.Waits).
+			if w := &u.Pending.Walk; w.Blocking || (it.starving(u) && !w.NeverFits && !w.HeldBack) {
 				it.block(u)
 			}
 			it.note(u)
@@ -355,7 +356,7 @@ func (it *queueIter) record(u *schedtypes.Unit, f *schedtypes.Failure, res *Pass
 		it.q.untried--
 	}
 	changed := u.Pending.Failure == nil || u.Pending.Failure.Reason != f.Reason || u.Pending.Failure.Blocking != f.Blocking
-	u.Pending.Failure, u.Pending.Epoch = f, it.epochs.global
+	u.Pending.Failure, u.Pending.Epoch, u.Pending.Walk = f, it.epochs.global, schedtypes.WalkStateOf(f)
 	if f.Recheck != nil && f.Recheck.Lack != nil {
 		// From the pass's start: room given back since then counts as
 		// given back after the refusal, which can only try it sooner.

@@ -152,12 +152,12 @@ func (c *settledCohort) add(u *schedtypes.Unit, q *Settings, epochs epochSnapsho
 	if !c.forRoom {
 		return
 	}
-	f := u.Pending.Failure
-	if !waitsForRoom(f, q) {
+	w := &u.Pending.Walk
+	if !waitsForRoom(w, q) {
 		c.forRoom = false
 		return
 	}
-	l := f.Recheck.Lack
+	l := &w.Lack
 	j := slices.IndexFunc(c.lacks, func(s settledLack) bool { return s.resource == l.Resource && s.root == l.Root })
 	var base, takenBase int64
 	if j >= 0 {

@@ -65,6 +65,35 @@ type PendingState struct {
 	// unit's priority then.
 	FreedBase, TakenBase int64
 	Priority             int32
+	// Walk is what a walk of the queue past the unit reads of Failure, set
+	// with it: kept in the unit, it is read with no pointer followed.
+	Walk WalkState
+}
+
+// WalkState is a unit's last Failure as a walk of its queue reads it. The
+// zero value is a unit worth a try in every pass: never tried, changed
+// since, or held back until the next pass.
+type WalkState struct {
+	// Waits: the failure waits for something to happen before the unit
+	// is worth a try again; Blocking, NeverFits and HeldBack are the
+	// failure's.
+	Waits, Blocking, NeverFits, HeldBack bool
+	// ForRoom: the failure names the room it lacks, Lack (its
+	// Recheck.Lack), with Preempt its Recheck.Preempt and Reserves its own.
+	ForRoom, Preempt, Reserves bool
+	Lack                       Lack
+}
+
+// WalkStateOf is what a walk reads of f.
+func WalkStateOf(f *Failure) WalkState {
+	if f == nil || (f.HeldBack && !f.UntilCohortChanges) {
+		return WalkState{}
+	}
+	w := WalkState{Waits: true, Blocking: f.Blocking, NeverFits: f.NeverFits, HeldBack: f.HeldBack}
+	if f.Recheck != nil && f.Recheck.Lack != nil {
+		w.ForRoom, w.Preempt, w.Reserves, w.Lack = true, f.Recheck.Preempt, f.Reserves, *f.Recheck.Lack
+	}
+	return w
 }
 
 // Failure is why a unit was not admitted.
