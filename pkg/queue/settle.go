@@ -119,7 +119,8 @@ func (it *queueIter) note(u *schedtypes.Unit) {
 // settle records that the queue of it was walked in full by its pass,
 // unless a walk could answer differently next time with nothing changed.
 // The units the walk left waiting were noted as it went; those it did not
-// reach (past the queue's max-depth) are noted now.
+// reach (past the queue's max-depth, or after a covering refusal when no
+// unit was untried) are noted now.
 func (it *queueIter) settle() {
 	q := it.q
 	if it.open || q.untried > 0 || !it.noting {
