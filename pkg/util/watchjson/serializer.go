@@ -55,27 +55,27 @@ type codecs struct {
 	serializer.WithoutConversionCodecFactory
 	kind   Kind
 	prefix []byte
+	// media is client-go's JSON, its streams read by lines.
+	media []runtime.SerializerInfo
 }
 
 var _ runtime.NegotiatedSerializer = codecs{}
 
 func newCodecs(scheme *runtime.Scheme, kind Kind) (codecs, error) {
 	f := serializer.NewCodecFactory(scheme)
-	c := codecs{WithoutConversionCodecFactory: serializer.WithoutConversionCodecFactory{CodecFactory: f}, kind: kind, prefix: kind.prefix()}
-	if info, ok := runtime.SerializerInfoForMediaType(f.SupportedMediaTypes(), runtime.ContentTypeJSON); !ok || info.StreamSerializer == nil {
+	info, ok := runtime.SerializerInfoForMediaType(f.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok || info.StreamSerializer == nil {
 		return codecs{}, fmt.Errorf("the scheme serves no streams of %s", runtime.ContentTypeJSON)
 	}
-	return c, nil
-}
-
-// SupportedMediaTypes is JSON alone, its streams read by lines.
-func (c codecs) SupportedMediaTypes() []runtime.SerializerInfo {
-	info, _ := runtime.SerializerInfoForMediaType(c.CodecFactory.SupportedMediaTypes(), runtime.ContentTypeJSON)
 	stream := *info.StreamSerializer
 	stream.Serializer, stream.Framer = envelope{json: info.StreamSerializer.Serializer}, lineFramer{}
 	info.StreamSerializer = &stream
-	return []runtime.SerializerInfo{info}
+	return codecs{WithoutConversionCodecFactory: serializer.WithoutConversionCodecFactory{CodecFactory: f}, kind: kind, prefix: kind.prefix(),
+		media: []runtime.SerializerInfo{info}}, nil
 }
+
+// SupportedMediaTypes is JSON alone, its streams read by lines.
+func (c codecs) SupportedMediaTypes() []runtime.SerializerInfo { return c.media }
 
 // DecoderToVersion decodes objects of kind here, others as client-go does.
 func (c codecs) DecoderToVersion(s runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {
@@ -110,8 +110,8 @@ func (e envelope) Encode(obj runtime.Object, w io.Writer) error { return e.json.
 
 func (e envelope) Identifier() runtime.Identifier { return e.json.Identifier() }
 
-// splitEvent reads a watch event as kube-apiserver writes it: the type, an
-// event type with no escapes, then the object, last.
+// splitEvent reads a watch event as kube-apiserver writes it: a known
+// event type first, then the object, last. Any other is left to client-go.
 func splitEvent(data []byte) (typ string, object []byte, ok bool) {
 	rest, found := bytes.CutPrefix(data, typeKey)
 	if !found {
@@ -121,12 +121,8 @@ func splitEvent(data []byte) (typ string, object []byte, ok bool) {
 	if end < 0 {
 		return "", nil, false
 	}
-	name := rest[:end]
-	switch typ = eventType(name); {
-	case typ == "" && bytes.IndexByte(name, '\\') >= 0:
+	if typ = eventType(rest[:end]); typ == "" {
 		return "", nil, false
-	case typ == "":
-		typ = string(name)
 	}
 	object, found = bytes.CutPrefix(rest[end+1:], objectKey)
 	if !found || len(object) < 3 || object[0] != '{' || object[len(object)-1] != '}' || object[len(object)-2] != '}' {
@@ -138,10 +134,17 @@ func splitEvent(data []byte) (typ string, object []byte, ok bool) {
 // eventType is the constant of a known event type, so that decoding one
 // allocates nothing; "" for any other.
 func eventType(name []byte) string {
-	for _, t := range []string{"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"} {
-		if string(name) == t {
-			return t
-		}
+	switch string(name) {
+	case "ADDED":
+		return "ADDED"
+	case "MODIFIED":
+		return "MODIFIED"
+	case "DELETED":
+		return "DELETED"
+	case "BOOKMARK":
+		return "BOOKMARK"
+	case "ERROR":
+		return "ERROR"
 	}
 	return ""
 }
