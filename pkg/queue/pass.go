@@ -141,10 +141,8 @@ type queueIter struct {
 	started, skipped bool
 	// noting: the queue may be settled after the walk (settle.go). Each
 	// unit the walk leaves waiting is noted as it passes (note), while it
-	// is at hand: seen is how many of units were noted or admitted, in
-	// order; cohorts, quotas and last are the settling gathered so far.
+	// is at hand; cohorts, quotas and last are the settling gathered so far.
 	noting  bool
-	seen    int
 	cohorts []settledCohort
 	quotas  []schedtypes.QuotaName
 	last    int
@@ -217,7 +215,6 @@ func (it *queueIter) step(try Try, res *PassResult) bool {
 				// others sooner.)
 				m.epochs.took(u.Cohort, u.Request)
 			}
-			it.seen = it.pos + 1
 			it.pos++
 			q.remove(u, m.less)
 			delete(m.units, u.Key)

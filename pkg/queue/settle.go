@@ -84,10 +84,9 @@ func opens(f *schedtypes.Failure) bool {
 	return f != nil && f.HeldBack && !f.UntilCohortChanges
 }
 
-// note counts unit u, at it.pos and left waiting by the walk, in what the
+// note counts unit u, left waiting by the walk, in what the
 // queue's settling will be (see settle).
 func (it *queueIter) note(u *schedtypes.Unit) {
-	it.seen = it.pos + 1
 	if !it.noting {
 		return
 	}
@@ -118,17 +117,19 @@ func (it *queueIter) note(u *schedtypes.Unit) {
 
 // settle records that the queue of it was walked in full by its pass,
 // unless a walk could answer differently next time with nothing changed.
-// The units the walk left waiting were noted as it went; those it did not
-// reach (past the queue's max-depth, or after a covering refusal when no
-// unit was untried) are noted now.
+// The units the walk left waiting were noted as it went. Those it did not
+// reach are left out: the walk stopped before them at the queue's
+// max-depth, or at a covering refusal (every later unit is of the refused
+// unit's quota, of lower or equal rank, and asks at least as much), and
+// the next walk stops at the same place until something noted changes.
+// Noting them too would read every waiting unit of a long queue in each
+// pass, and could only make the queue be walked again for the same
+// answers.
 func (it *queueIter) settle() {
 	q := it.q
 	if it.open || q.untried > 0 || !it.noting {
 		q.settled.at = 0
 		return
-	}
-	for it.pos = it.seen; it.pos < len(it.units); it.pos++ {
-		it.note(it.units[it.pos])
 	}
 	// The queue takes the arrays gathered, the walk keeps the queue's old
 	// ones for its next use.

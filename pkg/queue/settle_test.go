@@ -174,3 +174,44 @@ func sorted(names []string) []string {
 	}
 	return out
 }
+
+// After a covering refusal, the queue settles on the refused unit's lack
+// alone: a unit behind it, refused earlier for less than room given back
+// since, cannot fit before the refused one does (it asks at least as much
+// of the same quota), so that room does not walk the queue again.
+func TestCoveringRefusalSettlesOnItsOwnLack(t *testing.T) {
+	h := newHarness(t, quota.Spec{Name: "a", Max: cpu(8)})
+	h.m.UpsertQueue(Settings{Name: "qa", Policy: schedv1alpha1.QueuePolicyPriority})
+	covering := func(u *schedtypes.Unit, s Settings) *schedtypes.Failure {
+		f := h.tryWithLack(u, s)
+		if f != nil {
+			f.Covering = true
+		}
+		return f
+	}
+	pass := func() []string {
+		h.tries = nil
+		var out []string
+		for _, a := range h.m.Pass(covering).Admitted {
+			out = append(out, a.Unit.Name)
+		}
+		return out
+	}
+	h.tree.Charge("a", cpu(6))
+	h.add("qa", "tail", "a", 1, 4)
+	pass()
+	h.wantTried(t, "tail came, lacking 2 cpu", "tail")
+	// Room taken elsewhere; then a unit of higher priority comes, lacking 3.
+	h.tree.Charge("a", cpu(2))
+	h.add("qa", "head", "a", 5, 3)
+	pass()
+	h.wantTried(t, "head came, lacking 3 cpu", "head")
+	h.give(2)
+	pass()
+	h.wantTried(t, "2 cpu were given back: tail's old lack, not head's")
+	h.give(1)
+	if diff := cmp.Diff([]string{"head"}, pass()); diff != "" {
+		t.Errorf("admitted once 3 cpu were given back (-want +got):\n%s", diff)
+	}
+	h.wantTried(t, "3 cpu were given back", "head", "tail")
+}
