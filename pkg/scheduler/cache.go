@@ -290,10 +290,18 @@ func (c *unitCache) object(key schedtypes.UnitKey) (*schedv1alpha1.QueueUnit, bo
 // update runs fn on key's state under the lock; false when key is unknown.
 // A part changes there only the fields it owns (see unitState).
 func (c *unitCache) update(key schedtypes.UnitKey, fn func(st *unitState)) bool {
+	return c.updateOf(key, nil, fn)
+}
+
+// updateOf is update of st, key's state as the caller found it (nil: looked
+// up by key), unless the unit was deleted since.
+func (c *unitCache) updateOf(key schedtypes.UnitKey, st *unitState, fn func(st *unitState)) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.units[key]
 	if st == nil {
+		st = c.units[key]
+	}
+	if st == nil || st.deleted {
 		return false
 	}
 	fn(st)

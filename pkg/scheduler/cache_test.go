@@ -414,3 +414,25 @@ func TestCachePendingListsWaitingUnitsNotBeingAdmitted(t *testing.T) {
 }
 
 var shortTeamA = schedtypes.Reason{Kind: schedtypes.WaitInsufficientQuota, Subject: "team-a", Detail: "cpu"}
+
+// updateOf with a state at hand changes that state while its unit is
+// there, and never the state of a unit of the same name made after it.
+func TestCacheUpdateOfSkipsADeletedState(t *testing.T) {
+	c, _ := newTestCache()
+	old := c.observe("ns/a", holder("a", schedv1alpha1.QueueUnitPhaseEnqueued), "team-a", "team-a").st
+	mark := func(st *unitState) { st.refusals++ }
+	if !c.updateOf("ns/a", old, mark) || old.refusals != 1 {
+		t.Fatalf("update of a present state: ran %d times", old.refusals)
+	}
+	c.remove("ns/a")
+	again := c.observe("ns/a", holder("a", schedv1alpha1.QueueUnitPhaseEnqueued), "team-a", "team-a").st
+	if again == old {
+		t.Fatal("a unit made again kept the deleted one's state")
+	}
+	if c.updateOf("ns/a", old, mark) || old.refusals != 1 || again.refusals != 0 {
+		t.Errorf("update of a deleted state ran: deleted %d, new %d", old.refusals, again.refusals)
+	}
+	if !c.updateOf("ns/a", nil, mark) || again.refusals != 1 {
+		t.Errorf("update by key: new state ran %d times", again.refusals)
+	}
+}

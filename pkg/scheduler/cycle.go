@@ -117,8 +117,7 @@ func (p *passDriver) schedule(ctx context.Context) {
 				// it ends here; the preemptor is nominated again when tried.
 				p.preemptor.unnominate(f.Unit.Key)
 			}
-			obj, failure := p.explain(ctx, f.Unit, f.Failure)
-			p.reports.reportWaiting(obj, failure)
+			p.reports.reportWaitingOf(f.Unit.Key, st, p.explain(ctx, f.Unit, f.Failure))
 		}
 	}
 	if len(res.Admitted) > 0 || len(res.Failed) > 0 {
@@ -213,10 +212,9 @@ func (st *unitState) info(u *schedtypes.Unit) *framework.UnitInfo {
 // paused borrower's text names only its quota and the preemptor, the same
 // for every unit it is inferred for (of one quota), and no filter says it:
 // it is told as inferred.
-func (p *passDriver) explain(ctx context.Context, u *schedtypes.Unit, f *schedtypes.Failure) (obj *schedv1alpha1.QueueUnit, told *schedtypes.Failure) {
+func (p *passDriver) explain(ctx context.Context, u *schedtypes.Unit, f *schedtypes.Failure) (told *schedtypes.Failure) {
 	told = f
 	p.cache.inspect(u.Object, func(st *unitState) {
-		obj = st.obj
 		if !f.Inferred || f.Reason.Kind == schedtypes.WaitBorrowingPaused || st.report.says(f.Reason) {
 			return
 		}
@@ -229,7 +227,7 @@ func (p *passDriver) explain(ctx context.Context, u *schedtypes.Unit, f *schedty
 		own.Message, own.Inferred = status.Message, false
 		told = &own
 	})
-	return obj, told
+	return told
 }
 
 func failureOf(s *framework.Status) *schedtypes.Failure {

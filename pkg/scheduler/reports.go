@@ -114,13 +114,18 @@ func (r *reporter) markEnqueued(u *schedv1alpha1.QueueUnit) {
 // that comes back before the report of the one in between was written costs
 // nothing: that report is dropped. It reports whether the reason changed.
 func (r *reporter) reportWaiting(u *schedv1alpha1.QueueUnit, f *schedtypes.Failure) bool {
+	return r.reportWaitingOf(keyOf(u), nil, f)
+}
+
+// reportWaitingOf is reportWaiting of the unit of key, whose cache state
+// is st when the caller has it at hand (nil: looked up by key).
+func (r *reporter) reportWaitingOf(key schedtypes.UnitKey, st *unitState, f *schedtypes.Failure) bool {
 	if f.Stale || !r.leader() {
 		return false
 	}
-	key := keyOf(u)
 	var base *schedv1alpha1.QueueUnit
 	var shown, told bool
-	r.cache.update(key, func(st *unitState) {
+	r.cache.updateOf(key, st, func(st *unitState) {
 		w := &st.report
 		if st.inflight || w.reason == f.Reason {
 			return
