@@ -17,6 +17,8 @@ limitations under the License.
 package scheduler
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/koordinator-sh/koord-queue/pkg/schedtypes"
 )
 
@@ -40,7 +42,10 @@ type shortfallScope struct {
 }
 
 type shortfall struct {
-	request  schedtypes.Resources
+	// request is what the remembered unit asked, resource by resource: a
+	// match looks up each in the asking unit's request, which costs less
+	// than walking a map per remembered unit.
+	request  []asked
 	priority int32
 	failure  schedtypes.Failure
 	unit     schedtypes.UnitKey
@@ -51,13 +56,29 @@ type shortfall struct {
 // match returns the failure of a remembered unit that asked no more than req
 // at a priority no lower than priority.
 func (s shortfalls) match(quotaName schedtypes.QuotaName, queueName schedtypes.QueueName, req schedtypes.Resources, priority int32) (*shortfall, bool) {
-	for i := range s[shortfallScope{quotaName, queueName}] {
-		f := &s[shortfallScope{quotaName, queueName}][i]
-		if priority <= f.priority && req.Covers(f.request) {
+	fs := s[shortfallScope{quotaName, queueName}]
+	for i := range fs {
+		if f := &fs[i]; priority <= f.priority && covers(req, f.request) {
 			return f, true
 		}
 	}
 	return nil, false
+}
+
+// asked is one resource of a request.
+type asked struct {
+	name   corev1.ResourceName
+	amount int64
+}
+
+// covers is Resources.Covers against a request given as a slice.
+func covers(req schedtypes.Resources, of []asked) bool {
+	for _, a := range of {
+		if req[a.name] < a.amount {
+			return false
+		}
+	}
+	return true
 }
 
 // add remembers a refusal.
@@ -66,5 +87,9 @@ func (s shortfalls) add(quotaName schedtypes.QuotaName, queueName schedtypes.Que
 	if len(s[k]) >= maxShortfallsPerScope {
 		return
 	}
-	s[k] = append(s[k], shortfall{request: req, priority: priority, failure: *f, unit: unit, cohort: cohort})
+	of := make([]asked, 0, len(req))
+	for name, amount := range req {
+		of = append(of, asked{name: name, amount: amount})
+	}
+	s[k] = append(s[k], shortfall{request: of, priority: priority, failure: *f, unit: unit, cohort: cohort})
 }
