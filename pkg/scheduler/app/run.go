@@ -50,6 +50,7 @@ import (
 	"github.com/koordinator-sh/koord-queue/pkg/scheduler/plugins/priority"
 	"github.com/koordinator-sh/koord-queue/pkg/util/election"
 	"github.com/koordinator-sh/koord-queue/pkg/util/fence"
+	"github.com/koordinator-sh/koord-queue/pkg/util/mappings"
 	"github.com/koordinator-sh/koord-queue/pkg/util/metricsserving"
 	"github.com/koordinator-sh/koord-queue/pkg/util/scheme"
 	"github.com/koordinator-sh/koord-queue/pkg/util/watchjson"
@@ -220,6 +221,9 @@ func newManager(cfg *rest.Config, o *Options, elector *election.Elector) (manage
 		// The probes reach /healthz and /readyz without credentials.
 		Metrics:                metricsserving.Options(o.MetricsBindAddress, o.MetricsSecure, handlers, "/healthz", "/readyz"),
 		HealthProbeBindAddress: "0",
+		// Status writes go through the metadata client, which asks the
+		// mapper on every request.
+		MapperProvider: mappings.Provider,
 		Cache: cache.Options{
 			HTTPClient: httpClient,
 			// The watch of QueueUnits leaves out selectors: none is set.
