@@ -212,7 +212,8 @@ func newManager(cfg *rest.Config, o *Options, elector *election.Elector) (manage
 	}
 	// QueueUnits are most of what is watched: their events are decoded in
 	// fewer passes (watchjson), on the cache's connection.
-	units, err := watchjson.NewWatcher(cfg, httpClient, sch, UnitWatchKind, "queueunits")
+	uw := NewUnitWatch()
+	units, err := watchjson.NewWatcher(cfg, httpClient, sch, uw.Kind, "queueunits")
 	if err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
 	}
@@ -227,7 +228,7 @@ func newManager(cfg *rest.Config, o *Options, elector *election.Elector) (manage
 		Cache: cache.Options{
 			HTTPClient: httpClient,
 			// The watch of QueueUnits leaves out selectors: none is set.
-			NewInformer: watchjson.NewInformer(units, &schedv1alpha1.QueueUnit{}),
+			NewInformer: uw.NewInformer(units),
 			// Managed fields are large and unused here.
 			ByObject: map[client.Object]cache.ByObject{
 				&schedv1alpha1.QueueUnit{}: {Transform: stripUnit},

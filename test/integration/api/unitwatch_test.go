@@ -71,17 +71,18 @@ func TestUnitCacheDecodesTheAPIServersWatch(t *testing.T) {
 	admit("before-1")
 
 	var decoded atomic.Int64
-	kind := app.UnitWatchKind
+	uw := app.NewUnitWatch()
+	kind := uw.Kind
 	kind.Decode = func(data []byte) (runtime.Object, error) {
 		decoded.Add(1)
-		return app.UnitWatchKind.Decode(data)
+		return uw.Kind.Decode(data)
 	}
 	s := scheme.New()
 	w, err := watchjson.NewWatcher(env.Config, nil, s, kind, "queueunits")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cache.New(env.Config, cache.Options{Scheme: s, NewInformer: watchjson.NewInformer(w, &schedv1alpha1.QueueUnit{})})
+	c, err := cache.New(env.Config, cache.Options{Scheme: s, NewInformer: uw.NewInformer(w)})
 	if err != nil {
 		t.Fatal(err)
 	}
