@@ -129,7 +129,7 @@ func decodeUnit(data []byte) (runtime.Object, error) { return decodeUnitAfter(da
 func decodeUnitAfter(data []byte, prev func(namespace, name string) *schedv1alpha1.QueueUnit) (runtime.Object, error) {
 	var w wireUnit
 	w.Spec.unit, w.Spec.prev = &w, prev
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &w); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(withoutManagedFields(data), &w); err != nil {
 		return nil, err
 	}
 	return &schedv1alpha1.QueueUnit{ObjectMeta: w.Metadata.ObjectMeta, Spec: w.Spec.spec, Status: w.Status}, nil
